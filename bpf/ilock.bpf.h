@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Declarations shared by ilock's BPF objects. Maps and configuration are
+ * defined once in maps.bpf.c and linked into every object with
+ * `bpftool gen object`; the other objects see them as externs.
+ */
+#ifndef ILOCK_BPF_H
+#define ILOCK_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "ilock.h"
+
+/* Default sizes; userspace resizes with bpf_map__set_max_entries(). */
+#define ILOCK_DEF_LOCKS   16384
+#define ILOCK_DEF_EDGES   16384
+#define ILOCK_DEF_INODES  16384
+#define ILOCK_DEF_PENDING 8192
+#define ILOCK_DEF_HOLDING 32768
+
+/* A wait between contention_begin and contention_end, keyed by thread id. */
+struct pending_wait {
+	u64 lock;
+	u64 start_ns;
+	struct ilock_key key;
+	u64 xfs_ip;          /* owning xfs_inode, 0 when not XFS */
+	u32 holder_pid;
+	u32 holder_tgid;
+	u8 holder_mode;
+	char holder_comm[ILOCK_COMM_LEN];
+};
+
+/* An XFS lock held by one thread, from xfs_ilock to xfs_iunlock. */
+struct holding_key {
+	u64 ip;
+	u32 tid;
+	u32 class;
+};
+
+struct holding {
+	u64 start_ns;
+	u8 mode;
+	u8 nowait;  /* from xfs_ilock_nowait: may never have been taken */
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_LOCKS);
+	__type(key, struct ilock_key);
+	__type(value, struct ilock_stats);
+} stats_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_EDGES);
+	__type(key, struct ilock_edge_key);
+	__type(value, struct ilock_edge_stats);
+} edge_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_INODES);
+	__type(key, struct ilock_inode_key);
+	__type(value, struct ilock_inode_info);
+} inode_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_PENDING);
+	__type(key, u32);
+	__type(value, struct pending_wait);
+} pending_map_t;
+
+/* LRU: a failed xfs_ilock_nowait leaves a start that is never released. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, ILOCK_DEF_HOLDING);
+	__type(key, struct holding_key);
+	__type(value, struct holding);
+} holding_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ILOCK_COUNTER_MAX);
+	__type(key, u32);
+	__type(value, u64);
+} counter_map_t;
+
+/* Scratch space for building a path: too big for the 512-byte stack. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ilock_inode_info);
+} scratch_map_t;
+
+extern stats_map_t lock_waits SEC(".maps");
+extern stats_map_t lock_holds SEC(".maps");
+extern edge_map_t lock_edges SEC(".maps");
+extern inode_map_t inodes SEC(".maps");
+extern pending_map_t pending_waits SEC(".maps");
+extern holding_map_t holdings SEC(".maps");
+extern counter_map_t counters SEC(".maps");
+extern scratch_map_t path_scratch SEC(".maps");
+
+/* Filters and switches, set by userspace between open and load. */
+extern const volatile __u32 cfg_tgid;          /* 0: any process */
+extern const volatile __u32 cfg_comm_on;
+extern const volatile char cfg_comm[ILOCK_COMM_LEN];
+extern const volatile __u32 cfg_dev;           /* 0: any device */
+extern const volatile __u64 cfg_ino;           /* 0: any inode */
+extern const volatile __u32 cfg_fs_magic;      /* 0: any filesystem */
+extern const volatile __u32 cfg_class_mask;    /* bit per class; 0: all */
+extern const volatile __u32 cfg_resolve_paths;
+
+extern const struct ilock_stats zero_stats;
+extern const struct ilock_edge_stats zero_edge;
+
+static __always_inline void count(enum ilock_counter c)
+{
+	u32 k = c;
+	u64 *v = bpf_map_lookup_elem(&counters, &k);
+
+	if (v)
+		(*v)++;  /* per-CPU slot: no atomics needed */
+}
+
+static __always_inline bool comm_matches(const char *comm)
+{
+	for (int i = 0; i < ILOCK_COMM_LEN; i++) {
+		if (comm[i] != cfg_comm[i])
+			return false;
+		if (!comm[i])
+			break;
+	}
+	return true;
+}
+
+/* Task filters first: they are the cheapest way to drop an event. */
+static __always_inline bool task_selected(u64 pid_tgid)
+{
+	if (cfg_tgid && (u32)(pid_tgid >> 32) != cfg_tgid)
+		return false;
+	if (cfg_comm_on) {
+		char comm[ILOCK_COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		if (!comm_matches(comm))
+			return false;
+	}
+	return true;
+}
+
+static __always_inline bool inode_selected(const struct ilock_key *k, struct inode *inode)
+{
+	if (cfg_class_mask && !(cfg_class_mask & (1U << k->class)))
+		return false;
+	if (cfg_dev && k->dev != cfg_dev)
+		return false;
+	if (cfg_ino && k->ino != cfg_ino)
+		return false;
+	if (cfg_fs_magic && (u32)BPF_CORE_READ(inode, i_sb, s_magic) != cfg_fs_magic)
+		return false;
+	return true;
+}
+
+static __always_inline void fill_key(struct ilock_key *k, struct inode *inode, u8 class, u8 mode)
+{
+	k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+	k->ino = BPF_CORE_READ(inode, i_ino);
+	k->class = class;
+	k->mode = mode;
+	k->pad = 0;
+}
+
+/* Race-free creation: insert zeroes only if absent, then look up. */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *zero,
+					    enum ilock_counter lost)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, zero, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(map, key);
+	if (!v)
+		count(lost);
+	return v;
+}
+
+/* Atomic max; bounded retries, and a counted give-up rather than a silent one. */
+static __always_inline void atomic_max(u64 *p, u64 v)
+{
+	for (int i = 0; i < 16; i++) {
+		u64 cur = *(volatile u64 *)p;
+
+		if (v <= cur)
+			return;
+		if (__sync_val_compare_and_swap(p, cur, v) == cur)
+			return;
+	}
+	count(ILOCK_LOST_MAX_RACE);
+}
+
+static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
+{
+	u32 slot = ilock_hist_slot(ns);
+
+	__sync_fetch_and_add(&s->count, 1);
+	__sync_fetch_and_add(&s->total_ns, ns);
+	if (slot < ILOCK_HIST_SLOTS)
+		__sync_fetch_and_add(&s->hist[slot], 1);
+	atomic_max(&s->max_ns, ns);
+}
+
+#endif /* ILOCK_BPF_H */

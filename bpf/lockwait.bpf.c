@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Inode lock waits from lock:contention_begin/end.
+ *
+ * Both tracepoints fire only on the slow path, for every lock type. We keep
+ * rw_semaphore waits (flags exactly READ or WRITE), prove the semaphore is
+ * one of an inode's locks, note who owns it, and aggregate the wait in the
+ * kernel when it ends. Each body has two thin entry points: tp_btf where the
+ * kernel has BTF for the tracepoint, raw_tp otherwise.
+ */
+#include "ilock.bpf.h"
+#include "inode.bpf.h"
+
+#define RWSEM_READER_OWNED (1UL << 0)
+#define RWSEM_OWNER_FLAGS_MASK 7UL  /* kernel/locking/rwsem.c */
+
+/*
+ * rw_semaphore.owner: the writer's task_struct, or with READER_OWNED set a
+ * hint of the last reader. Read at wait start, it names the holder.
+ */
+static __always_inline void read_holder(void *lock, struct pending_wait *p)
+{
+	unsigned long owner = 0;
+	struct task_struct *task;
+
+	bpf_probe_read_kernel(&owner, sizeof(owner),
+			      lock + bpf_core_field_offset(struct rw_semaphore, owner));
+	task = (void *)(owner & ~RWSEM_OWNER_FLAGS_MASK);
+	if (!task) {
+		p->holder_mode = ILOCK_MODE_UNKNOWN;
+		return;
+	}
+	p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
+	p->holder_pid = BPF_CORE_READ(task, pid);
+	p->holder_tgid = BPF_CORE_READ(task, tgid);
+	bpf_probe_read_kernel_str(p->holder_comm, sizeof(p->holder_comm), task->comm);
+}
+
+static __always_inline int on_begin(void *lock, unsigned int flags)
+{
+	struct pending_wait p = {};
+	struct inode *inode;
+	u64 pid_tgid;
+	u32 tid;
+	u8 class = 0;
+
+	count(ILOCK_EV_BEGIN);
+	/* rwsem waits only: excludes spin, mutex, percpu-rwsem and RT locks */
+	if (flags != ILOCK_LCB_F_READ && flags != ILOCK_LCB_F_WRITE)
+		return 0;
+	count(ILOCK_EV_BEGIN_RWSEM);
+
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (!task_selected(pid_tgid))
+		return 0;
+	inode = classify_lock(lock, &class);
+	if (!inode)
+		return 0;
+	fill_key(&p.key, inode, class,
+		 flags == ILOCK_LCB_F_READ ? ILOCK_MODE_SHARED : ILOCK_MODE_EXCL);
+	if (!inode_selected(&p.key, inode))
+		return 0;
+
+	p.lock = (u64)lock;
+	if (bpf_core_type_exists(struct xfs_inode) &&
+	    (u32)BPF_CORE_READ(inode, i_sb, s_magic) == ILOCK_XFS_SB_MAGIC)
+		p.xfs_ip = (u64)((void *)inode - bpf_core_field_offset(struct xfs_inode, i_vnode));
+	read_holder(lock, &p);
+	note_inode(inode, &p.key);
+
+	tid = (u32)pid_tgid;
+	if (bpf_map_lookup_elem(&pending_waits, &tid))
+		count(ILOCK_LOST_BEGIN_NO_END);
+	p.start_ns = bpf_ktime_get_ns();
+	if (bpf_map_update_elem(&pending_waits, &tid, &p, BPF_ANY))
+		count(ILOCK_LOST_PENDING_FULL);
+	return 0;
+}
+
+/* An XFS hold starts when the lock is acquired, not when xfs_ilock fired. */
+static __always_inline void hold_starts_now(const struct pending_wait *p, u32 tid, u64 now)
+{
+	struct holding_key hk = { .ip = p->xfs_ip, .tid = tid, .class = p->key.class };
+	struct holding *h;
+
+	if (!p->xfs_ip)
+		return;
+	h = bpf_map_lookup_elem(&holdings, &hk);
+	if (h && h->start_ns < now)
+		h->start_ns = now;
+}
+
+static __always_inline void record_edge(const struct pending_wait *p, u64 pid_tgid, u64 ns)
+{
+	struct ilock_edge_key ek = {
+		.ino = p->key.ino,
+		.dev = p->key.dev,
+		.class = p->key.class,
+		.holder_mode = p->holder_mode,
+		.waiter_mode = p->key.mode,
+		.holder_pid = p->holder_pid,
+		.holder_tgid = p->holder_tgid,
+		.waiter_pid = (u32)pid_tgid,
+		.waiter_tgid = pid_tgid >> 32,
+	};
+	struct ilock_edge_stats *es;
+
+	__builtin_memcpy(ek.holder_comm, p->holder_comm, sizeof(ek.holder_comm));
+	bpf_get_current_comm(ek.waiter_comm, sizeof(ek.waiter_comm));
+	es = lookup_or_init(&lock_edges, &ek, &zero_edge, ILOCK_LOST_EDGE_MAP_FULL);
+	if (!es)
+		return;
+	__sync_fetch_and_add(&es->count, 1);
+	__sync_fetch_and_add(&es->total_ns, ns);
+	atomic_max(&es->max_ns, ns);
+}
+
+static __always_inline int on_end(void *lock)
+{
+	u64 pid_tgid = bpf_get_current_pid_tgid();
+	u32 tid = (u32)pid_tgid;
+	struct pending_wait *p;
+	struct ilock_stats *s;
+	u64 now, ns;
+	u8 class;
+
+	p = bpf_map_lookup_elem(&pending_waits, &tid);
+	if (!p) {
+		/*
+		 * Most of these are other locks' waits (spinlocks, mutexes)
+		 * we ignored at begin; the ones on inode locks began before
+		 * we attached, and are counted.
+		 */
+		if (task_selected(pid_tgid) && classify_lock(lock, &class))
+			count(ILOCK_LOST_END_NO_BEGIN);
+		return 0;
+	}
+	/* a nested wait on another lock (the rwsem's own wait_lock) */
+	if (p->lock != (u64)lock)
+		return 0;
+
+	now = bpf_ktime_get_ns();
+	ns = now - p->start_ns;
+	count(ILOCK_EV_WAIT);
+	s = lookup_or_init(&lock_waits, &p->key, &zero_stats, ILOCK_LOST_WAIT_MAP_FULL);
+	if (s)
+		stats_add(s, ns);
+	record_edge(p, pid_tgid, ns);
+	hold_starts_now(p, tid, now);
+	bpf_map_delete_elem(&pending_waits, &tid);
+	return 0;
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(contention_begin_btf, void *lock, unsigned int flags)
+{
+	return on_begin(lock, flags);
+}
+
+SEC("raw_tp/contention_begin")
+int BPF_PROG(contention_begin_raw, void *lock, unsigned int flags)
+{
+	return on_begin(lock, flags);
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(contention_end_btf, void *lock, int ret)
+{
+	return on_end(lock);
+}
+
+SEC("raw_tp/contention_end")
+int BPF_PROG(contention_end_raw, void *lock, int ret)
+{
+	return on_end(lock);
+}

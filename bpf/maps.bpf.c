@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The one definition of every map and setting the other objects share. */
+#include "ilock.bpf.h"
+
+stats_map_t lock_waits SEC(".maps");
+stats_map_t lock_holds SEC(".maps");
+edge_map_t lock_edges SEC(".maps");
+inode_map_t inodes SEC(".maps");
+pending_map_t pending_waits SEC(".maps");
+holding_map_t holdings SEC(".maps");
+counter_map_t counters SEC(".maps");
+scratch_map_t path_scratch SEC(".maps");
+
+const volatile __u32 cfg_tgid = 0;
+const volatile __u32 cfg_comm_on = 0;
+const volatile char cfg_comm[ILOCK_COMM_LEN] = {};
+const volatile __u32 cfg_dev = 0;
+const volatile __u64 cfg_ino = 0;
+const volatile __u32 cfg_fs_magic = 0;
+const volatile __u32 cfg_class_mask = 0;
+const volatile __u32 cfg_resolve_paths = 1;
+
+const struct ilock_stats zero_stats = {};
+const struct ilock_edge_stats zero_edge = {};
+
+char LICENSE[] SEC("license") = "GPL";

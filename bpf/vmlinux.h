@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Minimal kernel types for ilock's CO-RE programs.
+ *
+ * Checked in on purpose instead of a full `bpftool btf dump` of the build
+ * host: the build then does not depend on the kernel it runs on (it builds in
+ * containers and on hosts without BTF), the diff is reviewable, and this file
+ * lists every kernel field ilock relies on. Only the fields we read are
+ * declared; CO-RE relocates each access against the running kernel's BTF,
+ * so order, padding and sizes here do not matter, only names and kinds.
+ */
+#ifndef __VMLINUX_H__
+#define __VMLINUX_H__
+
+#include <linux/types.h>
+#include <linux/bpf.h>
+
+typedef __u8 u8;
+typedef __s8 s8;
+typedef __u16 u16;
+typedef __s16 s16;
+typedef __u32 u32;
+typedef __s32 s32;
+typedef __u64 u64;
+typedef __s64 s64;
+typedef _Bool bool;
+enum { false = 0, true = 1 };
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
+
+typedef struct { s64 counter; } atomic_long_t;
+
+/*
+ * owner became atomic_long_t in 5.3 (94a9717b3c40); before it was a
+ * struct task_struct *. Both are 8 bytes at the same field name, and the
+ * low bits carry flags in both, so one 8-byte read at the relocated offset
+ * serves every kernel that has the contention tracepoints (5.19+).
+ */
+struct rw_semaphore {
+	atomic_long_t count;
+	atomic_long_t owner;
+};
+
+struct task_struct {
+	int pid;
+	int tgid;
+	char comm[16];
+};
+
+/* name/len sit in anonymous unions in the kernel; CO-RE descends into them. */
+struct qstr {
+	u32 len;
+	const unsigned char *name;
+};
+
+struct hlist_node {
+	struct hlist_node *next;
+	struct hlist_node **pprev;
+};
+
+struct hlist_head {
+	struct hlist_node *first;
+};
+
+struct dentry {
+	struct dentry *d_parent;
+	struct qstr d_name;  /* union { __d_name; d_name; } since 6.14 */
+	union {
+		struct hlist_node d_alias;
+	} d_u;
+};
+
+struct super_block {
+	u32 s_dev;
+	unsigned long s_magic;
+};
+
+struct inode;
+
+/* invalidate_lock arrived in 5.15 (730633f0b7f9); probed before use. */
+struct address_space {
+	struct inode *host;
+	struct rw_semaphore invalidate_lock;
+};
+
+struct inode {
+	unsigned long i_ino;
+	unsigned int i_nlink;
+	struct super_block *i_sb;
+	struct address_space *i_mapping;
+	struct rw_semaphore i_rwsem;
+	struct hlist_head i_dentry;
+	struct address_space i_data;
+};
+
+/*
+ * i_lock was an mrlock_t wrapping the rw_semaphore as its first member
+ * until 5.18 (xfs: "replace mrlock_t with rw_semaphores"); the offset of
+ * the semaphore is the offset of i_lock either way.
+ */
+struct xfs_inode {
+	u64 i_ino;
+	struct rw_semaphore i_lock;
+	struct inode i_vnode;
+};
+
+#pragma clang attribute pop
+
+#endif /* __VMLINUX_H__ */

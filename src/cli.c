@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "cli.h"
+#include "util.h"
+
+enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES };
+
+static const struct option long_opts[] = {
+	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "comm", required_argument, NULL, 'c' },
+	{ "dev", required_argument, NULL, 'D' },
+	{ "ino", required_argument, NULL, OPT_INO },
+	{ "fs", required_argument, NULL, OPT_FS },
+	{ "class", required_argument, NULL, OPT_CLASS },
+	{ "top", required_argument, NULL, 'n' },
+	{ "iterations", required_argument, NULL, 'n' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "sort", required_argument, NULL, 'o' },
+	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+void cli_usage(enum cli_cmd cmd, FILE *f)
+{
+	if (cmd == CLI_TOP) {
+		fprintf(f,
+"usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--fs xfs|ext4] [-b] [-n ITERATIONS] [-o SORTKEY]\n");
+		return;
+	}
+	fprintf(f,
+"usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
+"                  [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json] [-v]\n"
+"\n"
+"Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
+"wait histograms, and which holder made which waiters wait.\n"
+"\n"
+"  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C)\n"
+"  -i, --interval SECONDS  also print what changed every SECONDS\n"
+"  -p, --pid PID           only this process (tgid)\n"
+"  -c, --comm COMM         only tasks with this command name\n"
+"  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
+"      --ino N             only this inode number\n"
+"      --fs xfs|ext4       only this filesystem type\n"
+"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock\n"
+"                          (or IOLOCK, MMAPLOCK, ILOCK); may repeat\n"
+"  -n, --top N             rows in the tables (default 10)\n"
+"  -j, --json              one JSON document (docs/json-schema.md)\n"
+"      --max-inodes N      size of the per-inode maps (default 16384)\n"
+"  -v, --verbose           show probes, attach decisions and libbpf messages\n"
+"\n"
+"examples:\n"
+"  ilock stat -d 10                  # ten seconds, every filesystem\n"
+"  ilock stat -D /mnt/data --fs xfs  # one XFS mount until Ctrl-C\n"
+"  ilock stat -d 30 -i 5 -j > out.json\n");
+}
+
+bool parse_dev_arg(const char *arg, uint32_t *kdev, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (parse_kdev(arg, kdev))
+		return true;
+	if (stat(arg, &st)) {
+		snprintf(err, errlen, "-D %s: not MAJ:MIN and not an existing path", arg);
+		return false;
+	}
+	if (S_ISBLK(st.st_mode))
+		*kdev = ILOCK_KDEV(major(st.st_rdev), minor(st.st_rdev));
+	else
+		*kdev = ILOCK_KDEV(major(st.st_dev), minor(st.st_dev));
+	return true;
+}
+
+static bool parse_sort(const char *s, enum sort_key *k)
+{
+	for (int i = 0; i < SORT_KEY_MAX; i++) {
+		if (!strcmp(s, sort_key_name(i))) {
+			*k = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, char *err,
+	      size_t errlen)
+{
+	const char *shortopts = cmd == CLI_TOP ? ":d:i:p:c:D:n:jvbo:h" : ":d:i:p:c:D:n:jvh";
+	uint64_t v;
+	uint8_t class;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->top_n = 10;
+	o->interval_s = cmd == CLI_TOP ? 1.0 : 0.0;
+	o->sort = SORT_WAIT_TIME;
+	err[0] = 0;
+	optind = 0;  /* full reset: parse may run more than once */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, long_opts, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			if (!parse_seconds(optarg, 1e7, &o->duration_s))
+				goto bad_value;
+			break;
+		case 'i':
+			if (!parse_seconds(optarg, 86400, &o->interval_s) || o->interval_s < 0.05)
+				goto bad_value;
+			break;
+		case 'p':
+			if (!parse_u64(optarg, 0x7fffffff, &v) || !v)
+				goto bad_value;
+			o->f.tgid = (uint32_t)v;
+			break;
+		case 'c':
+			if (!*optarg || strlen(optarg) >= ILOCK_COMM_LEN) {
+				snprintf(err, errlen, "-c %s: a command name is 1 to 15 characters", optarg);
+				return -1;
+			}
+			strcpy(o->f.comm, optarg);
+			o->f.comm_on = true;
+			break;
+		case 'D':
+			if (!parse_dev_arg(optarg, &o->f.kdev, err, errlen))
+				return -1;
+			break;
+		case OPT_INO:
+			if (!parse_u64(optarg, UINT64_MAX, &v) || !v)
+				goto bad_value;
+			o->f.ino = v;
+			break;
+		case OPT_FS:
+			if (!fs_magic_from_name(optarg, &o->f.fs_magic)) {
+				snprintf(err, errlen, "--fs %s: unknown filesystem (try xfs or ext4)", optarg);
+				return -1;
+			}
+			break;
+		case OPT_CLASS:
+			if (!class_from_name(optarg, &class)) {
+				snprintf(err, errlen,
+					 "--class %s: not one of i_rwsem, invalidate_lock, xfs_ilock", optarg);
+				return -1;
+			}
+			o->f.class_mask |= 1U << class;
+			break;
+		case 'n':
+			if (!parse_u64(optarg, 1000000, &v) || !v)
+				goto bad_value;
+			if (cmd == CLI_TOP)
+				o->iterations = (long)v;
+			else
+				o->top_n = (int)v;
+			break;
+		case OPT_MAX_INODES:
+			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)
+				goto bad_value;
+			o->max_locks = (uint32_t)v;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case 'v':
+			o->verbose++;
+			break;
+		case 'b':
+			o->batch = true;
+			break;
+		case 'o':
+			if (!parse_sort(optarg, &o->sort)) {
+				snprintf(err, errlen, "-o %s: sort by wait, waits, max, p99, shared or exclusive",
+					 optarg);
+				return -1;
+			}
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			if (optopt && optopt < 256)
+				snprintf(err, errlen, "unknown option -%c", optopt);
+			else
+				snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
+
+bad_value:
+	snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
+	return -1;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Command-line options shared by the subcommands, so each flag means the
+ * same everywhere. Parsing is pure but for -D, which may stat a path.
+ */
+#ifndef ILOCK_CLI_H
+#define ILOCK_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ilock.h"
+#include "model.h"
+
+struct filters {
+	uint32_t tgid;                 /* -p */
+	char comm[ILOCK_COMM_LEN];     /* -c */
+	bool comm_on;
+	uint32_t kdev;                 /* -D, kernel encoding; 0: any */
+	uint64_t ino;                  /* --ino */
+	uint32_t fs_magic;             /* --fs */
+	uint32_t class_mask;           /* --class, may repeat */
+};
+
+struct ilock_opts {
+	double duration_s;             /* -d; 0: until interrupted */
+	double interval_s;             /* -i; 0: no interval output */
+	struct filters f;
+	int top_n;                     /* -n */
+	bool json;                     /* -j */
+	int verbose;                   /* -v */
+	/* live view */
+	bool batch;                    /* -b */
+	long iterations;               /* -n for top; 0: forever */
+	enum sort_key sort;            /* -o */
+	/* capacity */
+	uint32_t max_locks;            /* --max-inodes */
+};
+
+enum cli_cmd { CLI_STAT, CLI_TOP };
+
+/*
+ * Parse argv (argv[0] is the subcommand name). Returns 0, or -1 with a
+ * one-line reason in err (the caller prints usage and exits 2), or 1 when
+ * --help was asked for.
+ */
+int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, char *err,
+	      size_t errlen);
+/* "MAJ:MIN", a block device node, or any path on the filesystem. */
+bool parse_dev_arg(const char *arg, uint32_t *kdev, char *err, size_t errlen);
+void cli_usage(enum cli_cmd cmd, FILE *f);
+
+#endif

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* `ilock stat`: trace for a while, then print what waited on which inode lock. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "log.h"
+#include "mounts.h"
+#include "render.h"
+#include "signals.h"
+#include "tracer.h"
+#include "util.h"
+
+static void fill_meta(struct report_meta *m, const struct tracer *t, char *host, size_t hostlen,
+		      const struct mount_table *mt, double duration_s)
+{
+	memset(m, 0, sizeof(*m));
+	if (gethostname(host, hostlen))
+		snprintf(host, hostlen, "?");
+	host[hostlen - 1] = 0;
+	m->hostname = host;
+	m->kernel = t->probe.kernel;
+	m->duration_s = duration_s;
+	m->mounts = mt;
+	for (int i = 0; i < t->nattach; i++)
+		m->attach[m->nattach++] = t->attach[i];
+}
+
+/* Sleep until an absolute CLOCK_MONOTONIC time, or until a signal. */
+static void sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ULL),
+			       .tv_nsec = (long)(deadline_ns % 1000000000ULL) };
+
+	while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static void render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
+		   const char *title, bool no_hist)
+{
+	struct render_opts ro = { .top_n = o->top_n, .no_hist = no_hist, .title = title };
+
+	snap_sort_locks(s, SORT_WAIT_TIME);
+	snap_sort_edges(s);
+	if (o->json)
+		render_json(stdout, s, m, &ro);
+	else
+		render_text(stdout, s, m, &ro);
+	fflush(stdout);
+}
+
+int cmd_stat(int argc, char **argv)
+{
+	struct snapshot cur, prev, delta;
+	struct mount_table mt = {};
+	struct report_meta meta;
+	struct ilock_opts o;
+	struct tracer t;
+	char err[256], host[256];
+	uint64_t start, deadline = 0, next_tick = 0;
+	int r, ret = 1, interval_no = 0;
+
+	r = cli_parse(CLI_STAT, argc, argv, &o, err, sizeof(err));
+	if (r == 1) {
+		cli_usage(CLI_STAT, stdout);
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ilock stat: %s\n", err);
+		cli_usage(CLI_STAT, stderr);
+		return 2;
+	}
+	signals_setup(NULL);
+	snap_init(&cur);
+	snap_init(&prev);
+	snap_init(&delta);
+	if (tracer_start(&t, &o))
+		return 1;
+	if (!o.json)
+		fprintf(stderr, "ilock: tracing inode lock waits%s... Ctrl-C to stop\n",
+			o.duration_s ? " for the given duration" : "");
+
+	start = t.start_mono_ns;
+	if (o.duration_s)
+		deadline = start + (uint64_t)(o.duration_s * 1e9);
+	if (o.interval_s)
+		next_tick = start + (uint64_t)(o.interval_s * 1e9);
+
+	while (!stop_requested) {
+		uint64_t wake = deadline;
+
+		if (next_tick && (!wake || next_tick < wake))
+			wake = next_tick;
+		if (!wake)
+			wake = now_monotonic_ns() + 3600ULL * 1000000000ULL;
+		sleep_until(wake);
+		if (stop_requested)
+			break;
+		if (next_tick && now_monotonic_ns() >= next_tick) {
+			char title[128];
+			double secs;
+
+			if (tracer_read(&t, &cur) || snap_delta(&delta, &cur, interval_no ? &prev : NULL))
+				goto out;
+			secs = (double)(cur.mono_ns - (interval_no ? prev.mono_ns : start)) / 1e9;
+			mounts_free(&mt);
+			mounts_load(&mt);
+			fill_meta(&meta, &t, host, sizeof(host), &mt, secs);
+			snprintf(title, sizeof(title), "--- interval %d: %.1f s to %.1f s ---",
+				 interval_no + 1,
+				 (double)((interval_no ? prev.mono_ns : start) - start) / 1e9,
+				 (double)(cur.mono_ns - start) / 1e9);
+			interval_no++;
+			render(&o, &delta, &meta, o.json ? NULL : title, true);
+			if (snap_copy(&prev, &cur))
+				goto out;
+			/* the next tick follows the schedule, not the time we woke */
+			while (next_tick <= now_monotonic_ns())
+				next_tick += (uint64_t)(o.interval_s * 1e9);
+		}
+		if (deadline && now_monotonic_ns() >= deadline)
+			break;
+	}
+
+	if (tracer_read(&t, &cur))
+		goto out;
+	mounts_free(&mt);
+	if (mounts_load(&mt))
+		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
+	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9);
+	render(&o, &cur, &meta, NULL, false);
+	ret = 0;
+out:
+	tracer_stop(&t);
+	mounts_free(&mt);
+	snap_free(&cur);
+	snap_free(&prev);
+	snap_free(&delta);
+	return ret;
+}

@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include "counters.h"
+
+static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
+	[ILOCK_EV_BEGIN] = { "contention_begin", "lock contention events, all lock types" },
+	[ILOCK_EV_BEGIN_RWSEM] = { "rwsem_waits", "rw_semaphore waits examined" },
+	[ILOCK_EV_WAIT] = { "inode_lock_waits", "inode lock waits recorded" },
+	[ILOCK_EV_XFS_LOCK] = { "xfs_ilock", "xfs_ilock calls seen" },
+	[ILOCK_EV_XFS_UNLOCK] = { "xfs_iunlock", "xfs_iunlock calls seen" },
+	[ILOCK_LOST_WAIT_MAP_FULL] = { "wait_map_full", "waits dropped: wait map full" },
+	[ILOCK_LOST_EDGE_MAP_FULL] = { "edge_map_full", "holder/waiter pairs dropped: edge map full" },
+	[ILOCK_LOST_INODE_MAP_FULL] = { "inode_map_full", "inodes without path: inode map full" },
+	[ILOCK_LOST_HOLD_MAP_FULL] = { "hold_map_full", "holds dropped: hold map full" },
+	[ILOCK_LOST_PENDING_FULL] = { "pending_map_full", "waits dropped: in-flight map full" },
+	[ILOCK_LOST_HOLD_START_FULL] = { "holding_map_full", "holds dropped: in-flight hold map full" },
+	[ILOCK_LOST_BEGIN_NO_END] = { "begin_without_end", "waits whose end was never seen" },
+	[ILOCK_LOST_END_NO_BEGIN] = { "end_without_begin", "waits that began before tracing" },
+	[ILOCK_LOST_HOLD_NO_START] = { "unlock_without_lock", "XFS unlocks whose lock was not seen" },
+	[ILOCK_LOST_HOLD_REPLACED] = { "lock_without_unlock", "XFS locks whose unlock was not seen" },
+	[ILOCK_LOST_PATH] = { "path_unresolved", "inodes whose path could not be resolved in full" },
+	[ILOCK_LOST_MAX_RACE] = { "max_update_race", "max updates abandoned under contention" },
+};
+
+const char *counter_name(int c)
+{
+	return c >= 0 && c < ILOCK_COUNTER_MAX && counters[c].name ? counters[c].name : "?";
+}
+
+const char *counter_help(int c)
+{
+	return c >= 0 && c < ILOCK_COUNTER_MAX && counters[c].help ? counters[c].help : "?";
+}

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <bpf/libbpf.h>
+
+#include "log.h"
+
+int log_verbose;
+
+static void vlog(const char *kind, const char *fmt, va_list ap)
+{
+	fprintf(stderr, "ilock: %s", kind);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void log_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+void log_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!log_verbose)
+		return;
+	va_start(ap, fmt);
+	vlog("", fmt, ap);
+	va_end(ap);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbose < 2)
+		return 0;
+	if (level == LIBBPF_INFO && log_verbose < 1)
+		return 0;
+	/* warnings are shown only with -v: every failure is reported by ilock itself */
+	if (level == LIBBPF_WARN && log_verbose < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void log_setup_libbpf(int verbose)
+{
+	log_verbose = verbose;
+	libbpf_set_print(libbpf_print);
+}

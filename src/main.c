@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* ilock: inode lock contention, from kernel tracepoints. */
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "ilock.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int, char **);
+	const char *help;
+} commands[] = {
+	{ "stat", cmd_stat, "trace, then show inode lock waits, histograms and who waited on whom" },
+	{ "probe", cmd_probe, "show what this kernel offers and how ilock will attach" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: ilock <command> [options]   (ilock <command> -h for its options)\n\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nexamples:\n  ilock stat -d 10\n  ilock stat -D /mnt/data -j > waits.json\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("ilock %s\n", ILOCK_VERSION_STR);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "ilock: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

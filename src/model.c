@@ -1,0 +1,581 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "model.h"
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static uint64_t lock_hash(uint32_t dev, uint64_t ino, uint8_t class)
+{
+	return mix(ino * 31 + ((uint64_t)dev << 8) + class);
+}
+
+static uint64_t edge_hash(const struct ilock_edge_key *k)
+{
+	const unsigned char *p = (const void *)k;
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return mix(h);
+}
+
+static uint64_t lock_row_hash(const void *e)
+{
+	const struct lock_row *r = e;
+
+	return lock_hash(r->dev, r->ino, r->class);
+}
+
+static uint64_t edge_row_hash(const void *e)
+{
+	return edge_hash(&((const struct edge_row *)e)->k);
+}
+
+static uint64_t inode_hash(const void *e)
+{
+	const struct inode_meta *m = e;
+
+	return lock_hash(m->dev, m->ino, 0xff);
+}
+
+/* Index slots hold array position + 1; 0 is empty. Capacity is a power of 2. */
+static int idx_rebuild(uint32_t **idx, size_t *cap, size_t n, const void *arr, size_t esz,
+		       uint64_t (*hash)(const void *))
+{
+	size_t want = 16;
+	uint32_t *t;
+
+	while (want < n * 2 + 2)
+		want <<= 1;
+	t = calloc(want, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		size_t h = hash((const char *)arr + i * esz) & (want - 1);
+
+		while (t[h])
+			h = (h + 1) & (want - 1);
+		t[h] = (uint32_t)(i + 1);
+	}
+	free(*idx);
+	*idx = t;
+	*cap = want;
+	return 0;
+}
+
+static void *grow(void *arr, size_t *cap, size_t n, size_t esz)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return arr;
+	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(arr, ncap * esz);
+	if (!p)
+		return NULL;
+	*cap = ncap;
+	return p;
+}
+
+void snap_init(struct snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+}
+
+void snap_free(struct snapshot *s)
+{
+	free(s->locks);
+	free(s->edges);
+	free(s->inodes);
+	free(s->lock_idx);
+	free(s->edge_idx);
+	free(s->inode_idx);
+	snap_init(s);
+}
+
+void snap_reset(struct snapshot *s)
+{
+	s->nlocks = s->nedges = s->ninodes = 0;
+	s->in_flight = 0;
+	s->mono_ns = 0;
+	memset(s->counters, 0, sizeof(s->counters));
+	if (s->lock_idx)
+		memset(s->lock_idx, 0, s->lock_idx_cap * sizeof(*s->lock_idx));
+	if (s->edge_idx)
+		memset(s->edge_idx, 0, s->edge_idx_cap * sizeof(*s->edge_idx));
+	if (s->inode_idx)
+		memset(s->inode_idx, 0, s->inode_idx_cap * sizeof(*s->inode_idx));
+}
+
+const struct lock_row *snap_find_lock(const struct snapshot *s, uint32_t dev, uint64_t ino,
+				      uint8_t class)
+{
+	size_t h;
+
+	if (!s->lock_idx_cap)
+		return NULL;
+	h = lock_hash(dev, ino, class) & (s->lock_idx_cap - 1);
+	while (s->lock_idx[h]) {
+		const struct lock_row *r = &s->locks[s->lock_idx[h] - 1];
+
+		if (r->dev == dev && r->ino == ino && r->class == class)
+			return r;
+		h = (h + 1) & (s->lock_idx_cap - 1);
+	}
+	return NULL;
+}
+
+struct lock_row *snap_lock(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class)
+{
+	struct lock_row *r = (struct lock_row *)snap_find_lock(s, dev, ino, class), *arr;
+	size_t h;
+
+	if (r)
+		return r;
+	arr = grow(s->locks, &s->cap_locks, s->nlocks, sizeof(*arr));
+	if (!arr)
+		return NULL;
+	s->locks = arr;
+	if ((s->nlocks + 1) * 2 + 2 > s->lock_idx_cap &&
+	    idx_rebuild(&s->lock_idx, &s->lock_idx_cap, s->nlocks, s->locks, sizeof(*s->locks),
+			lock_row_hash))
+		return NULL;
+	r = &s->locks[s->nlocks];
+	memset(r, 0, sizeof(*r));
+	r->dev = dev;
+	r->ino = ino;
+	r->class = class;
+	h = lock_hash(dev, ino, class) & (s->lock_idx_cap - 1);
+	while (s->lock_idx[h])
+		h = (h + 1) & (s->lock_idx_cap - 1);
+	s->lock_idx[h] = (uint32_t)++s->nlocks;
+	return r;
+}
+
+static int add_stats(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st,
+		     bool hold)
+{
+	struct lock_row *r;
+
+	if (k->mode > ILOCK_MODE_EXCL || k->class >= ILOCK_CLASS_MAX)
+		return -EINVAL;
+	r = snap_lock(s, k->dev, k->ino, k->class);
+	if (!r)
+		return -ENOMEM;
+	if (hold) {
+		r->has_hold = true;
+		stats_merge(&r->hold[k->mode], st);
+	} else {
+		stats_merge(&r->wait[k->mode], st);
+	}
+	return 0;
+}
+
+int snap_add_wait(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st)
+{
+	return add_stats(s, k, st, false);
+}
+
+int snap_add_hold(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st)
+{
+	return add_stats(s, k, st, true);
+}
+
+static struct edge_row *find_edge(const struct snapshot *s, const struct ilock_edge_key *k)
+{
+	size_t h;
+
+	if (!s->edge_idx_cap)
+		return NULL;
+	h = edge_hash(k) & (s->edge_idx_cap - 1);
+	while (s->edge_idx[h]) {
+		struct edge_row *e = &s->edges[s->edge_idx[h] - 1];
+
+		if (!memcmp(&e->k, k, sizeof(*k)))
+			return e;
+		h = (h + 1) & (s->edge_idx_cap - 1);
+	}
+	return NULL;
+}
+
+int snap_add_edge(struct snapshot *s, const struct ilock_edge_key *k,
+		  const struct ilock_edge_stats *st)
+{
+	struct edge_row *e = find_edge(s, k), *arr;
+	size_t h;
+
+	if (!e) {
+		arr = grow(s->edges, &s->cap_edges, s->nedges, sizeof(*arr));
+		if (!arr)
+			return -ENOMEM;
+		s->edges = arr;
+		if ((s->nedges + 1) * 2 + 2 > s->edge_idx_cap &&
+		    idx_rebuild(&s->edge_idx, &s->edge_idx_cap, s->nedges, s->edges,
+				sizeof(*s->edges), edge_row_hash))
+			return -ENOMEM;
+		e = &s->edges[s->nedges];
+		memset(e, 0, sizeof(*e));
+		e->k = *k;
+		h = edge_hash(k) & (s->edge_idx_cap - 1);
+		while (s->edge_idx[h])
+			h = (h + 1) & (s->edge_idx_cap - 1);
+		s->edge_idx[h] = (uint32_t)++s->nedges;
+	}
+	e->s.count += st->count;
+	e->s.total_ns += st->total_ns;
+	if (st->max_ns > e->s.max_ns)
+		e->s.max_ns = st->max_ns;
+	return 0;
+}
+
+const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev, uint64_t ino)
+{
+	size_t h;
+
+	if (!s->inode_idx_cap)
+		return NULL;
+	h = lock_hash(dev, ino, 0xff) & (s->inode_idx_cap - 1);
+	while (s->inode_idx[h]) {
+		const struct inode_meta *m = &s->inodes[s->inode_idx[h] - 1];
+
+		if (m->dev == dev && m->ino == ino)
+			return m;
+		h = (h + 1) & (s->inode_idx_cap - 1);
+	}
+	return NULL;
+}
+
+int snap_add_inode(struct snapshot *s, const struct inode_meta *m)
+{
+	struct inode_meta *old = (struct inode_meta *)snap_find_inode(s, m->dev, m->ino), *arr;
+	size_t h;
+
+	if (old) {
+		/* keep the better of the two: a resolved path wins */
+		if (!old->path[0] && m->path[0])
+			*old = *m;
+		return 0;
+	}
+	arr = grow(s->inodes, &s->cap_inodes, s->ninodes, sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	s->inodes = arr;
+	if ((s->ninodes + 1) * 2 + 2 > s->inode_idx_cap &&
+	    idx_rebuild(&s->inode_idx, &s->inode_idx_cap, s->ninodes, s->inodes,
+			sizeof(*s->inodes), inode_hash))
+		return -ENOMEM;
+	s->inodes[s->ninodes] = *m;
+	h = inode_hash(m) & (s->inode_idx_cap - 1);
+	while (s->inode_idx[h])
+		h = (h + 1) & (s->inode_idx_cap - 1);
+	s->inode_idx[h] = (uint32_t)++s->ninodes;
+	return 0;
+}
+
+static bool stats_empty(const struct ilock_stats *st)
+{
+	return st->count == 0;
+}
+
+int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct snapshot *prev)
+{
+	snap_reset(out);
+	out->mono_ns = cur->mono_ns;
+	out->in_flight = cur->in_flight;
+	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
+		out->counters[i] = cur->counters[i] -
+				   (prev && prev->counters[i] <= cur->counters[i] ? prev->counters[i] : 0);
+
+	for (size_t i = 0; i < cur->nlocks; i++) {
+		const struct lock_row *c = &cur->locks[i];
+		const struct lock_row *p = prev ? snap_find_lock(prev, c->dev, c->ino, c->class) : NULL;
+		struct lock_row d = { .dev = c->dev, .ino = c->ino, .class = c->class,
+				      .has_hold = c->has_hold };
+		struct lock_row *r;
+
+		for (int m = 0; m < 2; m++) {
+			stats_delta(&d.wait[m], &c->wait[m], p ? &p->wait[m] : NULL);
+			stats_delta(&d.hold[m], &c->hold[m], p ? &p->hold[m] : NULL);
+		}
+		if (stats_empty(&d.wait[0]) && stats_empty(&d.wait[1]) &&
+		    stats_empty(&d.hold[0]) && stats_empty(&d.hold[1]))
+			continue;
+		r = snap_lock(out, c->dev, c->ino, c->class);
+		if (!r)
+			return -ENOMEM;
+		*r = d;
+	}
+	for (size_t i = 0; i < cur->nedges; i++) {
+		const struct edge_row *c = &cur->edges[i];
+		const struct edge_row *p = prev ? find_edge(prev, &c->k) : NULL;
+		struct ilock_edge_stats d = c->s;
+
+		if (p) {
+			d.count = c->s.count > p->s.count ? c->s.count - p->s.count : 0;
+			d.total_ns = c->s.total_ns > p->s.total_ns ? c->s.total_ns - p->s.total_ns : 0;
+			/* an edge's max only says something when it rose */
+			d.max_ns = c->s.max_ns > p->s.max_ns ? c->s.max_ns
+				   : (d.count ? (d.total_ns < p->s.max_ns ? d.total_ns : p->s.max_ns) : 0);
+		}
+		if (!d.count)
+			continue;
+		if (snap_add_edge(out, &c->k, &d))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < cur->ninodes; i++)
+		if (snap_add_inode(out, &cur->inodes[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+int snap_merge(struct snapshot *dst, const struct snapshot *src)
+{
+	if (src->mono_ns > dst->mono_ns)
+		dst->mono_ns = src->mono_ns;
+	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
+		dst->counters[i] += src->counters[i];
+	dst->in_flight = src->in_flight;
+	for (size_t i = 0; i < src->nlocks; i++) {
+		const struct lock_row *c = &src->locks[i];
+		struct lock_row *r = snap_lock(dst, c->dev, c->ino, c->class);
+
+		if (!r)
+			return -ENOMEM;
+		r->has_hold |= c->has_hold;
+		for (int m = 0; m < 2; m++) {
+			stats_merge(&r->wait[m], &c->wait[m]);
+			stats_merge(&r->hold[m], &c->hold[m]);
+		}
+	}
+	for (size_t i = 0; i < src->nedges; i++)
+		if (snap_add_edge(dst, &src->edges[i].k, &src->edges[i].s))
+			return -ENOMEM;
+	for (size_t i = 0; i < src->ninodes; i++)
+		if (snap_add_inode(dst, &src->inodes[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+int snap_copy(struct snapshot *dst, const struct snapshot *src)
+{
+	snap_reset(dst);
+	dst->mono_ns = src->mono_ns;
+	return snap_merge(dst, src);
+}
+
+uint64_t row_wait_ns(const struct lock_row *r)
+{
+	return r->wait[0].total_ns + r->wait[1].total_ns;
+}
+
+uint64_t row_waits(const struct lock_row *r)
+{
+	return r->wait[0].count + r->wait[1].count;
+}
+
+uint64_t row_max_ns(const struct lock_row *r)
+{
+	return r->wait[0].max_ns > r->wait[1].max_ns ? r->wait[0].max_ns : r->wait[1].max_ns;
+}
+
+uint64_t row_p99_ns(const struct lock_row *r)
+{
+	struct ilock_stats both = r->wait[0];
+
+	stats_merge(&both, &r->wait[1]);
+	return stats_percentile(&both, 0.99);
+}
+
+static uint64_t sort_value(const struct lock_row *r, enum sort_key key)
+{
+	switch (key) {
+	case SORT_WAITS: return row_waits(r);
+	case SORT_MAX: return row_max_ns(r);
+	case SORT_P99: return row_p99_ns(r);
+	case SORT_SHARED: return r->wait[ILOCK_MODE_SHARED].count;
+	case SORT_EXCL: return r->wait[ILOCK_MODE_EXCL].count;
+	case SORT_WAIT_TIME:
+	default: return row_wait_ns(r);
+	}
+}
+
+static enum sort_key g_sort_key;  /* qsort has no context argument */
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int cmp_rows(const void *pa, const void *pb)
+{
+	const struct lock_row *a = pa, *b = pb;
+	bool wa = row_waits(a) != 0, wb = row_waits(b) != 0;
+	int c;
+
+	if (wa != wb)
+		return wa ? -1 : 1;
+	c = cmp_u64_desc(sort_value(a, g_sort_key), sort_value(b, g_sort_key));
+	if (!c)
+		c = cmp_u64_desc(row_wait_ns(a), row_wait_ns(b));
+	if (!c)
+		c = cmp_u64_desc(b->hold[1].total_ns + b->hold[0].total_ns,
+				 a->hold[1].total_ns + a->hold[0].total_ns) * -1;
+	if (!c)
+		c = a->dev < b->dev ? -1 : a->dev > b->dev;
+	if (!c)
+		c = a->ino < b->ino ? -1 : a->ino > b->ino;
+	if (!c)
+		c = (int)a->class - (int)b->class;
+	return c;
+}
+
+void snap_sort_locks(struct snapshot *s, enum sort_key key)
+{
+	g_sort_key = key;
+	qsort(s->locks, s->nlocks, sizeof(*s->locks), cmp_rows);
+	idx_rebuild(&s->lock_idx, &s->lock_idx_cap, s->nlocks, s->locks, sizeof(*s->locks),
+		    lock_row_hash);
+}
+
+static int cmp_edges(const void *pa, const void *pb)
+{
+	const struct edge_row *a = pa, *b = pb;
+	int c = cmp_u64_desc(a->s.total_ns, b->s.total_ns);
+
+	if (!c)
+		c = cmp_u64_desc(a->s.count, b->s.count);
+	if (!c)
+		c = memcmp(&a->k, &b->k, sizeof(a->k));
+	return c;
+}
+
+void snap_sort_edges(struct snapshot *s)
+{
+	qsort(s->edges, s->nedges, sizeof(*s->edges), cmp_edges);
+	idx_rebuild(&s->edge_idx, &s->edge_idx_cap, s->nedges, s->edges, sizeof(*s->edges),
+		    edge_row_hash);
+}
+
+const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
+				       uint8_t class)
+{
+	const struct edge_row *best = NULL;
+
+	for (size_t i = 0; i < s->nedges; i++) {
+		const struct edge_row *e = &s->edges[i];
+
+		if (e->k.dev != dev || e->k.ino != ino || e->k.class != class)
+			continue;
+		if (!best || e->s.total_ns > best->s.total_ns)
+			best = e;
+	}
+	return best;
+}
+
+uint64_t snap_lost_total(const struct snapshot *s)
+{
+	uint64_t t = 0;
+
+	for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++)
+		t += s->counters[i];
+	return t;
+}
+
+static const char *const class_names[ILOCK_CLASS_MAX] = {
+	[ILOCK_CLASS_I_RWSEM] = "i_rwsem",
+	[ILOCK_CLASS_INVALIDATE] = "invalidate_lock",
+	[ILOCK_CLASS_XFS_ILOCK] = "xfs_ilock",
+};
+
+static const char *const xfs_class_names[ILOCK_CLASS_MAX] = {
+	[ILOCK_CLASS_I_RWSEM] = "IOLOCK",
+	[ILOCK_CLASS_INVALIDATE] = "MMAPLOCK",
+	[ILOCK_CLASS_XFS_ILOCK] = "ILOCK",
+};
+
+const char *class_name(uint8_t class)
+{
+	return class < ILOCK_CLASS_MAX ? class_names[class] : "?";
+}
+
+const char *class_display_name(uint8_t class, uint32_t magic)
+{
+	if (class >= ILOCK_CLASS_MAX)
+		return "?";
+	return magic == ILOCK_XFS_SB_MAGIC ? xfs_class_names[class] : class_names[class];
+}
+
+bool class_from_name(const char *name, uint8_t *class)
+{
+	for (uint8_t i = 0; i < ILOCK_CLASS_MAX; i++) {
+		if (!strcmp(name, class_names[i]) || !strcasecmp(name, xfs_class_names[i])) {
+			*class = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+const char *mode_name(uint8_t mode)
+{
+	switch (mode) {
+	case ILOCK_MODE_SHARED: return "shared";
+	case ILOCK_MODE_EXCL: return "exclusive";
+	case ILOCK_MODE_READERS: return "readers";
+	default: return "unknown";
+	}
+}
+
+static const struct { uint32_t magic; const char *name; } fs_names[] = {
+	{ ILOCK_XFS_SB_MAGIC, "xfs" },
+	{ ILOCK_EXT4_SB_MAGIC, "ext4" },
+	{ 0x9123683EU, "btrfs" },
+	{ 0x01021994U, "tmpfs" },
+	{ 0x2FC12FC1U, "zfs" },
+	{ 0xF2F52010U, "f2fs" },
+	{ 0x6969U, "nfs" },
+	{ 0x65735546U, "fuse" },
+	{ 0x794C7630U, "overlay" },
+};
+
+const char *fs_name(uint32_t magic)
+{
+	for (size_t i = 0; i < sizeof(fs_names) / sizeof(fs_names[0]); i++)
+		if (fs_names[i].magic == magic)
+			return fs_names[i].name;
+	return magic ? "other" : "unknown";
+}
+
+bool fs_magic_from_name(const char *name, uint32_t *magic)
+{
+	for (size_t i = 0; i < sizeof(fs_names) / sizeof(fs_names[0]); i++) {
+		if (!strcmp(fs_names[i].name, name)) {
+			*magic = fs_names[i].magic;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *const sort_names[SORT_KEY_MAX] = {
+	[SORT_WAIT_TIME] = "wait", [SORT_WAITS] = "waits", [SORT_MAX] = "max",
+	[SORT_P99] = "p99", [SORT_SHARED] = "shared", [SORT_EXCL] = "exclusive",
+};
+
+const char *sort_key_name(enum sort_key k)
+{
+	return k < SORT_KEY_MAX ? sort_names[k] : "?";
+}

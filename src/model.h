@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The aggregation model: what one read of the BPF maps (or one interval of
+ * a recording) holds, and the pure operations on it: delta, merge, sort,
+ * top holder. No I/O, no libbpf; unit-tested without a kernel.
+ */
+#ifndef ILOCK_MODEL_H
+#define ILOCK_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ilock.h"
+
+/* One lock of one inode: waits and (XFS) holds, by mode. */
+struct lock_row {
+	uint64_t ino;
+	uint32_t dev;
+	uint8_t class;                 /* enum ilock_class */
+	bool has_hold;
+	struct ilock_stats wait[2];    /* [ILOCK_MODE_SHARED], [ILOCK_MODE_EXCL] */
+	struct ilock_stats hold[2];
+};
+
+struct edge_row {
+	struct ilock_edge_key k;
+	struct ilock_edge_stats s;
+};
+
+/* What we know of an inode beyond its number. */
+struct inode_meta {
+	uint64_t ino;
+	uint32_t dev;
+	uint32_t magic;                /* s_magic, 0 when unknown */
+	uint16_t flags;                /* enum ilock_inode_flags */
+	char path[ILOCK_PATH_MAX];     /* relative to the fs root; "" if none */
+};
+
+struct snapshot {
+	uint64_t mono_ns;              /* CLOCK_MONOTONIC when read */
+	struct lock_row *locks;
+	size_t nlocks, cap_locks;
+	struct edge_row *edges;
+	size_t nedges, cap_edges;
+	struct inode_meta *inodes;
+	size_t ninodes, cap_inodes;
+	uint64_t counters[ILOCK_COUNTER_MAX];
+	uint64_t in_flight;            /* waits begun, not yet ended */
+	/* open-addressing indexes into the arrays; rebuilt as they grow */
+	uint32_t *lock_idx, *edge_idx, *inode_idx;
+	size_t lock_idx_cap, edge_idx_cap, inode_idx_cap;
+};
+
+enum sort_key {
+	SORT_WAIT_TIME = 0,   /* total wait time, both modes */
+	SORT_WAITS,           /* number of waits */
+	SORT_MAX,             /* longest wait */
+	SORT_P99,
+	SORT_SHARED,          /* shared waits */
+	SORT_EXCL,            /* exclusive waits */
+	SORT_KEY_MAX,
+};
+
+void snap_init(struct snapshot *s);
+void snap_free(struct snapshot *s);
+/* Empty it, keeping allocations for the next read. */
+void snap_reset(struct snapshot *s);
+
+/* Find or create. NULL only when out of memory. */
+struct lock_row *snap_lock(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class);
+const struct lock_row *snap_find_lock(const struct snapshot *s, uint32_t dev, uint64_t ino,
+				      uint8_t class);
+int snap_add_wait(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st);
+int snap_add_hold(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st);
+int snap_add_edge(struct snapshot *s, const struct ilock_edge_key *k,
+		  const struct ilock_edge_stats *st);
+int snap_add_inode(struct snapshot *s, const struct inode_meta *m);
+const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev, uint64_t ino);
+
+/* out = cur - prev (prev may be NULL: out = cur). out is reset first. */
+int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct snapshot *prev);
+/* dst += src: sums, maxima, union of inodes. */
+int snap_merge(struct snapshot *dst, const struct snapshot *src);
+/* Deep copy. */
+int snap_copy(struct snapshot *dst, const struct snapshot *src);
+
+uint64_t row_wait_ns(const struct lock_row *r);
+uint64_t row_waits(const struct lock_row *r);
+uint64_t row_max_ns(const struct lock_row *r);
+uint64_t row_p99_ns(const struct lock_row *r);
+/* Rows with no waits sort last whatever the key; ties by dev, ino, class. */
+void snap_sort_locks(struct snapshot *s, enum sort_key key);
+/* Edges by wait time, largest first. */
+void snap_sort_edges(struct snapshot *s);
+/* The edge that cost this lock's waiters the most time, or NULL. */
+const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
+				       uint8_t class);
+uint64_t snap_lost_total(const struct snapshot *s);
+
+const char *class_name(uint8_t class);
+/* XFS's own names (IOLOCK, MMAPLOCK, ILOCK) when on XFS. */
+const char *class_display_name(uint8_t class, uint32_t magic);
+const char *mode_name(uint8_t mode);
+bool class_from_name(const char *name, uint8_t *class);
+const char *fs_name(uint32_t magic);
+bool fs_magic_from_name(const char *name, uint32_t *magic);
+const char *sort_key_name(enum sort_key k);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Renderers: a snapshot (cumulative or one interval) to text or JSON.
+ * Pure functions of their inputs, written to any FILE *; golden-tested.
+ */
+#ifndef ILOCK_RENDER_H
+#define ILOCK_RENDER_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model.h"
+#include "mounts.h"
+
+#define RENDER_MAX_ATTACH 16
+
+struct attach_info {
+	const char *probe;   /* "contention_begin" */
+	const char *mode;    /* "tp_btf", "raw_tp", "off" */
+};
+
+struct report_meta {
+	const char *kernel;
+	const char *hostname;
+	double duration_s;
+	struct attach_info attach[RENDER_MAX_ATTACH];
+	int nattach;
+	const struct mount_table *mounts;  /* may be NULL */
+};
+
+struct render_opts {
+	int top_n;           /* rows in the top table and histograms */
+	bool no_hist;        /* skip the per-inode histograms */
+	const char *title;   /* first line; NULL for the default */
+};
+
+/* What to print for an inode: its path or why there is none, and its fs. */
+struct inode_view {
+	char path[2 * ILOCK_PATH_MAX];  /* full path; "" when unknown */
+	char rel[ILOCK_PATH_MAX];       /* path from the fs root; "" when unknown */
+	const char *note;               /* why path is empty, or "deleted"; NULL */
+	const char *fs;
+	uint32_t magic;
+};
+
+void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
+		    uint64_t ino, bool has_hold, struct inode_view *v);
+/* "fio[4257]" */
+char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid);
+/* Abbreviate from the left to at most width columns: ".../b/c". */
+char *fmt_path_left(char *buf, size_t len, const char *path, int width);
+
+/* Expects s sorted (snap_sort_locks, snap_sort_edges). */
+void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		 const struct render_opts *o);
+void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		 const struct render_opts *o);
+
+#endif

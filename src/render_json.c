@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The `--json` document; schema in docs/json-schema.md. Keys are stable. */
+#include <inttypes.h>
+
+#include "counters.h"
+#include "hist.h"
+#include "json.h"
+#include "render.h"
+#include "util.h"
+
+#define JSON_SCHEMA_VERSION 1
+
+static void stats_json(struct json *j, const char *key, const struct ilock_stats *s, bool waits)
+{
+	json_obj_begin(j, key);
+	json_u64(j, waits ? "waits" : "count", s->count);
+	json_u64(j, waits ? "wait_ns" : "total_ns", s->total_ns);
+	json_u64(j, "max_ns", s->max_ns);
+	json_u64(j, "p50_ns", stats_percentile(s, 0.50));
+	json_u64(j, "p99_ns", stats_percentile(s, 0.99));
+	json_arr_begin(j, "hist");
+	for (unsigned i = 0; i < ILOCK_HIST_SLOTS; i++) {
+		if (!s->hist[i])
+			continue;
+		json_arr_begin(j, NULL);
+		json_u64(j, NULL, hist_slot_lo(i));
+		json_u64(j, NULL, hist_slot_hi(i));
+		json_u64(j, NULL, s->hist[i]);
+		json_arr_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void lock_json(struct json *j, const struct snapshot *s, const struct report_meta *m,
+		      const struct lock_row *r)
+{
+	struct inode_view v;
+	char d[24];
+
+	describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
+	json_obj_begin(j, NULL);
+	json_str(j, "dev", fmt_kdev(d, sizeof(d), r->dev));
+	json_u64(j, "ino", r->ino);
+	json_str(j, "path", v.path[0] ? v.path : NULL);
+	json_str(j, "path_fs", v.rel[0] ? v.rel : NULL);
+	json_str(j, "path_note", v.note);
+	json_str(j, "fs", v.fs);
+	json_str(j, "class", class_name(r->class));
+	json_str(j, "class_fs_name", class_display_name(r->class, v.magic));
+	stats_json(j, "shared", &r->wait[ILOCK_MODE_SHARED], true);
+	stats_json(j, "exclusive", &r->wait[ILOCK_MODE_EXCL], true);
+	if (r->has_hold) {
+		json_obj_begin(j, "acquisitions");
+		json_u64(j, "shared", r->hold[ILOCK_MODE_SHARED].count);
+		json_u64(j, "exclusive", r->hold[ILOCK_MODE_EXCL].count);
+		json_obj_end(j);
+		json_obj_begin(j, "hold");
+		stats_json(j, "shared", &r->hold[ILOCK_MODE_SHARED], false);
+		stats_json(j, "exclusive", &r->hold[ILOCK_MODE_EXCL], false);
+		json_obj_end(j);
+	} else {
+		json_null(j, "acquisitions");
+		json_null(j, "hold");
+	}
+	json_obj_end(j);
+}
+
+static void task_json(struct json *j, const char *key, uint32_t pid, uint32_t tgid,
+		      const char *comm, uint8_t mode)
+{
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	json_obj_begin(j, key);
+	json_u64(j, "pid", pid);
+	json_u64(j, "tgid", tgid);
+	json_str(j, "comm", c);
+	json_str(j, "mode", mode_name(mode));
+	json_obj_end(j);
+}
+
+void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		 const struct render_opts *o)
+{
+	struct json j;
+	char d[24];
+
+	(void)o;
+	json_init(&j, f);
+	json_obj_begin(&j, NULL);
+	json_u64(&j, "version", JSON_SCHEMA_VERSION);
+	json_str(&j, "tool_version", ILOCK_VERSION_STR);
+	json_double(&j, "duration_s", m->duration_s);
+	json_str(&j, "kernel", m->kernel);
+	json_str(&j, "hostname", m->hostname);
+	json_obj_begin(&j, "attach");
+	for (int i = 0; i < m->nattach; i++)
+		json_str(&j, m->attach[i].probe, m->attach[i].mode);
+	json_obj_end(&j);
+	json_obj_begin(&j, "lost");
+	for (int c = ILOCK_FIRST_LOST; c < ILOCK_COUNTER_MAX; c++)
+		json_u64(&j, counter_name(c), s->counters[c]);
+	json_obj_end(&j);
+	json_obj_begin(&j, "events");
+	for (int c = 0; c < ILOCK_FIRST_LOST; c++)
+		json_u64(&j, counter_name(c), s->counters[c]);
+	json_u64(&j, "in_flight", s->in_flight);
+	json_obj_end(&j);
+
+	json_arr_begin(&j, "locks");
+	for (size_t i = 0; i < s->nlocks; i++)
+		lock_json(&j, s, m, &s->locks[i]);
+	json_arr_end(&j);
+
+	json_arr_begin(&j, "edges");
+	for (size_t i = 0; i < s->nedges; i++) {
+		const struct edge_row *e = &s->edges[i];
+
+		json_obj_begin(&j, NULL);
+		json_str(&j, "dev", fmt_kdev(d, sizeof(d), e->k.dev));
+		json_u64(&j, "ino", e->k.ino);
+		json_str(&j, "class", class_name(e->k.class));
+		task_json(&j, "holder", e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
+			  e->k.holder_mode);
+		task_json(&j, "waiter", e->k.waiter_pid, e->k.waiter_tgid, e->k.waiter_comm,
+			  e->k.waiter_mode);
+		json_u64(&j, "waits", e->s.count);
+		json_u64(&j, "wait_ns", e->s.total_ns);
+		json_u64(&j, "max_ns", e->s.max_ns);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
+	json_obj_end(&j);
+}

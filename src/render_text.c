@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <inttypes.h>
+#include <string.h>
+
+#include "counters.h"
+#include "hist.h"
+#include "render.h"
+#include "util.h"
+
+void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
+		    uint64_t ino, bool has_hold, struct inode_view *v)
+{
+	const struct inode_meta *m = snap_find_inode(s, dev, ino);
+	const struct mount_entry *me = mt ? mounts_find_dev(mt, dev) : NULL;
+
+	memset(v, 0, sizeof(*v));
+	v->magic = m ? m->magic : 0;
+	if (!v->magic && me)
+		fs_magic_from_name(me->fstype, &v->magic);
+	if (!v->magic && has_hold)
+		v->magic = ILOCK_XFS_SB_MAGIC;  /* holds come from XFS tracepoints only */
+	v->fs = v->magic ? fs_name(v->magic) : (me ? me->fstype : "unknown");
+
+	if (!m) {
+		v->note = has_hold ? "no waits: path not resolved" : "not seen by the path walker";
+		return;
+	}
+	if (m->flags & ILOCK_INODE_NO_DENTRY) {
+		v->note = "no dentry";
+		return;
+	}
+	if (m->flags & ILOCK_INODE_READ_FAIL) {
+		v->note = "path read failed";
+		return;
+	}
+	snprintf(v->rel, sizeof(v->rel), "%s%s", m->flags & ILOCK_INODE_TRUNCATED ? "..." : "",
+		 m->path[0] ? m->path : "/");
+	if (!mt || !mounts_full_path(mt, dev, m->path[0] ? m->path : "/", v->path, sizeof(v->path))) {
+		v->note = "device not mounted";
+		v->path[0] = 0;
+	} else if (m->flags & ILOCK_INODE_TRUNCATED) {
+		v->note = "path truncated";
+	}
+	if (m->flags & ILOCK_INODE_UNLINKED)
+		v->note = "deleted";
+}
+
+char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid)
+{
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	if (!c[0])
+		snprintf(buf, len, "?");
+	else
+		snprintf(buf, len, "%s[%u]", c, pid);
+	return buf;
+}
+
+char *fmt_path_left(char *buf, size_t len, const char *path, int width)
+{
+	size_t n = strlen(path);
+
+	if (width < 4 || (int)n <= width) {
+		snprintf(buf, len, "%s", path);
+		return buf;
+	}
+	snprintf(buf, len, "...%s", path + n - (size_t)(width - 3));
+	return buf;
+}
+
+/*
+ * The owner field names a writer exactly; for readers it keeps only the
+ * last reader as a hint; when it is empty the lock was between owners with
+ * waiters queued, so the wait was behind the queue, not a holder.
+ */
+static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
+{
+	char t[40];
+
+	if (k->holder_mode == ILOCK_MODE_UNKNOWN)
+		snprintf(buf, len, "(none: queued)");
+	else if (k->holder_mode == ILOCK_MODE_READERS)
+		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid));
+	else
+		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid),
+			 mode_name(k->holder_mode));
+	return buf;
+}
+
+static void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev,
+			uint64_t ino)
+{
+	char d[24];
+
+	if (v->path[0] && v->note)
+		snprintf(buf, len, "%s (%s)", v->path, v->note);
+	else if (v->path[0])
+		snprintf(buf, len, "%s", v->path);
+	else if (v->rel[0])
+		snprintf(buf, len, "%s:%s (%s)", fmt_kdev(d, sizeof(d), dev), v->rel, v->note);
+	else
+		snprintf(buf, len, "%s:%" PRIu64 " (%s)", fmt_kdev(d, sizeof(d), dev), ino,
+			 v->note ? v->note : "unknown");
+}
+
+static int shown_rows(const struct snapshot *s, const struct render_opts *o)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < s->nlocks && n < o->top_n; i++, n++)
+		if (!row_waits(&s->locks[i]))
+			break;
+	return n;
+}
+
+static void top_table(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
+{
+	fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s  %s\n", "PATH", "DEV:INO", "FS",
+		"CLASS", "SH_WAITS", "EX_WAITS", "WAIT", "P50", "P99", "MAX", "TOP HOLDER");
+	for (int i = 0; i < rows; i++) {
+		const struct lock_row *r = &s->locks[i];
+		const struct edge_row *e = snap_top_holder(s, r->dev, r->ino, r->class);
+		struct ilock_stats both = r->wait[0];
+		struct inode_view v;
+		char label[2 * ILOCK_PATH_MAX + 64], path[48], devino[40], d[24], sh[24], ex[24];
+		char tot[24], p50[24], p99[24], mx[24], holder[48] = "-";
+
+		stats_merge(&both, &r->wait[1]);
+		describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
+		inode_label(label, sizeof(label), &v, r->dev, r->ino);
+		snprintf(devino, sizeof(devino), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
+		if (e)
+			fmt_holder(holder, sizeof(holder), &e->k);
+		fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s  %s\n",
+			fmt_path_left(path, sizeof(path), label, 40), devino, v.fs,
+			class_display_name(r->class, v.magic),
+			fmt_count(sh, sizeof(sh), r->wait[ILOCK_MODE_SHARED].count),
+			fmt_count(ex, sizeof(ex), r->wait[ILOCK_MODE_EXCL].count),
+			fmt_ns(tot, sizeof(tot), both.total_ns),
+			fmt_ns(p50, sizeof(p50), stats_percentile(&both, 0.50)),
+			fmt_ns(p99, sizeof(p99), stats_percentile(&both, 0.99)),
+			fmt_ns(mx, sizeof(mx), both.max_ns), holder);
+	}
+}
+
+static void hold_line(FILE *f, const char *mode, const struct ilock_stats *h)
+{
+	char n[24], p50[24], p99[24], mx[24];
+
+	if (!h->count)
+		return;
+	fprintf(f, "    holds %-9s %s acquisitions, p50 %s, p99 %s, max %s\n", mode,
+		fmt_count(n, sizeof(n), h->count), fmt_ns(p50, sizeof(p50), stats_percentile(h, 0.5)),
+		fmt_ns(p99, sizeof(p99), stats_percentile(h, 0.99)), fmt_ns(mx, sizeof(mx), h->max_ns));
+}
+
+static void histograms(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
+{
+	for (int i = 0; i < rows; i++) {
+		const struct lock_row *r = &s->locks[i];
+		struct inode_view v;
+		char label[2 * ILOCK_PATH_MAX + 64], d[24];
+
+		describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
+		inode_label(label, sizeof(label), &v, r->dev, r->ino);
+		fprintf(f, "\n  %s  [%s ino %" PRIu64 ", %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
+			r->ino, v.fs, class_display_name(r->class, v.magic));
+		hist_print_pair(f, "shared", r->wait[ILOCK_MODE_SHARED].hist, "exclusive",
+				r->wait[ILOCK_MODE_EXCL].hist, 4);
+		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED]);
+		hold_line(f, "exclusive", &r->hold[ILOCK_MODE_EXCL]);
+	}
+}
+
+static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m, int max_rows)
+{
+	int shown = 0;
+
+	if (!s->nedges) {
+		fprintf(f, "  (no holder-to-waiter pairs)\n");
+		return;
+	}
+	for (size_t i = 0; i < s->nedges && shown < max_rows; i++, shown++) {
+		const struct edge_row *e = &s->edges[i];
+		struct inode_view v;
+		char h[64], w[40], n[24], t[24], mx[24], label[2 * ILOCK_PATH_MAX + 64], path[48];
+
+		describe_inode(s, m->mounts, e->k.dev, e->k.ino, false, &v);
+		inode_label(label, sizeof(label), &v, e->k.dev, e->k.ino);
+		fprintf(f, "  %-32s ->  %-22s %-9s %9s waits %9s  max %9s  %s %s\n",
+			fmt_holder(h, sizeof(h), &e->k),
+			fmt_task(w, sizeof(w), e->k.waiter_comm, e->k.waiter_pid),
+			mode_name(e->k.waiter_mode), fmt_count(n, sizeof(n), e->s.count),
+			fmt_ns(t, sizeof(t), e->s.total_ns), fmt_ns(mx, sizeof(mx), e->s.max_ns),
+			fmt_path_left(path, sizeof(path), label, 40),
+			class_display_name(e->k.class, v.magic));
+	}
+	if (s->nedges > (size_t)shown)
+		fprintf(f, "  ... %zu more pairs (use --json for all)\n", s->nedges - (size_t)shown);
+}
+
+static void losses(FILE *f, const struct snapshot *s)
+{
+	bool any = false;
+	char n[24];
+
+	for (int c = ILOCK_FIRST_LOST; c < ILOCK_COUNTER_MAX; c++) {
+		if (!s->counters[c])
+			continue;
+		fprintf(f, "  %-22s %12s  %s\n", counter_name(c), fmt_count(n, sizeof(n), s->counters[c]),
+			counter_help(c));
+		any = true;
+	}
+	if (!any)
+		fprintf(f, "  none\n");
+	if (s->in_flight)
+		fprintf(f, "  (%s waits still in progress when read, not counted yet)\n",
+			fmt_count(n, sizeof(n), s->in_flight));
+}
+
+void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		 const struct render_opts *o)
+{
+	int rows = shown_rows(s, o);
+	char n1[24], n2[24];
+
+	if (o->title)
+		fprintf(f, "%s\n", o->title);
+	else
+		fprintf(f, "ilock stat: %.1f s on %s (%s)\n", m->duration_s,
+			m->hostname ? m->hostname : "?", m->kernel ? m->kernel : "?");
+	fprintf(f, "probes:");
+	for (int i = 0; i < m->nattach; i++)
+		fprintf(f, " %s=%s", m->attach[i].probe, m->attach[i].mode);
+	fprintf(f, "\nevents: %s inode lock waits of %s rw_semaphore waits\n",
+		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]),
+		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]));
+
+	fprintf(f, "\nTOP INODE LOCKS by wait time\n");
+	if (!rows)
+		fprintf(f, "  (no inode lock waits)\n");
+	else
+		top_table(f, s, m, rows);
+
+	if (rows && !o->no_hist) {
+		fprintf(f, "\nWAIT HISTOGRAMS\n");
+		histograms(f, s, m, rows);
+	}
+
+	fprintf(f, "\nWHO SERIALISES WHOM (holder -> waiter)\n");
+	edges(f, s, m, o->top_n * 3);
+
+	fprintf(f, "\nLOST EVENTS\n");
+	losses(f, s);
+}

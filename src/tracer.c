@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ilock.h"
+#include "ilock.skel.h"
+#include "log.h"
+#include "tracer.h"
+#include "util.h"
+
+struct prog_pair {
+	const char *probe;
+	struct bpf_program *btf, *raw;
+};
+
+static void set_mode(struct tracer *t, struct prog_pair *p, enum attach_mode m)
+{
+	bpf_program__set_autoload(p->btf, m == ATTACH_TP_BTF);
+	bpf_program__set_autoload(p->raw, m == ATTACH_RAW_TP);
+	if (t->nattach < RENDER_MAX_ATTACH) {
+		t->attach[t->nattach].probe = p->probe;
+		t->attach[t->nattach].mode = attach_mode_name(m);
+		t->nattach++;
+	}
+}
+
+static void configure(struct tracer *t, const struct ilock_opts *o)
+{
+	struct ilock_bpf *s = t->skel;
+	const struct filters *f = &o->f;
+	uint32_t n = o->max_locks ? o->max_locks : 0;
+
+	s->rodata->cfg_tgid = f->tgid;
+	s->rodata->cfg_comm_on = f->comm_on;
+	memcpy((char *)s->rodata->cfg_comm, f->comm, sizeof(f->comm));
+	s->rodata->cfg_dev = f->kdev;
+	s->rodata->cfg_ino = f->ino;
+	s->rodata->cfg_fs_magic = f->fs_magic;
+	s->rodata->cfg_class_mask = f->class_mask;
+	if (n) {
+		bpf_map__set_max_entries(s->maps.lock_waits, n);
+		bpf_map__set_max_entries(s->maps.lock_holds, n);
+		bpf_map__set_max_entries(s->maps.lock_edges, n);
+		bpf_map__set_max_entries(s->maps.inodes, n);
+	}
+}
+
+static int attach_all(struct tracer *t)
+{
+	struct bpf_program *prog;
+	int err;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_link *link;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		link = bpf_program__attach(prog);
+		err = -errno;
+		if (!link) {
+			log_error("cannot attach %s: %s", bpf_program__name(prog), strerror(-err));
+			return err;
+		}
+		/* the skeleton destroys links it owns; keep ours on the object */
+		for (int i = 0; i < t->skel->skeleton->prog_cnt; i++)
+			if (*t->skel->skeleton->progs[i].prog == prog)
+				*t->skel->skeleton->progs[i].link = link;
+	}
+	return 0;
+}
+
+int tracer_start(struct tracer *t, const struct ilock_opts *o)
+{
+	struct prog_pair begin, end, lock, nowait, unlock, demote;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->stats_fd = -1;
+	log_setup_libbpf(o->verbose);
+	probe_kernel(&t->probe);
+	choose_strategy(&t->probe, &t->strat);
+	if (o->verbose)
+		probe_print(stderr, &t->probe, &t->strat);
+
+	if (!t->probe.has_caps) {
+		log_error("needs root, or the CAP_BPF and CAP_PERFMON capabilities");
+		return -EPERM;
+	}
+	if (t->strat.lock_waits == ATTACH_OFF) {
+		log_error("this kernel (%s) has no lock:contention_begin/end tracepoints; "
+			  "they arrived in Linux 5.19 (run `ilock probe` for details)", t->probe.kernel);
+		return -ENOTSUP;
+	}
+	t->ncpus = libbpf_num_possible_cpus();
+	if (t->ncpus <= 0) {
+		log_error("cannot count CPUs: %s", strerror(-t->ncpus));
+		return t->ncpus ? t->ncpus : -EINVAL;
+	}
+
+	t->skel = ilock_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		log_error("cannot open the BPF object: %s", strerror(-err));
+		return err;
+	}
+	begin = (struct prog_pair){ "contention_begin", t->skel->progs.contention_begin_btf,
+				    t->skel->progs.contention_begin_raw };
+	end = (struct prog_pair){ "contention_end", t->skel->progs.contention_end_btf,
+				  t->skel->progs.contention_end_raw };
+	lock = (struct prog_pair){ "xfs_ilock", t->skel->progs.xfs_ilock_btf,
+				   t->skel->progs.xfs_ilock_raw };
+	nowait = (struct prog_pair){ "xfs_ilock_nowait", t->skel->progs.xfs_ilock_nowait_btf,
+				     t->skel->progs.xfs_ilock_nowait_raw };
+	unlock = (struct prog_pair){ "xfs_iunlock", t->skel->progs.xfs_iunlock_btf,
+				     t->skel->progs.xfs_iunlock_raw };
+	demote = (struct prog_pair){ "xfs_ilock_demote", t->skel->progs.xfs_ilock_demote_btf,
+				     t->skel->progs.xfs_ilock_demote_raw };
+	set_mode(t, &begin, t->strat.lock_waits);
+	set_mode(t, &end, t->strat.lock_waits);
+	set_mode(t, &lock, t->strat.xfs_holds);
+	set_mode(t, &nowait, t->strat.xfs_holds);
+	set_mode(t, &unlock, t->strat.xfs_holds);
+	set_mode(t, &demote, t->strat.xfs_holds);
+	configure(t, o);
+
+	err = ilock_bpf__load(t->skel);
+	if (err) {
+		log_error("cannot load the BPF programs: %s (run with -v for the verifier log)",
+			  strerror(-err));
+		goto fail;
+	}
+	err = attach_all(t);
+	if (err)
+		goto fail;
+	t->start_mono_ns = now_monotonic_ns();
+	return 0;
+
+fail:
+	tracer_stop(t);
+	return err;
+}
+
+static int grow_bufs(struct tracer *t, size_t need)
+{
+	void *k, *v;
+
+	if (need <= t->buf_cap)
+		return 0;
+	k = realloc(t->keys, need);
+	if (!k)
+		return -ENOMEM;
+	t->keys = k;
+	v = realloc(t->vals, need);
+	if (!v)
+		return -ENOMEM;
+	t->vals = v;
+	t->buf_cap = need;
+	return 0;
+}
+
+typedef int (*row_fn)(struct snapshot *s, const void *key, const void *val);
+
+/*
+ * Read a whole hash map with bpf_map_lookup_batch (one syscall per chunk);
+ * fall back to get_next_key + lookup on kernels without batch ops.
+ */
+static int read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, row_fn fn)
+{
+	int fd = bpf_map__fd(map);
+	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
+	uint32_t max = bpf_map__max_entries(map), chunk = max < 4096 ? max : 4096;
+	__u64 batch = 0;
+	bool first = true;
+	int err;
+
+	err = grow_bufs(t, (size_t)chunk * (vsz > ksz ? vsz : ksz));
+	if (err)
+		return err;
+	for (;;) {
+		__u32 count = chunk;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, t->keys, t->vals, &count,
+					   NULL);
+		if (err && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				goto slow;
+			return -errno;
+		}
+		for (__u32 i = 0; i < count; i++) {
+			int e = fn(s, (char *)t->keys + i * ksz, (char *)t->vals + i * vsz);
+
+			if (e)
+				return e;
+		}
+		if (err)  /* ENOENT: that was the last chunk */
+			return 0;
+		first = false;
+	}
+
+slow: {
+	char key[512], next[512];
+	bool have = false;
+
+	if (ksz > sizeof(key) || vsz > t->buf_cap)
+		return -E2BIG;
+	while (!bpf_map_get_next_key(fd, have ? key : NULL, next)) {
+		memcpy(key, next, ksz);
+		have = true;
+		if (bpf_map_lookup_elem(fd, key, t->vals))
+			continue;  /* deleted meanwhile */
+		err = fn(s, key, t->vals);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+}
+
+static int add_wait_row(struct snapshot *s, const void *k, const void *v)
+{
+	return snap_add_wait(s, k, v);
+}
+
+static int add_hold_row(struct snapshot *s, const void *k, const void *v)
+{
+	return snap_add_hold(s, k, v);
+}
+
+static int add_edge_row(struct snapshot *s, const void *k, const void *v)
+{
+	return snap_add_edge(s, k, v);
+}
+
+static int add_inode_row(struct snapshot *s, const void *k, const void *v)
+{
+	const struct ilock_inode_key *ik = k;
+	const struct ilock_inode_info *info = v;
+	struct inode_meta m = { .ino = ik->ino, .dev = ik->dev, .magic = info->magic,
+				.flags = info->flags };
+	unsigned off = info->path_off < ILOCK_PATH_MAX ? info->path_off : ILOCK_PATH_MAX - 1;
+
+	str_copy(m.path, sizeof(m.path), info->path + off, ILOCK_PATH_MAX - off);
+	return snap_add_inode(s, &m);
+}
+
+static int count_pending(struct snapshot *s, const void *k, const void *v)
+{
+	(void)k;
+	(void)v;
+	s->in_flight++;
+	return 0;
+}
+
+static int read_counters(struct tracer *t, struct snapshot *s)
+{
+	int fd = bpf_map__fd(t->skel->maps.counters);
+	uint64_t *vals = calloc((size_t)t->ncpus, sizeof(*vals));
+
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t c = 0; c < ILOCK_COUNTER_MAX; c++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &c, vals)) {
+			free(vals);
+			return -errno;
+		}
+		for (int i = 0; i < t->ncpus; i++)
+			sum += vals[i];
+		s->counters[c] = sum;
+	}
+	free(vals);
+	return 0;
+}
+
+int tracer_read(struct tracer *t, struct snapshot *s)
+{
+	struct ilock_bpf *k = t->skel;
+	int err;
+
+	snap_reset(s);
+	s->mono_ns = now_monotonic_ns();
+	if ((err = read_counters(t, s)) ||
+	    (err = read_map(t, k->maps.inodes, s, add_inode_row)) ||
+	    (err = read_map(t, k->maps.lock_waits, s, add_wait_row)) ||
+	    (err = read_map(t, k->maps.lock_holds, s, add_hold_row)) ||
+	    (err = read_map(t, k->maps.lock_edges, s, add_edge_row)) ||
+	    (err = read_map(t, k->maps.pending_waits, s, count_pending)))
+		log_error("cannot read the BPF maps: %s", strerror(-err));
+	return err;
+}
+
+int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	struct bpf_program *prog;
+
+	*run_ns = *run_cnt = 0;
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0)
+			continue;
+		if (bpf_obj_get_info_by_fd(fd, &info, &len))
+			return -errno;
+		*run_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+	}
+	return 0;
+}
+
+void tracer_stop(struct tracer *t)
+{
+	if (t->stats_fd >= 0)
+		close(t->stats_fd);
+	t->stats_fd = -1;
+	ilock_bpf__destroy(t->skel);  /* detaches every link and frees maps */
+	t->skel = NULL;
+	free(t->keys);
+	free(t->vals);
+	t->keys = t->vals = NULL;
+	t->buf_cap = 0;
+}

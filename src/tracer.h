@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The BPF side's lifecycle: open, configure, load, attach, read, destroy.
+ * Every subcommand that traces goes through here.
+ */
+#ifndef ILOCK_TRACER_H
+#define ILOCK_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "model.h"
+#include "probe.h"
+#include "render.h"
+
+struct ilock_bpf;
+
+struct tracer {
+	struct ilock_bpf *skel;
+	struct probe_result probe;
+	struct strategy strat;
+	struct attach_info attach[RENDER_MAX_ATTACH];
+	int nattach;
+	uint64_t start_mono_ns;
+	int ncpus;
+	int stats_fd;            /* BPF_ENABLE_STATS run-time stats, or -1 */
+	/* batch-read buffers, reused across reads */
+	void *keys, *vals;
+	size_t buf_cap;
+};
+
+/*
+ * Probe, open, configure from opts, load and attach. On failure prints one
+ * line saying why, cleans up, and returns a negative errno.
+ */
+int tracer_start(struct tracer *t, const struct ilock_opts *o);
+/* Read every map into s (reset first). */
+int tracer_read(struct tracer *t, struct snapshot *s);
+/* BPF run time (ns) and run count summed over our programs; needs stats. */
+int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
+void tracer_stop(struct tracer *t);
+
+#endif

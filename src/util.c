@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ilock.h"
+#include "util.h"
+
+char *fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	static const struct { uint64_t div; const char *unit; } units[] = {
+		{ 1000000000ULL, "s" }, { 1000000ULL, "ms" }, { 1000ULL, "us" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		double v;
+
+		if (ns < units[i].div)
+			continue;
+		v = (double)ns / (double)units[i].div;
+		if (v >= 100.0)
+			snprintf(buf, len, "%.0f %s", v, units[i].unit);
+		else if (v >= 10.0)
+			snprintf(buf, len, "%.1f %s", v, units[i].unit);
+		else
+			snprintf(buf, len, "%.2f %s", v, units[i].unit);
+		return buf;
+	}
+	snprintf(buf, len, "%" PRIu64 " ns", ns);
+	return buf;
+}
+
+char *fmt_count(char *buf, size_t len, uint64_t n)
+{
+	char tmp[32];
+	int digits = snprintf(tmp, sizeof(tmp), "%" PRIu64, n);
+	size_t o = 0;
+
+	for (int i = 0; i < digits && o + 1 < len; i++) {
+		if (i && (digits - i) % 3 == 0 && o + 2 < len)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	if (len)
+		buf[o < len ? o : len - 1] = 0;
+	return buf;
+}
+
+char *fmt_kdev(char *buf, size_t len, uint32_t kdev)
+{
+	snprintf(buf, len, "%u:%u", ILOCK_KDEV_MAJOR(kdev), ILOCK_KDEV_MINOR(kdev));
+	return buf;
+}
+
+bool parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+bool parse_kdev(const char *s, uint32_t *kdev)
+{
+	const char *colon = s ? strchr(s, ':') : NULL;
+	char major[16];
+	uint64_t maj, min;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(major) || colon == s)
+		return false;
+	memcpy(major, s, colon - s);
+	major[colon - s] = 0;
+	if (!parse_u64(major, 4095, &maj) || !parse_u64(colon + 1, (1U << ILOCK_KDEV_MINORBITS) - 1, &min))
+		return false;
+	*kdev = ILOCK_KDEV(maj, min);
+	return true;
+}
+
+bool parse_seconds(const char *s, double max, double *out)
+{
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(v > 0.0) || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen)
+{
+	size_t n = 0;
+
+	if (!dstlen)
+		return;
+	while (n < srclen && n + 1 < dstlen && src[n])
+		n++;
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t now_monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t now_realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* Small formatting and parsing helpers, pure. */
+#ifndef ILOCK_UTIL_H
+#define ILOCK_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* "812 ms", "16.2 ms", "3.40 s", "950 ns": 3 significant digits. */
+char *fmt_ns(char *buf, size_t len, uint64_t ns);
+/* "2,113" */
+char *fmt_count(char *buf, size_t len, uint64_t n);
+/* "MAJ:MIN" from the kernel's dev encoding. */
+char *fmt_kdev(char *buf, size_t len, uint32_t kdev);
+/* Parse "MAJ:MIN" into the kernel encoding; false on bad input. */
+bool parse_kdev(const char *s, uint32_t *kdev);
+/* Parse a non-negative decimal (or 0x hex) integer that fits in max. */
+bool parse_u64(const char *s, uint64_t max, uint64_t *out);
+/* Parse seconds, fractions allowed ("0.5"), > 0 and <= max. */
+bool parse_seconds(const char *s, double max, double *out);
+/* Copy with truncation, always NUL-terminated; comm fields may lack a NUL. */
+void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen);
+uint64_t now_monotonic_ns(void);
+uint64_t now_realtime_ns(void);
+
+#endif

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lockhold: deterministic inode-lock holders and waiters for ilock's tests.
+ *
+ *   lockhold write  FILE OFFSET LEN HOLD_MS
+ *   lockhold read   FILE OFFSET LEN NTHREADS [START_DELAY_MS]
+ *   lockhold pwrite FILE OFFSET LEN NTHREADS [START_DELAY_MS]
+ *   lockhold dwrite FILE OFFSET LEN NTHREADS ITER
+ *   lockhold spin   FILE SECONDS NTHREADS
+ *
+ * "write" holds the inode's i_rwsem exclusive for HOLD_MS: a buffered
+ * write faults its user buffer in while holding i_rwsem, and our buffer is
+ * userfaultfd-backed, so the fault (and the lock) lasts until we resolve it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_THREADS 1024
+#define SPIN_BLOCK 4096
+/* Files smaller than this are spun over this much, so writes extend them. */
+#define SPIN_MIN_SPAN (1u << 20)
+
+static const char *prog = "lockhold";
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: %s write FILE OFFSET LEN HOLD_MS\n"
+		"       %s read FILE OFFSET LEN NTHREADS [START_DELAY_MS]\n"
+		"       %s pwrite FILE OFFSET LEN NTHREADS [START_DELAY_MS]\n"
+		"       %s dwrite FILE OFFSET LEN NTHREADS ITER\n"
+		"       %s spin FILE SECONDS NTHREADS\n",
+		prog, prog, prog, prog, prog);
+	exit(2);
+}
+
+/* One-line error on stderr, exit 1: the tests read the line on failure. */
+static void __attribute__((noreturn, format(printf, 1, 2))) die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+static uint64_t parse_u64(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!*s || *s == '-')
+		usage();
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		usage();
+	return v;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void on_alarm(int sig)
+{
+	static const char msg[] = "lockhold: safety alarm fired, aborting\n";
+
+	(void)sig;
+	/* write(2) and _exit are async-signal-safe; stdio is not. */
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more we can do */
+	}
+	_exit(1);
+}
+
+/* Never hang a test run: abort after `secs` whatever we are blocked in. */
+static void arm_alarm(uint64_t secs)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, NULL);
+	alarm(secs > 86400 ? 86400 : (unsigned int)secs);
+}
+
+/* ---------------------------------------------------------------- write */
+
+struct holder {
+	int fd;
+	char *buf;
+	size_t len;
+	off_t off;
+	int donefd;		/* eventfd: writer finished */
+	atomic_int tid;
+	ssize_t ret;
+	int err;
+};
+
+static void *holder_thread(void *arg)
+{
+	struct holder *h = arg;
+	uint64_t one = 1;
+
+	atomic_store(&h->tid, (int)gettid());
+	h->ret = pwrite(h->fd, h->buf, h->len, h->off);
+	h->err = errno;
+	if (write(h->donefd, &one, sizeof(one)) != sizeof(one))
+		die("eventfd write: %s", strerror(errno));
+	return NULL;
+}
+
+/* Fill the page holding `addr`; EEXIST means it is already there. */
+static void resolve_fault(int uffd, uint64_t addr, const char *src, size_t page)
+{
+	struct uffdio_copy cp;
+
+	for (;;) {
+		memset(&cp, 0, sizeof(cp));
+		cp.dst = addr & ~(uint64_t)(page - 1);
+		cp.src = (uintptr_t)src;
+		cp.len = page;
+		if (ioctl(uffd, UFFDIO_COPY, &cp) == 0 || errno == EEXIST)
+			return;
+		if (errno != EAGAIN)
+			die("UFFDIO_COPY at 0x%" PRIx64 ": %s", addr, strerror(errno));
+	}
+}
+
+/* Read one page-fault event; returns 0 if none is queued (fd is O_NONBLOCK). */
+static int read_fault(int uffd, uint64_t *addr)
+{
+	struct uffd_msg msg;
+	ssize_t n;
+
+	for (;;) {
+		n = read(uffd, &msg, sizeof(msg));
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return 0;
+		if (n < 0)
+			die("read userfaultfd: %s", strerror(errno));
+		if (n != sizeof(msg))
+			die("short read from userfaultfd: %zd", n);
+		/* Only MISSING faults are registered; skip anything else. */
+		if (msg.event == UFFD_EVENT_PAGEFAULT) {
+			*addr = msg.arg.pagefault.address;
+			return 1;
+		}
+	}
+}
+
+static int cmd_write(int argc, char **argv)
+{
+	struct holder h = { 0 };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct pollfd pfd[2];
+	pthread_t thr;
+	uint64_t hold_ms, addr, t;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), maplen;
+	char *src;
+	int uffd, err;
+
+	if (argc != 6)
+		usage();
+	h.off = (off_t)parse_u64(argv[3]);
+	h.len = parse_u64(argv[4]);
+	hold_ms = parse_u64(argv[5]);
+	if (h.len == 0)
+		usage();	/* an empty write never faults, so never holds */
+	arm_alarm(60 + (hold_ms + 999) / 1000);
+
+	h.fd = open(argv[2], O_RDWR | O_CLOEXEC);
+	if (h.fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		die("userfaultfd unavailable: %s", strerror(errno));
+	if (ioctl(uffd, UFFDIO_API, &api))
+		die("UFFDIO_API: %s", strerror(errno));
+
+	maplen = (h.len + page - 1) & ~(page - 1);
+	h.buf = mmap(NULL, maplen, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (h.buf == MAP_FAILED)
+		die("mmap %zu bytes: %s", maplen, strerror(errno));
+	reg.range.start = (uintptr_t)h.buf;
+	reg.range.len = maplen;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		die("UFFDIO_REGISTER: %s", strerror(errno));
+	if (!(reg.ioctls & (1ull << _UFFDIO_COPY)))
+		die("UFFDIO_COPY not supported on this range");
+
+	/* UFFDIO_COPY's source must be page-aligned and outside the range. */
+	src = mmap(NULL, page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (src == MAP_FAILED)
+		die("mmap source page: %s", strerror(errno));
+	memset(src, 'x', page);
+
+	h.donefd = eventfd(0, EFD_CLOEXEC);
+	if (h.donefd < 0)
+		die("eventfd: %s", strerror(errno));
+
+	err = pthread_create(&thr, NULL, holder_thread, &h);
+	if (err)
+		die("pthread_create: %s", strerror(err));
+
+	pfd[0] = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = h.donefd, .events = POLLIN };
+
+	/* Phase 1: the first fault means the writer is inside i_rwsem. */
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		if ((pfd[0].revents & POLLIN) && read_fault(uffd, &addr))
+			break;
+		if (pfd[1].revents & POLLIN) {
+			pthread_join(thr, NULL);
+			die("pwrite finished without faulting (ret=%zd): %s",
+			    h.ret, h.ret < 0 ? strerror(h.err) : "no fault seen");
+		}
+	}
+
+	printf("HOLDING pid=%d tid=%d t=%" PRIu64 "\n",
+	       (int)getpid(), atomic_load(&h.tid), now_ns());
+	fflush(stdout);
+	sleep_ms(hold_ms);
+
+	/* Phase 2: feed every fault until the pwrite returns. */
+	resolve_fault(uffd, addr, src, page);
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		if (pfd[0].revents & POLLIN)
+			while (read_fault(uffd, &addr))
+				resolve_fault(uffd, addr, src, page);
+		if (pfd[1].revents & POLLIN)
+			break;
+	}
+	pthread_join(thr, NULL);
+	t = now_ns();
+	if (h.ret < 0)
+		die("pwrite: %s", strerror(h.err));
+
+	printf("RELEASED t=%" PRIu64 " wrote=%zd\n", t, h.ret);
+	fflush(stdout);
+	return 0;
+}
+
+/* ------------------------------------------------- read / pwrite / dwrite */
+
+enum op { OP_READ, OP_PWRITE, OP_DWRITE };
+
+struct waiter {
+	pthread_t thr;
+	enum op op;
+	int fd;
+	off_t off;
+	size_t len;
+	uint64_t iter;
+	pthread_barrier_t *start;
+	/* results */
+	int tid;
+	uint64_t start_ns, end_ns;
+	ssize_t ret;
+	int err;
+};
+
+static void *waiter_thread(void *arg)
+{
+	struct waiter *w = arg;
+	char *buf;
+	uint64_t i;
+	int err;
+
+	w->tid = (int)gettid();
+	/* O_DIRECT needs an aligned buffer; aligning the others costs nothing. */
+	err = posix_memalign((void **)&buf, 4096, w->len ? w->len : 1);
+	/* Release all threads together so they really compete; a failed
+	 * thread still waits, or the others would wait for it forever. */
+	pthread_barrier_wait(w->start);
+	if (err) {
+		w->ret = -1;
+		w->err = err;
+		return NULL;
+	}
+	memset(buf, 'y', w->len);
+
+	w->start_ns = now_ns();
+	w->ret = 0;
+	for (i = 0; i < (w->op == OP_DWRITE ? w->iter : 1); i++) {
+		ssize_t n = w->op == OP_READ ? pread(w->fd, buf, w->len, w->off)
+					     : pwrite(w->fd, buf, w->len, w->off);
+		if (n < 0) {
+			w->ret = -1;
+			w->err = errno;
+			break;
+		}
+		w->ret += n;
+	}
+	w->end_ns = now_ns();
+	free(buf);
+	return NULL;
+}
+
+static void print_u64_array(const char *key, const struct waiter *w, size_t n,
+			    uint64_t (*get)(const struct waiter *))
+{
+	size_t i;
+
+	printf("\"%s\": [", key);
+	for (i = 0; i < n; i++)
+		printf("%s%" PRIu64, i ? ", " : "", get(&w[i]));
+	printf("]");
+}
+
+static uint64_t get_tid(const struct waiter *w) { return (uint64_t)w->tid; }
+static uint64_t get_blocked(const struct waiter *w) { return w->end_ns - w->start_ns; }
+static uint64_t get_start(const struct waiter *w) { return w->start_ns; }
+static uint64_t get_end(const struct waiter *w) { return w->end_ns; }
+
+static int cmd_waiters(enum op op, int argc, char **argv)
+{
+	pthread_barrier_t start;
+	struct waiter *w;
+	uint64_t nthreads, extra = 0;
+	size_t len, i;
+	off_t off;
+	int fd, flags, err;
+
+	if (op == OP_DWRITE ? argc != 7 : (argc != 6 && argc != 7))
+		usage();
+	off = (off_t)parse_u64(argv[3]);
+	len = parse_u64(argv[4]);
+	nthreads = parse_u64(argv[5]);
+	if (argc == 7)
+		extra = parse_u64(argv[6]);	/* START_DELAY_MS, or ITER for dwrite */
+	if (nthreads < 1 || nthreads > MAX_THREADS)
+		usage();
+	/* dwrite may legitimately run long (ITER is unbounded): no alarm. */
+	if (op != OP_DWRITE)
+		arm_alarm(120 + (extra + 999) / 1000);
+
+	flags = op == OP_READ ? O_RDONLY : O_RDWR;
+	if (op == OP_DWRITE)
+		flags |= O_DIRECT;
+	fd = open(argv[2], flags | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+
+	if (op != OP_DWRITE && extra)
+		sleep_ms(extra);
+
+	w = calloc(nthreads, sizeof(*w));
+	if (!w)
+		die("out of memory");
+	err = pthread_barrier_init(&start, NULL, (unsigned int)nthreads);
+	if (err)
+		die("pthread_barrier_init: %s", strerror(err));
+	for (i = 0; i < nthreads; i++) {
+		w[i] = (struct waiter){ .op = op, .fd = fd, .off = off, .len = len,
+					.iter = op == OP_DWRITE ? extra : 1,
+					.start = &start };
+		err = pthread_create(&w[i].thr, NULL, waiter_thread, &w[i]);
+		if (err)
+			die("pthread_create: %s", strerror(err));
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(w[i].thr, NULL);
+	for (i = 0; i < nthreads; i++)
+		if (w[i].ret < 0)
+			die("%s in thread %d: %s",
+			    op == OP_READ ? "pread" : "pwrite", w[i].tid,
+			    strerror(w[i].err));
+
+	printf("{\"pid\": %d, ", (int)getpid());
+	print_u64_array("tids", w, nthreads, get_tid);
+	printf(", ");
+	print_u64_array("blocked_ns", w, nthreads, get_blocked);
+	printf(", ");
+	print_u64_array("start_ns", w, nthreads, get_start);
+	printf(", ");
+	print_u64_array("end_ns", w, nthreads, get_end);
+	printf("}\n");
+	fflush(stdout);
+	free(w);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- spin */
+
+struct spinner {
+	pthread_t thr;
+	int fd;
+	unsigned int idx;
+	uint64_t nblocks;
+	uint64_t deadline;
+	atomic_uint_fast64_t *ops;
+	int err;
+};
+
+static void *spin_thread(void *arg)
+{
+	struct spinner *s = arg;
+	char buf[SPIN_BLOCK];
+	uint64_t i, n = 0;
+
+	memset(buf, 'z', sizeof(buf));
+	/* Alternate write/read; stride threads apart to touch different pages. */
+	for (i = 0; now_ns() < s->deadline; i++) {
+		off_t off = (off_t)(((s->idx * 7919ull + i) % s->nblocks) * SPIN_BLOCK);
+		ssize_t r = (i & 1) ? pread(s->fd, buf, sizeof(buf), off)
+				    : pwrite(s->fd, buf, sizeof(buf), off);
+		if (r < 0) {
+			s->err = errno;
+			break;
+		}
+		n++;
+	}
+	atomic_fetch_add(s->ops, n);
+	return NULL;
+}
+
+static int cmd_spin(int argc, char **argv)
+{
+	atomic_uint_fast64_t ops = 0;
+	struct spinner *s;
+	struct stat st;
+	uint64_t secs, nthreads, span, deadline;
+	unsigned int i;
+	int fd, err;
+
+	if (argc != 5)
+		usage();
+	secs = parse_u64(argv[3]);
+	nthreads = parse_u64(argv[4]);
+	if (nthreads < 1 || nthreads > MAX_THREADS)
+		usage();
+	arm_alarm(secs + 60);
+
+	fd = open(argv[2], O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	if (fstat(fd, &st))
+		die("fstat %s: %s", argv[2], strerror(errno));
+	span = (uint64_t)st.st_size < SPIN_MIN_SPAN ? SPIN_MIN_SPAN : (uint64_t)st.st_size;
+
+	s = calloc(nthreads, sizeof(*s));
+	if (!s)
+		die("out of memory");
+	deadline = now_ns() + secs * 1000000000ull;
+	for (i = 0; i < nthreads; i++) {
+		s[i] = (struct spinner){ .fd = fd, .idx = i, .nblocks = span / SPIN_BLOCK,
+					 .deadline = deadline, .ops = &ops };
+		err = pthread_create(&s[i].thr, NULL, spin_thread, &s[i]);
+		if (err)
+			die("pthread_create: %s", strerror(err));
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(s[i].thr, NULL);
+	for (i = 0; i < nthreads; i++)
+		if (s[i].err)
+			die("spin I/O: %s", strerror(s[i].err));
+
+	printf("{\"ops\": %" PRIu64 "}\n", (uint64_t)atomic_load(&ops));
+	fflush(stdout);
+	free(s);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		usage();
+	if (!strcmp(argv[1], "write"))
+		return cmd_write(argc, argv);
+	if (!strcmp(argv[1], "read"))
+		return cmd_waiters(OP_READ, argc, argv);
+	if (!strcmp(argv[1], "pwrite"))
+		return cmd_waiters(OP_PWRITE, argc, argv);
+	if (!strcmp(argv[1], "dwrite"))
+		return cmd_waiters(OP_DWRITE, argc, argv);
+	if (!strcmp(argv[1], "spin"))
+		return cmd_spin(argc, argv);
+	usage();
+}

@@ -1,0 +1,81 @@
+"""Small helpers shared by ilock's integration tests (stdlib only)."""
+
+import os
+import selectors
+import subprocess
+import time
+
+_CHUNK = 1 << 20
+
+
+def make_file(path, size_bytes):
+    """Write `size_bytes` of real data to `path` (no holes) and fsync it.
+
+    Allocated blocks matter: writes into holes or unwritten extents take
+    different (often exclusive) lock paths than overwrites.
+    """
+    block = bytes(range(256)) * (_CHUNK // 256)
+    with open(path, "wb") as f:
+        left = size_bytes
+        while left > 0:
+            n = min(left, len(block))
+            f.write(block[:n])
+            left -= n
+        f.flush()
+        os.fsync(f.fileno())
+    return str(path)
+
+
+def run_bg(cmd, **kwargs):
+    """Start `cmd` with stdout piped (text mode); stderr is inherited so
+    pytest's fd capture shows it on failure."""
+    kwargs.setdefault("stdout", subprocess.PIPE)
+    kwargs.setdefault("text", True)
+    return subprocess.Popen([str(c) for c in cmd], **kwargs)
+
+
+def wait_line(proc, prefix, timeout):
+    """Read `proc`'s stdout until a line starts with `prefix`; return that
+    line without its newline. Lines before it are discarded.
+
+    Raises TimeoutError after `timeout` seconds and EOFError if stdout
+    closes first. Reads one byte at a time from a non-blocking fd so it
+    never consumes past the matching line: the caller can keep reading
+    proc.stdout (or call communicate()) afterwards without losing output.
+    """
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    seen = []
+    line = bytearray()
+    was_blocking = os.get_blocking(fd)
+    os.set_blocking(fd, False)
+    sel = selectors.DefaultSelector()
+    sel.register(fd, selectors.EVENT_READ)
+    try:
+        while True:
+            try:
+                b = os.read(fd, 1)
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0 or not sel.select(left):
+                    raise TimeoutError(
+                        f"no line starting with {prefix!r} from pid {proc.pid} "
+                        f"within {timeout}s; last lines: {seen[-5:]!r}"
+                    ) from None
+                continue
+            if not b:
+                raise EOFError(
+                    f"pid {proc.pid} closed stdout (rc={proc.poll()}) before a "
+                    f"line starting with {prefix!r}; last lines: {seen[-5:]!r}"
+                )
+            if b != b"\n":
+                line += b
+                continue
+            text = line.decode("utf-8", "replace")
+            line.clear()
+            if text.startswith(prefix):
+                return text
+            seen.append(text)
+    finally:
+        sel.close()
+        os.set_blocking(fd, was_blocking)
