@@ -43,7 +43,7 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/helpers/%,$(HELPER_SRCS))
 
-.PHONY: all clean install deps demo test unit integration helpers check-root
+.PHONY: all clean install deps demo test test-all unit integration helpers
 .DELETE_ON_ERROR:
 
 all: $(OUT)/ilock $(OUT)/ilocktop
@@ -86,28 +86,29 @@ install: all
 deps:
 	@sh scripts/setup.sh
 
-check-root:
-	@if [ "$$(id -u)" != 0 ]; then \
-		if command -v sudo >/dev/null; then exec sudo $(MAKE) $(MAKECMDGOALS); fi; \
-		echo "ilock: this target needs root (BPF and loop devices)" >&2; exit 1; fi
+# Root is needed for BPF and loop devices. Other users get re-run under
+# sudo when they have it; the whole check is one shell so it runs once.
+AS_ROOT = if [ "$$(id -u)" != 0 ]; then \
+	if command -v sudo >/dev/null 2>&1; then exec sudo $(MAKE) $@; fi; \
+	echo "ilock: 'make $@' needs root (BPF programs and loop devices)" >&2; exit 1; fi
 
 unit: $(UNIT_BINS)
 	@sh tests/run_unit.sh $(UNIT_BINS)
 
 integration: all helpers
-	$(PYTHON) -m pytest -q tests/integration
+	$(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
 # The README's test command: set up, build, then every test layer.
-test: check-root
-	@sh scripts/setup.sh
-	$(MAKE) all helpers $(UNIT_BINS)
+test:
+	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory test-all
+
+test-all: all helpers $(UNIT_BINS)
 	@sh tests/run_unit.sh $(UNIT_BINS)
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
-demo: check-root
-	@sh scripts/setup.sh
-	$(MAKE) all
-	@sh scripts/demo.sh
+# The README's demo: set up, build, run the seed workload under ilock stat.
+demo:
+	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory all && sh scripts/demo.sh
 
 clean:
 	rm -rf $(OUT)

@@ -8,17 +8,10 @@
 #include "cli.h"
 #include "util.h"
 
-enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES };
-
 static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "interval", required_argument, NULL, 'i' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "comm", required_argument, NULL, 'c' },
-	{ "dev", required_argument, NULL, 'D' },
-	{ "ino", required_argument, NULL, OPT_INO },
-	{ "fs", required_argument, NULL, OPT_FS },
-	{ "class", required_argument, NULL, OPT_CLASS },
+	CLI_FILTER_LONGOPTS,
 	{ "top", required_argument, NULL, 'n' },
 	{ "iterations", required_argument, NULL, 'n' },
 	{ "json", no_argument, NULL, 'j' },
@@ -29,6 +22,16 @@ static const struct option long_opts[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
+
+void cli_usage_brief(enum cli_cmd cmd, FILE *f)
+{
+	if (cmd == CLI_TOP)
+		fprintf(f, "usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--fs xfs|ext4] "
+			   "[-b] [-n ITERATIONS] [-o SORTKEY]   (-h for help)\n");
+	else
+		fprintf(f, "usage: ilock stat [-d SECONDS] [-i INTERVAL] [filters] [-n TOP] [-j] [-v]   "
+			   "(-h for help)\n");
+}
 
 void cli_usage(enum cli_cmd cmd, FILE *f)
 {
@@ -92,13 +95,87 @@ static bool parse_sort(const char *s, enum sort_key *k)
 	return false;
 }
 
+int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen)
+{
+	uint64_t v;
+	uint8_t class;
+
+	switch (c) {
+	case 'p':
+		if (!parse_u64(optarg, 0x7fffffff, &v) || !v) {
+			snprintf(err, errlen, "invalid value '%s' for -p: a process id", optarg);
+			return -1;
+		}
+		f->tgid = (uint32_t)v;
+		return 1;
+	case 'c':
+		if (!*optarg || strlen(optarg) >= ILOCK_COMM_LEN) {
+			snprintf(err, errlen, "-c %s: a command name is 1 to 15 characters", optarg);
+			return -1;
+		}
+		strcpy(f->comm, optarg);
+		f->comm_on = true;
+		return 1;
+	case 'D':
+		return parse_dev_arg(optarg, &f->kdev, err, errlen) ? 1 : -1;
+	case OPT_INO:
+		if (!parse_u64(optarg, UINT64_MAX, &v) || !v) {
+			snprintf(err, errlen, "invalid value '%s' for --ino: an inode number", optarg);
+			return -1;
+		}
+		f->ino = v;
+		return 1;
+	case OPT_FS:
+		if (!fs_magic_from_name(optarg, &f->fs_magic)) {
+			snprintf(err, errlen, "--fs %s: unknown filesystem (try xfs or ext4)", optarg);
+			return -1;
+		}
+		return 1;
+	case OPT_CLASS:
+		if (!class_from_name(optarg, &class)) {
+			snprintf(err, errlen, "--class %s: not one of i_rwsem, invalidate_lock, xfs_ilock",
+				 optarg);
+			return -1;
+		}
+		f->class_mask |= 1U << class;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+bool filters_match_lock(const struct filters *f, uint32_t dev, uint64_t ino, uint8_t class,
+			uint32_t magic)
+{
+	if (f->kdev && dev != f->kdev)
+		return false;
+	if (f->ino && ino != f->ino)
+		return false;
+	if (f->class_mask && !(f->class_mask & (1U << class)))
+		return false;
+	if (f->fs_magic && magic != f->fs_magic)
+		return false;
+	return true;
+}
+
+bool filters_match_edge(const struct filters *f, const struct ilock_edge_key *k, uint32_t magic)
+{
+	if (!filters_match_lock(f, k->dev, k->ino, k->class, magic))
+		return false;
+	/* -p and -c select the waiting task, as they do in BPF */
+	if (f->tgid && k->waiter_tgid != f->tgid)
+		return false;
+	if (f->comm_on && strncmp(k->waiter_comm, f->comm, ILOCK_COMM_LEN))
+		return false;
+	return true;
+}
+
 int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, char *err,
 	      size_t errlen)
 {
 	const char *shortopts = cmd == CLI_TOP ? ":d:i:p:c:D:n:jvbo:h" : ":d:i:p:c:D:n:jvh";
 	uint64_t v;
-	uint8_t class;
-	int c;
+	int c, r;
 
 	memset(o, 0, sizeof(*o));
 	o->top_n = 10;
@@ -108,6 +185,11 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	optind = 0;  /* full reset: parse may run more than once */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, long_opts, NULL)) != -1) {
+		r = cli_filter_option(c, optarg, &o->f, err, errlen);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
 		switch (c) {
 		case 'd':
 			if (!parse_seconds(optarg, 1e7, &o->duration_s))
@@ -116,42 +198,6 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 		case 'i':
 			if (!parse_seconds(optarg, 86400, &o->interval_s) || o->interval_s < 0.05)
 				goto bad_value;
-			break;
-		case 'p':
-			if (!parse_u64(optarg, 0x7fffffff, &v) || !v)
-				goto bad_value;
-			o->f.tgid = (uint32_t)v;
-			break;
-		case 'c':
-			if (!*optarg || strlen(optarg) >= ILOCK_COMM_LEN) {
-				snprintf(err, errlen, "-c %s: a command name is 1 to 15 characters", optarg);
-				return -1;
-			}
-			strcpy(o->f.comm, optarg);
-			o->f.comm_on = true;
-			break;
-		case 'D':
-			if (!parse_dev_arg(optarg, &o->f.kdev, err, errlen))
-				return -1;
-			break;
-		case OPT_INO:
-			if (!parse_u64(optarg, UINT64_MAX, &v) || !v)
-				goto bad_value;
-			o->f.ino = v;
-			break;
-		case OPT_FS:
-			if (!fs_magic_from_name(optarg, &o->f.fs_magic)) {
-				snprintf(err, errlen, "--fs %s: unknown filesystem (try xfs or ext4)", optarg);
-				return -1;
-			}
-			break;
-		case OPT_CLASS:
-			if (!class_from_name(optarg, &class)) {
-				snprintf(err, errlen,
-					 "--class %s: not one of i_rwsem, invalidate_lock, xfs_ilock", optarg);
-				return -1;
-			}
-			o->f.class_mask |= 1U << class;
 			break;
 		case 'n':
 			if (!parse_u64(optarg, 1000000, &v) || !v)

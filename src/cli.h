@@ -41,6 +41,28 @@ struct ilock_opts {
 enum cli_cmd { CLI_STAT, CLI_TOP };
 
 /*
+ * The filter flags every tracing or reading subcommand accepts:
+ * -p PID, -c COMM, -D DEV|PATH, --ino N, --fs FS, --class C.
+ * Put CLI_FILTER_LONGOPTS in a getopt_long table and CLI_FILTER_SHORTOPTS
+ * in the short-option string, then pass each option to cli_filter_option().
+ */
+enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_CLI_FIRST_FREE = 300 };
+#define CLI_FILTER_SHORTOPTS "p:c:D:"
+#define CLI_FILTER_LONGOPTS                                     \
+	{ "pid", required_argument, NULL, 'p' },                \
+	{ "comm", required_argument, NULL, 'c' },               \
+	{ "dev", required_argument, NULL, 'D' },                \
+	{ "ino", required_argument, NULL, OPT_INO },            \
+	{ "fs", required_argument, NULL, OPT_FS },              \
+	{ "class", required_argument, NULL, OPT_CLASS }
+/* 1: handled; 0: not a filter option; -1: bad value, reason in err. */
+int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen);
+/* Does an inode lock row / an edge pass the filters (for recorded data)? */
+bool filters_match_lock(const struct filters *f, uint32_t dev, uint64_t ino, uint8_t class,
+			uint32_t magic);
+bool filters_match_edge(const struct filters *f, const struct ilock_edge_key *k, uint32_t magic);
+
+/*
  * Parse argv (argv[0] is the subcommand name). Returns 0, or -1 with a
  * one-line reason in err (the caller prints usage and exits 2), or 1 when
  * --help was asked for.
@@ -50,5 +72,7 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 /* "MAJ:MIN", a block device node, or any path on the filesystem. */
 bool parse_dev_arg(const char *arg, uint32_t *kdev, char *err, size_t errlen);
 void cli_usage(enum cli_cmd cmd, FILE *f);
+/* The synopsis line only, for errors. */
+void cli_usage_brief(enum cli_cmd cmd, FILE *f);
 
 #endif

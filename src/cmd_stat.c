@@ -72,7 +72,7 @@ int cmd_stat(int argc, char **argv)
 	}
 	if (r < 0) {
 		fprintf(stderr, "ilock stat: %s\n", err);
-		cli_usage(CLI_STAT, stderr);
+		cli_usage_brief(CLI_STAT, stderr);
 		return 2;
 	}
 	signals_setup(NULL);

@@ -295,6 +295,20 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	return err;
 }
 
+int tracer_enable_stats(struct tracer *t)
+{
+	if (t->stats_fd >= 0)
+		return 0;
+	t->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (t->stats_fd < 0) {
+		int err = -errno;
+
+		log_warn("cannot enable BPF run-time stats: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt)
 {
 	struct bpf_program *prog;

@@ -37,6 +37,11 @@ struct tracer {
 int tracer_start(struct tracer *t, const struct ilock_opts *o);
 /* Read every map into s (reset first). */
 int tracer_read(struct tracer *t, struct snapshot *s);
+/*
+ * Turn on the kernel's per-program run-time accounting (BPF_ENABLE_STATS)
+ * for as long as the tracer lives. Costs two clock reads per program run.
+ */
+int tracer_enable_stats(struct tracer *t);
 /* BPF run time (ns) and run count summed over our programs; needs stats. */
 int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
 void tracer_stop(struct tracer *t);

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Histogram bucketing, percentiles, merge and delta. */
+#include <stdlib.h>
+
+#include "hist.h"
+#include "unit.h"
+
+static void test_slots(void)
+{
+	CHECK_EQ_U(ilock_hist_slot(0), 0);
+	CHECK_EQ_U(ilock_hist_slot(1), 0);
+	CHECK_EQ_U(ilock_hist_slot(2), 1);
+	CHECK_EQ_U(ilock_hist_slot(3), 1);
+	CHECK_EQ_U(ilock_hist_slot(4), 2);
+	CHECK_EQ_U(ilock_hist_slot(1023), 9);
+	CHECK_EQ_U(ilock_hist_slot(1024), 10);
+	CHECK_EQ_U(ilock_hist_slot(1ULL << 39), ILOCK_HIST_SLOTS - 1);
+	CHECK_EQ_U(ilock_hist_slot(~0ULL), ILOCK_HIST_SLOTS - 1);
+	/* every value lands in the slot whose bounds contain it */
+	for (uint64_t v = 1; v < (1ULL << 38); v = v * 3 + 1) {
+		unsigned s = ilock_hist_slot(v);
+
+		CHECK(v >= hist_slot_lo(s) && v < hist_slot_hi(s));
+	}
+	CHECK_EQ_U(hist_slot_lo(0), 0);
+	CHECK_EQ_U(hist_slot_hi(0), 2);
+	CHECK_EQ_U(hist_slot_lo(10), 1024);
+	CHECK_EQ_U(hist_slot_hi(10), 2048);
+	CHECK_EQ_U(hist_slot_hi(ILOCK_HIST_SLOTS - 1), UINT64_MAX);
+}
+
+static void add(struct ilock_stats *s, uint64_t v)
+{
+	s->count++;
+	s->total_ns += v;
+	s->hist[ilock_hist_slot(v)]++;
+	if (v > s->max_ns)
+		s->max_ns = v;
+}
+
+static void test_percentiles(void)
+{
+	struct ilock_stats s = {};
+	uint64_t p50, p99;
+
+	CHECK_EQ_U(stats_percentile(&s, 0.5), 0);
+	/* 100 values 1000..100000 step 1000: true p50 = 50000, p99 = 99000 */
+	for (int i = 1; i <= 100; i++)
+		add(&s, (uint64_t)i * 1000);
+	p50 = stats_percentile(&s, 0.5);
+	p99 = stats_percentile(&s, 0.99);
+	/* the estimate lies in the true value's slot: within a factor of 2 */
+	CHECK(ilock_hist_slot(p50) == ilock_hist_slot(50000));
+	CHECK(ilock_hist_slot(p99) == ilock_hist_slot(99000));
+	CHECK(p99 <= s.max_ns);
+	CHECK(p50 <= p99);
+	/* one value: every percentile is that value's slot, clamped to max */
+	struct ilock_stats one = {};
+
+	add(&one, 5000);
+	CHECK(stats_percentile(&one, 0.99) <= 5000);
+	CHECK(stats_percentile(&one, 0.99) >= 4096);
+	CHECK_EQ_U(stats_percentile(&one, 1.0), 5000);
+}
+
+static void test_merge_delta(void)
+{
+	struct ilock_stats a = {}, b = {}, m, d;
+
+	add(&a, 100);
+	add(&a, 5000);
+	b = a;
+	add(&b, 1000000);
+	add(&b, 300);
+
+	m = a;
+	stats_merge(&m, &b);
+	CHECK_EQ_U(m.count, 6);
+	CHECK_EQ_U(m.max_ns, 1000000);
+	CHECK_EQ_U(hist_total(m.hist), 6);
+
+	stats_delta(&d, &b, &a);
+	CHECK_EQ_U(d.count, 2);
+	CHECK_EQ_U(d.total_ns, 1000300);
+	CHECK_EQ_U(d.max_ns, 1000000);  /* max rose: exact */
+	CHECK_EQ_U(hist_total(d.hist), 2);
+
+	/* max did not rise: bounded by the top slot of the delta */
+	struct ilock_stats c = b;
+
+	add(&c, 200);
+	stats_delta(&d, &c, &b);
+	CHECK_EQ_U(d.count, 1);
+	CHECK(d.max_ns >= 200 && d.max_ns < 256);
+
+	/* nothing new: zero max */
+	stats_delta(&d, &c, &c);
+	CHECK_EQ_U(d.count, 0);
+	CHECK_EQ_U(d.max_ns, 0);
+
+	/* counters that went backwards (map re-created) saturate at 0 */
+	stats_delta(&d, &a, &b);
+	CHECK_EQ_U(d.count, 0);
+}
+
+static void test_print(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct ilock_stats a = {}, b = {};
+
+	add(&a, 1500);
+	add(&a, 1600);
+	add(&b, 3000000);
+	hist_print_pair(f, "shared", a.hist, "exclusive", b.hist, 2);
+	fclose(f);
+	CHECK(strstr(buf, "1.02 us - 2.05 us") != NULL);
+	CHECK(strstr(buf, "2.10 ms - 4.19 ms") != NULL);
+	CHECK(strstr(buf, "|********************|") != NULL);
+	free(buf);
+}
+
+int main(void)
+{
+	test_slots();
+	test_percentiles();
+	test_merge_delta();
+	test_print();
+	UNIT_DONE();
+}
