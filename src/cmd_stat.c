@@ -81,9 +81,9 @@ int cmd_stat(int argc, char **argv)
 	snap_init(&delta);
 	if (tracer_start(&t, &o))
 		return 1;
-	if (!o.json)
-		fprintf(stderr, "ilock: tracing inode lock waits%s... Ctrl-C to stop\n",
-			o.duration_s ? " for the given duration" : "");
+	/* on stderr even with --json: scripts wait for it to know we are attached */
+	fprintf(stderr, "ilock: tracing inode lock waits%s... Ctrl-C to stop\n",
+		o.duration_s ? " for the given duration" : "");
 
 	start = t.start_mono_ns;
 	if (o.duration_s)

@@ -34,16 +34,17 @@ def run_bg(cmd, **kwargs):
     return subprocess.Popen([str(c) for c in cmd], **kwargs)
 
 
-def wait_line(proc, prefix, timeout):
+def wait_line(proc, prefix, timeout, stream=None):
     """Read `proc`'s stdout until a line starts with `prefix`; return that
     line without its newline. Lines before it are discarded.
 
+    `stream` reads another of proc's pipes (e.g. proc.stderr) instead.
     Raises TimeoutError after `timeout` seconds and EOFError if stdout
     closes first. Reads one byte at a time from a non-blocking fd so it
     never consumes past the matching line: the caller can keep reading
     proc.stdout (or call communicate()) afterwards without losing output.
     """
-    fd = proc.stdout.fileno()
+    fd = (stream or proc.stdout).fileno()
     deadline = time.monotonic() + timeout
     seen = []
     line = bytearray()

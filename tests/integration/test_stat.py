@@ -1,0 +1,201 @@
+"""`ilock stat` against real XFS and ext4 on loop devices.
+
+A deterministic holder: `lockhold write` takes the inode lock exclusive for
+a buffered write whose user buffer faults through userfaultfd, and holds it
+until the test's time is up. Readers (`lockhold read`) or a second writer
+then wait behind it, and we know exactly who waited, behind whom, how long.
+"""
+
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from ilock_run import edges_for, locks_for, start_stat, stop_stat
+from util import make_file, wait_line
+
+HOLD_MS = 800
+MS = 1_000_000
+
+
+def lockhold(helpers_dir):
+    return os.path.join(helpers_dir, "lockhold")
+
+
+def hold(procs, helpers_dir, path, hold_ms=HOLD_MS, off=0, length=4096):
+    p = procs.start([lockhold(helpers_dir), "write", path, off, length, hold_ms])
+    m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(p, "HOLDING ", 10))
+    assert m
+    return p, int(m.group(1)), int(m.group(2))
+
+
+def finish(p):
+    wait_line(p, "RELEASED ", 15)
+    assert p.wait(timeout=15) == 0
+
+
+def run_json(procs, cmd):
+    p = procs.start(cmd)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 0, f"{cmd} exited {p.returncode}"
+    return json.loads(out)
+
+
+def ino_of(path):
+    return os.stat(path).st_ino
+
+
+@pytest.fixture
+def xfs(fs_factory):
+    return fs_factory("xfs")
+
+
+@pytest.fixture
+def ext4(fs_factory):
+    return fs_factory("ext4")
+
+
+def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin):
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    busy = make_file(os.path.join(xfs.mnt, "busy.dat"), 1 << 20)
+    ino = ino_of(path)
+
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    # one thread hammering an unrelated file: busy, but never contended
+    spin = procs.start([lockhold(helpers_dir), "spin", busy, 2, 1])
+    holder, hpid, htid = hold(procs, helpers_dir, path)
+    readers = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 3])
+    r = json.loads(readers.communicate(timeout=20)[0])
+    finish(holder)
+    spin.communicate(timeout=20)
+    doc = stop_stat(st)
+
+    assert doc["version"] == 1
+    assert doc["attach"]["contention_begin"] in ("tp_btf", "raw_tp")
+    rows = locks_for(doc, xfs.majmin, ino)
+    assert len(rows) == 1, doc["locks"]
+    row = rows[0]
+    assert row["fs"] == "xfs"
+    assert row["path"] == path
+    assert row["shared"]["waits"] == 3
+    assert row["exclusive"]["waits"] == 0
+
+    # max wait within 15% of the longest time a reader was really blocked
+    blocked = max(r["blocked_ns"])
+    assert blocked > (HOLD_MS // 2) * MS
+    assert abs(row["shared"]["max_ns"] - blocked) <= 0.15 * blocked, (row["shared"], r)
+    assert sum(c for _, _, c in row["shared"]["hist"]) == 3
+
+    # every wait is paired with the writer as an exclusive holder
+    edges = edges_for(doc, xfs.majmin, ino)
+    assert sum(e["waits"] for e in edges) == 3
+    for e in edges:
+        assert e["holder"]["pid"] == htid and e["holder"]["tgid"] == hpid
+        assert e["holder"]["mode"] == "exclusive"
+        assert e["holder"]["comm"] == "lockhold"
+        assert e["waiter"]["mode"] == "shared"
+        assert e["waiter"]["tgid"] == r["pid"]
+    assert sorted(e["waiter"]["pid"] for e in edges) == sorted(r["tids"])
+
+    # XFS hold times: the IOLOCK was held exclusive for at least the hold
+    assert row["hold"] is not None
+    assert row["hold"]["exclusive"]["max_ns"] >= HOLD_MS * MS
+    assert row["acquisitions"]["exclusive"] >= 1
+
+    # the busy file the readers never touched has no waits
+    busy_rows = [l for l in doc["locks"] if l["ino"] == ino_of(busy)]
+    assert all(l["shared"]["waits"] == 0 and l["exclusive"]["waits"] == 0 for l in busy_rows)
+    for k, v in doc["lost"].items():
+        assert k in doc["lost"] and isinstance(v, int)
+    assert doc["lost"]["wait_map_full"] == 0 and doc["lost"]["edge_map_full"] == 0
+
+
+def test_ext4_readers_do_not_wait_writers_do(ext4, procs, helpers_dir, ilock_bin):
+    path = make_file(os.path.join(ext4.mnt, "db.dat"), 1 << 20)
+    ino = ino_of(path)
+
+    st = start_stat(procs, ilock_bin, "-D", ext4.majmin)
+    holder, hpid, htid = hold(procs, helpers_dir, path)
+    readers = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 3])
+    r = json.loads(readers.communicate(timeout=20)[0])
+    assert max(r["blocked_ns"]) < (HOLD_MS // 4) * MS  # ext4 reads take no inode lock
+    writer = procs.start([lockhold(helpers_dir), "pwrite", path, 65536, 4096, 1])
+    time.sleep(0.1)
+    finish(holder)
+    w = json.loads(writer.communicate(timeout=20)[0])
+    doc = stop_stat(st)
+
+    rows = locks_for(doc, ext4.majmin, ino)
+    assert len(rows) == 1, doc["locks"]
+    row = rows[0]
+    assert row["fs"] == "ext4"
+    assert row["path"] == path
+    assert row["shared"]["waits"] == 0
+    assert row["exclusive"]["waits"] == 1
+    assert row["hold"] is None  # hold times come from XFS tracepoints only
+    edges = edges_for(doc, ext4.majmin, ino)
+    assert len(edges) == 1
+    e = edges[0]
+    assert (e["holder"]["pid"], e["holder"]["mode"]) == (htid, "exclusive")
+    assert (e["waiter"]["pid"], e["waiter"]["mode"]) == (w["tids"][0], "exclusive")
+    assert abs(e["max_ns"] - w["blocked_ns"][0]) <= 0.15 * w["blocked_ns"][0]
+
+
+def test_filters_pid_and_ino(xfs, procs, helpers_dir, ilock_bin):
+    a = make_file(os.path.join(xfs.mnt, "a.dat"), 1 << 20)
+    b = make_file(os.path.join(xfs.mnt, "b.dat"), 1 << 20)
+
+    # readers that start after a delay, so their pid is known in advance
+    ra = procs.start([lockhold(helpers_dir), "read", a, 0, 4096, 2, 1500])
+    rb = procs.start([lockhold(helpers_dir), "read", b, 0, 4096, 2, 1500])
+    by_pid = start_stat(procs, ilock_bin, "-p", ra.pid)
+    by_ino = start_stat(procs, ilock_bin, "--ino", ino_of(b), "-D", xfs.mnt)
+    ha, _, _ = hold(procs, helpers_dir, a, hold_ms=2500)
+    hb, _, _ = hold(procs, helpers_dir, b, hold_ms=2500)
+    json.loads(ra.communicate(timeout=20)[0])
+    json.loads(rb.communicate(timeout=20)[0])
+    finish(ha)
+    finish(hb)
+    dp = stop_stat(by_pid)
+    di = stop_stat(by_ino)
+
+    assert {(l["ino"]) for l in dp["locks"] if l["shared"]["waits"]} == {ino_of(a)}
+    assert dp["edges"] and all(e["waiter"]["tgid"] == ra.pid for e in dp["edges"])
+    assert {(l["dev"], l["ino"]) for l in di["locks"]} == {(xfs.majmin, ino_of(b))}
+    assert sum(l["shared"]["waits"] for l in di["locks"]) == 2
+
+
+def test_filter_dev(fs_factory, procs, helpers_dir, ilock_bin):
+    one, two = fs_factory("xfs"), fs_factory("xfs")
+    f1 = make_file(os.path.join(one.mnt, "f"), 1 << 20)
+    f2 = make_file(os.path.join(two.mnt, "f"), 1 << 20)
+
+    st = start_stat(procs, ilock_bin, "-D", two.dev)  # a block device node works too
+    holders = [hold(procs, helpers_dir, f, hold_ms=500)[0] for f in (f1, f2)]
+    readers = [procs.start([lockhold(helpers_dir), "read", f, 0, 4096, 2]) for f in (f1, f2)]
+    for r in readers:
+        r.communicate(timeout=20)
+    for h in holders:
+        finish(h)
+    doc = stop_stat(st)
+    assert {l["dev"] for l in doc["locks"]} == {two.majmin}
+    assert any(l["ino"] == ino_of(f2) and l["shared"]["waits"] == 2 for l in doc["locks"])
+
+
+def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
+    """The text report names the file, the lock and the pair."""
+    path = make_file(os.path.join(xfs.mnt, "text.dat"), 1 << 20)
+    st = procs.start([ilock_bin, "stat", "-d", "3", "-D", xfs.mnt], stderr=subprocess.PIPE)
+    wait_line(st, "ilock: tracing", 30, stream=st.stderr)
+    holder, _, htid = hold(procs, helpers_dir, path, hold_ms=400)
+    procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 2]).communicate(timeout=20)
+    finish(holder)
+    out, _ = st.communicate(timeout=30)
+    assert st.returncode == 0
+    assert "TOP INODE LOCKS" in out and "WAIT HISTOGRAMS" in out and "LOST EVENTS" in out
+    line = next(l for l in out.splitlines() if l.startswith(path))
+    assert "xfs" in line and "IOLOCK" in line and f"lockhold[{htid}] exclusive" in line
+    assert re.search(rf"lockhold\[{htid}\] exclusive\s+->\s+lockhold\[\d+\]\s+shared\s+1 waits", out)
