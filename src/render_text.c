@@ -65,7 +65,12 @@ char *fmt_path_left(char *buf, size_t len, const char *path, int width)
 		snprintf(buf, len, "%s", path);
 		return buf;
 	}
-	snprintf(buf, len, "...%s", path + n - (size_t)(width - 3));
+	{
+		const char *tail = path + n - (size_t)(width - 3), *slash = strchr(tail, '/');
+
+		/* cut at a directory boundary when one is in reach */
+		snprintf(buf, len, "...%s", slash ? slash : tail);
+	}
 	return buf;
 }
 

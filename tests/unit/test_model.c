@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The snapshot model: add, delta, merge, sort, top holder; mountinfo paths. */
+#include <stdlib.h>
+
+#include "hist.h"
+#include "model.h"
+#include "mounts.h"
+#include "unit.h"
+
+static struct ilock_stats st(uint64_t n, uint64_t each)
+{
+	struct ilock_stats s = {};
+
+	s.count = n;
+	s.total_ns = n * each;
+	s.max_ns = n ? each : 0;
+	s.hist[ilock_hist_slot(each)] = n;
+	return s;
+}
+
+static struct ilock_key key(uint32_t dev, uint64_t ino, uint8_t class, uint8_t mode)
+{
+	struct ilock_key k = { .ino = ino, .dev = dev, .class = class, .mode = mode };
+
+	return k;
+}
+
+static struct ilock_edge_key ekey(uint64_t ino, uint32_t hpid, uint32_t wpid)
+{
+	struct ilock_edge_key k = {};
+
+	k.ino = ino;
+	k.dev = ILOCK_KDEV(7, 0);
+	k.holder_mode = ILOCK_MODE_EXCL;
+	k.waiter_mode = ILOCK_MODE_SHARED;
+	k.holder_pid = hpid;
+	k.waiter_pid = wpid;
+	strcpy(k.holder_comm, "fio");
+	strcpy(k.waiter_comm, "fio");
+	return k;
+}
+
+static void test_add_and_find(void)
+{
+	struct snapshot s;
+	struct ilock_key k1 = key(ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+	struct ilock_key k2 = key(ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL);
+	struct ilock_stats a = st(10, 1000), b = st(2, 5000);
+	const struct lock_row *r;
+
+	snap_init(&s);
+	CHECK(snap_add_wait(&s, &k1, &a) == 0);
+	CHECK(snap_add_wait(&s, &k2, &b) == 0);
+	CHECK(snap_add_hold(&s, &k2, &b) == 0);
+	CHECK_EQ_U(s.nlocks, 1);
+	r = snap_find_lock(&s, ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_I_RWSEM);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 10);
+		CHECK_EQ_U(r->wait[ILOCK_MODE_EXCL].count, 2);
+		CHECK(r->has_hold);
+		CHECK_EQ_U(row_wait_ns(r), 20000);
+		CHECK_EQ_U(row_waits(r), 12);
+		CHECK_EQ_U(row_max_ns(r), 5000);
+	}
+	CHECK(snap_find_lock(&s, ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_XFS_ILOCK) == NULL);
+	/* bad keys are refused, not stored */
+	struct ilock_key bad = key(1, 1, ILOCK_CLASS_MAX, 0);
+
+	CHECK(snap_add_wait(&s, &bad, &a) != 0);
+	snap_free(&s);
+}
+
+static void test_many_rows(void)
+{
+	struct snapshot s;
+	struct ilock_stats a = st(1, 100);
+	bool ok = true;
+
+	snap_init(&s);
+	for (uint64_t i = 1; i <= 20000; i++) {
+		struct ilock_key k = key(ILOCK_KDEV(8, 1), i, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+
+		ok &= snap_add_wait(&s, &k, &a) == 0;
+	}
+	CHECK(ok);
+	CHECK_EQ_U(s.nlocks, 20000);
+	ok = true;
+	for (uint64_t i = 1; i <= 20000; i += 7)
+		ok &= snap_find_lock(&s, ILOCK_KDEV(8, 1), i, ILOCK_CLASS_I_RWSEM) != NULL;
+	CHECK(ok);
+	snap_free(&s);
+}
+
+static void test_delta_merge(void)
+{
+	struct snapshot prev, cur, d, m;
+	struct ilock_key k = key(ILOCK_KDEV(7, 0), 5, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+	struct ilock_key k2 = key(ILOCK_KDEV(7, 0), 6, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL);
+	struct ilock_stats a = st(10, 1000), b = st(15, 1000), c = st(3, 700);
+	struct ilock_edge_key e = ekey(5, 100, 200);
+	struct ilock_edge_stats es1 = { 4, 4000, 1000 }, es2 = { 9, 9000, 1000 };
+	const struct lock_row *r;
+
+	snap_init(&prev);
+	snap_init(&cur);
+	snap_init(&d);
+	snap_init(&m);
+	snap_add_wait(&prev, &k, &a);
+	snap_add_edge(&prev, &e, &es1);
+	prev.counters[ILOCK_EV_WAIT] = 10;
+	snap_add_wait(&cur, &k, &b);
+	snap_add_wait(&cur, &k2, &c);
+	snap_add_edge(&cur, &e, &es2);
+	cur.counters[ILOCK_EV_WAIT] = 18;
+
+	CHECK(snap_delta(&d, &cur, &prev) == 0);
+	r = snap_find_lock(&d, k.dev, 5, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[0].count == 5 && r->wait[0].total_ns == 5000);
+	r = snap_find_lock(&d, k.dev, 6, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[1].count == 3);
+	CHECK_EQ_U(d.nedges, 1);
+	CHECK_EQ_U(d.edges[0].s.count, 5);
+	CHECK_EQ_U(d.counters[ILOCK_EV_WAIT], 8);
+
+	/* an unchanged row drops out of the delta */
+	CHECK(snap_delta(&d, &cur, &cur) == 0);
+	CHECK_EQ_U(d.nlocks, 0);
+	CHECK_EQ_U(d.nedges, 0);
+
+	/* merge of two deltas gives the total */
+	CHECK(snap_delta(&d, &cur, &prev) == 0);
+	CHECK(snap_merge(&m, &prev) == 0);
+	CHECK(snap_merge(&m, &d) == 0);
+	r = snap_find_lock(&m, k.dev, 5, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[0].count == 15);
+	CHECK_EQ_U(m.edges[0].s.count, 9);
+	CHECK_EQ_U(m.counters[ILOCK_EV_WAIT], 18);
+
+	snap_free(&prev);
+	snap_free(&cur);
+	snap_free(&d);
+	snap_free(&m);
+}
+
+static void test_sort_and_holder(void)
+{
+	struct snapshot s;
+	struct ilock_key k;
+	struct ilock_stats big = st(2, 1000000), many = st(100, 1000), none = {};
+	struct ilock_edge_key e1 = ekey(2, 11, 21), e2 = ekey(2, 12, 22);
+	struct ilock_edge_stats s1 = { 1, 500, 500 }, s2 = { 1, 900, 900 };
+	const struct edge_row *top;
+
+	snap_init(&s);
+	k = key(1, 1, 0, ILOCK_MODE_SHARED);
+	snap_add_wait(&s, &k, &many);         /* 100 waits, 100 us */
+	k = key(1, 2, 0, ILOCK_MODE_EXCL);
+	snap_add_wait(&s, &k, &big);          /* 2 waits, 2 ms */
+	k = key(1, 3, 0, ILOCK_MODE_EXCL);
+	snap_add_hold(&s, &k, &many);         /* holds only */
+	snap_add_wait(&s, &k, &none);
+
+	snap_sort_locks(&s, SORT_WAIT_TIME);
+	CHECK_EQ_U(s.locks[0].ino, 2);
+	CHECK_EQ_U(s.locks[1].ino, 1);
+	CHECK_EQ_U(s.locks[2].ino, 3);       /* no waits: last */
+	snap_sort_locks(&s, SORT_WAITS);
+	CHECK_EQ_U(s.locks[0].ino, 1);
+	snap_sort_locks(&s, SORT_EXCL);
+	CHECK_EQ_U(s.locks[0].ino, 2);
+	/* the index still works after sorting */
+	CHECK(snap_find_lock(&s, 1, 3, 0) == &s.locks[2]);
+
+	e1.dev = e2.dev = 1;
+	e1.class = e2.class = 0;
+	snap_add_edge(&s, &e1, &s1);
+	snap_add_edge(&s, &e2, &s2);
+	top = snap_top_holder(&s, 1, 2, 0);
+	CHECK(top && top->k.holder_pid == 12);
+	CHECK(snap_top_holder(&s, 1, 1, 0) == NULL);
+	snap_sort_edges(&s);
+	CHECK_EQ_U(s.edges[0].k.holder_pid, 12);
+	snap_free(&s);
+}
+
+static void test_names(void)
+{
+	uint8_t c;
+	uint32_t m;
+
+	CHECK_STR(class_name(ILOCK_CLASS_I_RWSEM), "i_rwsem");
+	CHECK_STR(class_display_name(ILOCK_CLASS_I_RWSEM, ILOCK_XFS_SB_MAGIC), "IOLOCK");
+	CHECK_STR(class_display_name(ILOCK_CLASS_INVALIDATE, ILOCK_XFS_SB_MAGIC), "MMAPLOCK");
+	CHECK_STR(class_display_name(ILOCK_CLASS_XFS_ILOCK, ILOCK_XFS_SB_MAGIC), "ILOCK");
+	CHECK_STR(class_display_name(ILOCK_CLASS_I_RWSEM, ILOCK_EXT4_SB_MAGIC), "i_rwsem");
+	CHECK(class_from_name("iolock", &c) && c == ILOCK_CLASS_I_RWSEM);
+	CHECK(class_from_name("invalidate_lock", &c) && c == ILOCK_CLASS_INVALIDATE);
+	CHECK(!class_from_name("mmap_lock", &c));
+	CHECK(fs_magic_from_name("ext4", &m) && m == ILOCK_EXT4_SB_MAGIC);
+	CHECK(!fs_magic_from_name("ntfs", &m));
+	CHECK_STR(mode_name(ILOCK_MODE_READERS), "readers");
+}
+
+static void test_mounts(void)
+{
+	const char *text =
+		"22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+		"40 22 7:0 / /mnt/x rw,relatime shared:2 - xfs /dev/loop0 rw\n"
+		"41 22 7:0 /sub /srv/bind\\040dir rw - xfs /dev/loop0 rw\n"
+		"42 22 7:1 /only/this /mnt/part rw - ext4 /dev/loop1 rw\n"
+		"garbage line\n"
+		"43 22 0:5 / /proc rw - proc proc rw";
+	struct mount_table t;
+	char out[256];
+
+	CHECK(mounts_parse(&t, text) == 0);
+	CHECK_EQ_U(t.n, 5);
+	CHECK(mounts_find_dev(&t, ILOCK_KDEV(7, 0)) != NULL);
+	CHECK_STR(mounts_find_dev(&t, ILOCK_KDEV(7, 0))->mnt, "/mnt/x");
+	CHECK_STR(t.e[2].mnt, "/srv/bind dir");
+	CHECK(mounts_full_path(&t, ILOCK_KDEV(7, 0), "/sub/db.dat", out, sizeof(out)));
+	CHECK_STR(out, "/mnt/x/sub/db.dat");
+	CHECK(mounts_full_path(&t, ILOCK_KDEV(8, 1), "/etc/passwd", out, sizeof(out)));
+	CHECK_STR(out, "/etc/passwd");
+	/* a bind mount of a subtree shows only files under it */
+	CHECK(mounts_full_path(&t, ILOCK_KDEV(7, 1), "/only/this/f", out, sizeof(out)));
+	CHECK_STR(out, "/mnt/part/f");
+	CHECK(!mounts_full_path(&t, ILOCK_KDEV(7, 1), "/only/thisnot/f", out, sizeof(out)));
+	CHECK(!mounts_full_path(&t, ILOCK_KDEV(9, 9), "/x", out, sizeof(out)));
+	mounts_free(&t);
+}
+
+int main(void)
+{
+	test_add_and_find();
+	test_many_rows();
+	test_delta_merge();
+	test_sort_and_holder();
+	test_names();
+	test_mounts();
+	UNIT_DONE();
+}

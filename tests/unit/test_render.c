@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Renderers against golden files, JSON escaping, formatting helpers and
+ * CLI parsing errors. UPDATE_GOLDEN=1 rewrites the golden files.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "hist.h"
+#include "json.h"
+#include "render.h"
+#include "util.h"
+#include "unit.h"
+
+#ifndef GOLDEN_DIR
+#define GOLDEN_DIR "tests/unit/golden"
+#endif
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void check_golden(const char *name, const char *got)
+{
+	char path[256];
+	char *want;
+
+	snprintf(path, sizeof(path), "%s/%s", GOLDEN_DIR, name);
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+
+		CHECK(f != NULL);
+		if (f) {
+			fputs(got, f);
+			fclose(f);
+		}
+		return;
+	}
+	want = slurp(path);
+	CHECK(want != NULL);
+	if (want && strcmp(want, got)) {
+		fprintf(stderr, "golden %s differs; got:\n%s\n", name, got);
+		CHECK(!"golden mismatch");
+	} else if (want) {
+		CHECK(1);
+	}
+	free(want);
+}
+
+static void add_wait(struct snapshot *s, uint64_t ino, uint8_t class, uint8_t mode,
+		     const uint64_t *vals, int n, bool hold)
+{
+	struct ilock_key k = { .ino = ino, .dev = ILOCK_KDEV(7, 0), .class = class, .mode = mode };
+	struct ilock_stats st = {};
+
+	for (int i = 0; i < n; i++) {
+		st.count++;
+		st.total_ns += vals[i];
+		st.hist[ilock_hist_slot(vals[i])]++;
+		if (vals[i] > st.max_ns)
+			st.max_ns = vals[i];
+	}
+	if (hold)
+		snap_add_hold(s, &k, &st);
+	else
+		snap_add_wait(s, &k, &st);
+}
+
+static void build(struct snapshot *s)
+{
+	static const uint64_t sh[] = { 300000, 420000, 800000, 1200000, 16200000 };
+	static const uint64_t ex[] = { 500000, 2100000 };
+	static const uint64_t hd[] = { 4000, 6000, 900000 };
+	struct ilock_edge_key e = {};
+	struct ilock_edge_stats es = { 2113, 812000000, 16200000 };
+	struct inode_meta m = { .ino = 131, .dev = ILOCK_KDEV(7, 0), .magic = ILOCK_XFS_SB_MAGIC };
+	struct inode_meta gone = { .ino = 99, .dev = ILOCK_KDEV(7, 0), .magic = ILOCK_XFS_SB_MAGIC,
+				   .flags = ILOCK_INODE_UNLINKED };
+
+	snap_init(s);
+	strcpy(m.path, "/db/data \"1\".ibd");
+	strcpy(gone.path, "/tmp.x");
+	snap_add_inode(s, &m);
+	snap_add_inode(s, &gone);
+	add_wait(s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, sh, 5, false);
+	add_wait(s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, ex, 2, false);
+	add_wait(s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, hd, 3, true);
+	add_wait(s, 99, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_SHARED, ex, 1, false);
+	add_wait(s, 7777, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, sh, 1, false);
+	e.ino = 131;
+	e.dev = ILOCK_KDEV(7, 0);
+	e.holder_mode = ILOCK_MODE_EXCL;
+	e.waiter_mode = ILOCK_MODE_SHARED;
+	e.holder_pid = e.holder_tgid = 4257;
+	e.waiter_pid = 4254;
+	e.waiter_tgid = 4250;
+	memcpy(e.holder_comm, "fio", 4);
+	memcpy(e.waiter_comm, "mysqld-with-a-l", 15);  /* 15 chars, no NUL needed */
+	snap_add_edge(s, &e, &es);
+	e.holder_mode = ILOCK_MODE_UNKNOWN;
+	e.holder_pid = e.holder_tgid = 0;
+	memset(e.holder_comm, 0, sizeof(e.holder_comm));
+	es = (struct ilock_edge_stats){ 3, 3000000, 2000000 };
+	snap_add_edge(s, &e, &es);
+	s->counters[ILOCK_EV_WAIT] = 8;
+	s->counters[ILOCK_EV_BEGIN_RWSEM] = 9;
+	s->counters[ILOCK_LOST_END_NO_BEGIN] = 2;
+	s->in_flight = 1;
+	snap_sort_locks(s, SORT_WAIT_TIME);
+	snap_sort_edges(s);
+}
+
+static void meta(struct report_meta *m, struct mount_table *mt)
+{
+	memset(m, 0, sizeof(*m));
+	m->kernel = "6.18.44";
+	m->hostname = "db1";
+	m->duration_s = 10.0;
+	m->attach[0] = (struct attach_info){ "contention_begin", "tp_btf" };
+	m->attach[1] = (struct attach_info){ "xfs_ilock", "off" };
+	m->nattach = 2;
+	mounts_parse(mt, "40 22 7:0 / /mnt/x rw - xfs /dev/loop0 rw\n");
+	m->mounts = mt;
+}
+
+static char *render(void (*fn)(FILE *, const struct snapshot *, const struct report_meta *,
+			      const struct render_opts *),
+		    const struct snapshot *s, const struct report_meta *m)
+{
+	struct render_opts o = { .top_n = 10 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	fn(f, s, m, &o);
+	fclose(f);
+	return buf;
+}
+
+static void test_golden(void)
+{
+	struct snapshot s;
+	struct report_meta m;
+	struct mount_table mt;
+	char *text, *json;
+
+	build(&s);
+	meta(&m, &mt);
+	text = render(render_text, &s, &m);
+	json = render(render_json, &s, &m);
+	check_golden("stat.txt", text);
+	check_golden("stat.json", json);
+	/* required keys of the stable schema */
+	static const char *const keys[] = {
+		"\"version\":1", "\"duration_s\":", "\"kernel\":", "\"attach\":{", "\"lost\":{",
+		"\"locks\":[", "\"dev\":\"7:0\"", "\"ino\":131", "\"path\":\"/mnt/x/db/data \\\"1\\\".ibd\"",
+		"\"fs\":\"xfs\"", "\"class\":\"i_rwsem\"", "\"shared\":{\"waits\":5", "\"wait_ns\":",
+		"\"max_ns\":", "\"p50_ns\":", "\"p99_ns\":", "\"hist\":[[", "\"exclusive\":{",
+		"\"acquisitions\":{\"shared\":0,\"exclusive\":3}", "\"hold\":{", "\"acquisitions\":null",
+		"\"edges\":[", "\"holder\":{\"pid\":4257", "\"waiter\":{\"pid\":4254", "\"mode\":\"shared\"",
+		"\"comm\":\"mysqld-with-a-l\"", "\"waits\":2113", "\"path\":null",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+		if (!strstr(json, keys[i]))
+			fprintf(stderr, "missing %s\n", keys[i]);
+		CHECK(strstr(json, keys[i]) != NULL);
+	}
+	CHECK(strstr(text, "/mnt/x/db/data \"1\".ibd") != NULL);
+	CHECK(strstr(text, "fio[4257] exclusive") != NULL);
+	CHECK(strstr(text, "(deleted)") != NULL);
+	CHECK(strstr(text, "end_without_begin") != NULL);
+	free(text);
+	free(json);
+	mounts_free(&mt);
+	snap_free(&s);
+}
+
+static void test_empty(void)
+{
+	struct snapshot s;
+	struct report_meta m;
+	struct mount_table mt;
+	char *text;
+
+	snap_init(&s);
+	meta(&m, &mt);
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "(no inode lock waits)") != NULL);
+	CHECK(strstr(text, "LOST EVENTS\n  none") != NULL);
+	free(text);
+	mounts_free(&mt);
+	snap_free(&s);
+}
+
+static void test_format(void)
+{
+	char b[64];
+
+	CHECK_STR(fmt_ns(b, sizeof(b), 950), "950 ns");
+	CHECK_STR(fmt_ns(b, sizeof(b), 16200000), "16.2 ms");
+	CHECK_STR(fmt_ns(b, sizeof(b), 812000000), "812 ms");
+	CHECK_STR(fmt_ns(b, sizeof(b), 3400000000ULL), "3.40 s");
+	CHECK_STR(fmt_count(b, sizeof(b), 2113), "2,113");
+	CHECK_STR(fmt_count(b, sizeof(b), 1234567), "1,234,567");
+	CHECK_STR(fmt_count(b, sizeof(b), 12), "12");
+	CHECK_STR(fmt_path_left(b, sizeof(b), "/very/long/path/to/file", 12), ".../to/file");
+	CHECK_STR(fmt_path_left(b, sizeof(b), "/short", 12), "/short");
+	CHECK_STR(fmt_task(b, sizeof(b), "fio", 42), "fio[42]");
+	CHECK_STR(fmt_kdev(b, sizeof(b), ILOCK_KDEV(259, 3)), "259:3");
+
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	json_write_string(f, "a\"b\\c\n\x01");
+	fclose(f);
+	CHECK_STR(buf, "\"a\\\"b\\\\c\\n\\u0001\"");
+	free(buf);
+}
+
+static int parse(enum cli_cmd cmd, struct ilock_opts *o, char *err, int argc, ...)
+{
+	char *argv[16];
+	va_list ap;
+
+	va_start(ap, argc);
+	for (int i = 0; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	va_end(ap);
+	argv[argc] = NULL;
+	return cli_parse(cmd, argc, argv, o, err, 256);
+}
+
+static void test_cli(void)
+{
+	struct ilock_opts o;
+	char err[256];
+
+	CHECK(parse(CLI_STAT, &o, err, 5, "stat", "-d", "10", "-p", "42") == 0);
+	CHECK(o.duration_s == 10.0 && o.f.tgid == 42);
+	CHECK(parse(CLI_STAT, &o, err, 6, "stat", "-D", "7:3", "--ino", "131", "-j") == 0);
+	CHECK(o.f.kdev == ILOCK_KDEV(7, 3) && o.f.ino == 131 && o.json);
+	CHECK(parse(CLI_STAT, &o, err, 5, "stat", "--class", "IOLOCK", "--class", "xfs_ilock") == 0);
+	CHECK_EQ_U(o.f.class_mask, (1U << ILOCK_CLASS_I_RWSEM) | (1U << ILOCK_CLASS_XFS_ILOCK));
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "--fs", "ext4") == 0);
+	CHECK_EQ_U(o.f.fs_magic, ILOCK_EXT4_SB_MAGIC);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-c", "mysqld") == 0 && o.f.comm_on);
+	CHECK(parse(CLI_STAT, &o, err, 2, "stat", "--help") == 1);
+
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "abc") == -1);
+	CHECK(strstr(err, "'abc'") != NULL);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "-5") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-p", "0") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 2, "stat", "-x") == -1);
+	CHECK_STR(err, "unknown option -x");
+	CHECK(parse(CLI_STAT, &o, err, 2, "stat", "--bogus") == -1);
+	CHECK(strstr(err, "--bogus") != NULL);
+	CHECK(parse(CLI_STAT, &o, err, 2, "stat", "-d") == -1);
+	CHECK(strstr(err, "needs a value") != NULL);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "--fs", "ntfs") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "--class", "mmap_lock") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-c", "a-name-longer-than-15") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-D", "/no/such/path") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-D", "4096:1") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 2, "stat", "extra") == -1);
+	CHECK(strstr(err, "extra") != NULL);
+	/* -o is for ilocktop only */
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-o", "max") == -1);
+	CHECK(parse(CLI_TOP, &o, err, 3, "top", "-o", "max") == 0 && o.sort == SORT_MAX);
+	CHECK(parse(CLI_TOP, &o, err, 3, "top", "-o", "nope") == -1);
+	CHECK(parse(CLI_TOP, &o, err, 4, "top", "-b", "-n", "3") == 0 && o.batch && o.iterations == 3);
+}
+
+int main(void)
+{
+	test_golden();
+	test_empty();
+	test_format();
+	test_cli();
+	UNIT_DONE();
+}
