@@ -15,6 +15,30 @@
 #define RWSEM_OWNER_FLAGS_MASK 7UL  /* kernel/locking/rwsem.c */
 
 /*
+ * No owner: the lock is being handed over (up_write cleared owner, the woken
+ * waiter has not taken it yet). A newcomer then queues behind the head of
+ * wait_list, which is who it really waits for. Read without wait_lock: a
+ * racy but safe snapshot, like the owner itself.
+ */
+static __always_inline struct task_struct *queue_head(void *lock, u8 *mode)
+{
+	void *head = lock + bpf_core_field_offset(struct rw_semaphore, wait_list);
+	void *first, *waiter;
+	int type = 0;
+
+	if (!bpf_core_type_exists(struct rwsem_waiter))
+		return NULL;
+	first = read_ptr(head);
+	if (!first || first == head)
+		return NULL;
+	waiter = first - bpf_core_field_offset(struct rwsem_waiter, list);
+	bpf_probe_read_kernel(&type, sizeof(type),
+			      waiter + bpf_core_field_offset(struct rwsem_waiter, type));
+	*mode = type == RWSEM_WAITING_FOR_WRITE ? ILOCK_MODE_QUEUED_EXCL : ILOCK_MODE_QUEUED_SHARED;
+	return read_ptr(waiter + bpf_core_field_offset(struct rwsem_waiter, task));
+}
+
+/*
  * rw_semaphore.owner: the writer's task_struct, or with READER_OWNED set a
  * hint of the last reader. Read at wait start, it names the holder.
  */
@@ -26,11 +50,12 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p)
 	bpf_probe_read_kernel(&owner, sizeof(owner),
 			      lock + bpf_core_field_offset(struct rw_semaphore, owner));
 	task = (void *)(owner & ~RWSEM_OWNER_FLAGS_MASK);
-	if (!task) {
+	if (task) {
+		p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
+	} else if (!(task = queue_head(lock, &p->holder_mode))) {
 		p->holder_mode = ILOCK_MODE_UNKNOWN;
 		return;
 	}
-	p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
 	p->holder_pid = BPF_CORE_READ(task, pid);
 	p->holder_tgid = BPF_CORE_READ(task, tgid);
 	bpf_probe_read_kernel_str(p->holder_comm, sizeof(p->holder_comm), task->comm);
@@ -127,11 +152,20 @@ static __always_inline int on_end(void *lock)
 	p = bpf_map_lookup_elem(&pending_waits, &tid);
 	if (!p) {
 		/*
-		 * Most of these are other locks' waits (spinlocks, mutexes)
-		 * we ignored at begin; the ones on inode locks began before
-		 * we attached, and are counted.
+		 * Most of these are waits we ignored at begin: other lock
+		 * types, or inode locks the filters reject. Those left, on
+		 * selected inode locks, began before we attached.
 		 */
-		if (task_selected(pid_tgid) && classify_lock(lock, &class))
+		struct inode *inode;
+		struct ilock_key k;
+
+		if (!task_selected(pid_tgid))
+			return 0;
+		inode = classify_lock(lock, &class);
+		if (!inode)
+			return 0;
+		fill_key(&k, inode, class, ILOCK_MODE_SHARED);
+		if (inode_selected(&k, inode))
 			count(ILOCK_LOST_END_NO_BEGIN);
 		return 0;
 	}

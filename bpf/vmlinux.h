@@ -36,9 +36,29 @@ typedef struct { s64 counter; } atomic_long_t;
  * low bits carry flags in both, so one 8-byte read at the relocated offset
  * serves every kernel that has the contention tracepoints (5.19+).
  */
+struct list_head {
+	struct list_head *next;
+	struct list_head *prev;
+};
+
 struct rw_semaphore {
 	atomic_long_t count;
 	atomic_long_t owner;
+	struct list_head wait_list;
+};
+
+struct task_struct;
+
+enum rwsem_waiter_type {
+	RWSEM_WAITING_FOR_WRITE = 0,
+	RWSEM_WAITING_FOR_READ = 1,
+};
+
+/* kernel/locking/rwsem.c; probed with bpf_core_type_exists() */
+struct rwsem_waiter {
+	struct list_head list;
+	struct task_struct *task;
+	enum rwsem_waiter_type type;
 };
 
 struct task_struct {

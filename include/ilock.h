@@ -59,7 +59,13 @@ enum ilock_mode {
 	ILOCK_MODE_SHARED = 0,
 	ILOCK_MODE_EXCL = 1,
 	ILOCK_MODE_READERS = 2,  /* holder only: reader-owned, pid is a hint */
-	ILOCK_MODE_UNKNOWN = 3,  /* holder only: no owner recorded */
+	ILOCK_MODE_UNKNOWN = 3,  /* holder only: no owner, nobody queued */
+	/*
+	 * holder only: the lock was between owners with waiters queued; the
+	 * "holder" is the head waiter, who takes it next, and its wanted mode.
+	 */
+	ILOCK_MODE_QUEUED_EXCL = 4,
+	ILOCK_MODE_QUEUED_SHARED = 5,
 	ILOCK_MODE_MAX,
 };
 

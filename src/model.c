@@ -469,18 +469,42 @@ void snap_sort_edges(struct snapshot *s)
 		    edge_row_hash);
 }
 
+/*
+ * The holder that cost this lock's waiters the most time in total, summed
+ * over all its waiters; returned as its largest edge. Known holders win
+ * over "unknown" ones whatever the time.
+ */
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
 				       uint8_t class)
 {
 	const struct edge_row *best = NULL;
+	uint64_t best_ns = 0;
 
 	for (size_t i = 0; i < s->nedges; i++) {
-		const struct edge_row *e = &s->edges[i];
+		const struct edge_row *e = &s->edges[i], *big = e;
+		uint64_t sum = 0;
 
 		if (e->k.dev != dev || e->k.ino != ino || e->k.class != class)
 			continue;
-		if (!best || e->s.total_ns > best->s.total_ns)
-			best = e;
+		for (size_t j = 0; j < s->nedges; j++) {
+			const struct edge_row *o = &s->edges[j];
+
+			if (o->k.dev != dev || o->k.ino != ino || o->k.class != class ||
+			    o->k.holder_pid != e->k.holder_pid || o->k.holder_mode != e->k.holder_mode)
+				continue;
+			sum += o->s.total_ns;
+			if (o->s.total_ns > big->s.total_ns)
+				big = o;
+		}
+		if (best && (e->k.holder_mode == ILOCK_MODE_UNKNOWN) !=
+			    (best->k.holder_mode == ILOCK_MODE_UNKNOWN)) {
+			if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
+				continue;
+		} else if (best && sum <= best_ns) {
+			continue;
+		}
+		best = big;
+		best_ns = sum;
 	}
 	return best;
 }
@@ -535,6 +559,8 @@ const char *mode_name(uint8_t mode)
 	case ILOCK_MODE_SHARED: return "shared";
 	case ILOCK_MODE_EXCL: return "exclusive";
 	case ILOCK_MODE_READERS: return "readers";
+	case ILOCK_MODE_QUEUED_EXCL: return "queued-exclusive";
+	case ILOCK_MODE_QUEUED_SHARED: return "queued-shared";
 	default: return "unknown";
 	}
 }

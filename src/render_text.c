@@ -76,15 +76,18 @@ char *fmt_path_left(char *buf, size_t len, const char *path, int width)
 
 /*
  * The owner field names a writer exactly; for readers it keeps only the
- * last reader as a hint; when it is empty the lock was between owners with
- * waiters queued, so the wait was behind the queue, not a holder.
+ * last reader as a hint; when it is empty the lock was between owners and
+ * the head of the queue ("next") takes it before this waiter.
  */
 static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
 {
 	char t[40];
 
 	if (k->holder_mode == ILOCK_MODE_UNKNOWN)
-		snprintf(buf, len, "(none: queued)");
+		snprintf(buf, len, "(no owner)");
+	else if (k->holder_mode == ILOCK_MODE_QUEUED_EXCL || k->holder_mode == ILOCK_MODE_QUEUED_SHARED)
+		snprintf(buf, len, "%s next, %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid),
+			 k->holder_mode == ILOCK_MODE_QUEUED_EXCL ? "exclusive" : "shared");
 	else if (k->holder_mode == ILOCK_MODE_READERS)
 		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid));
 	else
