@@ -17,10 +17,14 @@
 #define ILOCK_DEF_LOCKS   16384
 #define ILOCK_DEF_EDGES   16384
 #define ILOCK_DEF_INODES  16384
-#define ILOCK_DEF_PENDING 8192
-#define ILOCK_DEF_HOLDING 32768
 
-/* A wait between contention_begin and contention_end, keyed by thread id. */
+/*
+ * Per-thread state lives in task-local storage: a thread waits for one lock
+ * at a time and holds a handful, and the storage is found through the task
+ * itself, far cheaper than a hash (or LRU) map keyed by thread id.
+ */
+
+/* The wait between contention_begin and contention_end; lock == 0: none. */
 struct pending_wait {
 	u64 lock;
 	u64 start_ns;
@@ -32,17 +36,20 @@ struct pending_wait {
 	char holder_comm[ILOCK_COMM_LEN];
 };
 
-/* An XFS lock held by one thread, from xfs_ilock to xfs_iunlock. */
-struct holding_key {
-	u64 ip;
-	u32 tid;
-	u32 class;
+/* XFS locks this thread holds, from xfs_ilock to xfs_iunlock. */
+#define ILOCK_HOLD_SLOTS 8
+
+struct hold_slot {
+	u64 ip;              /* 0: free slot */
+	u64 start_ns;
+	u8 class;
+	u8 mode;
+	u8 nowait;           /* from xfs_ilock_nowait: may never have been taken */
 };
 
-struct holding {
-	u64 start_ns;
-	u8 mode;
-	u8 nowait;  /* from xfs_ilock_nowait: may never have been taken */
+struct task_state {
+	struct pending_wait wait;
+	struct hold_slot holds[ILOCK_HOLD_SLOTS];
 };
 
 typedef struct {
@@ -67,19 +74,11 @@ typedef struct {
 } inode_map_t;
 
 typedef struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ILOCK_DEF_PENDING);
-	__type(key, u32);
-	__type(value, struct pending_wait);
-} pending_map_t;
-
-/* LRU: a failed xfs_ilock_nowait leaves a start that is never released. */
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, ILOCK_DEF_HOLDING);
-	__type(key, struct holding_key);
-	__type(value, struct holding);
-} holding_map_t;
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct task_state);
+} task_state_map_t;
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -100,8 +99,7 @@ extern stats_map_t lock_waits SEC(".maps");
 extern stats_map_t lock_holds SEC(".maps");
 extern edge_map_t lock_edges SEC(".maps");
 extern inode_map_t inodes SEC(".maps");
-extern pending_map_t pending_waits SEC(".maps");
-extern holding_map_t holdings SEC(".maps");
+extern task_state_map_t task_states SEC(".maps");
 extern counter_map_t counters SEC(".maps");
 extern scratch_map_t path_scratch SEC(".maps");
 
@@ -125,6 +123,12 @@ static __always_inline void count(enum ilock_counter c)
 
 	if (v)
 		(*v)++;  /* per-CPU slot: no atomics needed */
+}
+
+static __always_inline struct task_state *my_state(void)
+{
+	return bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
+				    BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
 static __always_inline bool comm_matches(const char *comm)

@@ -63,10 +63,10 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p)
 
 static __always_inline int on_begin(void *lock, unsigned int flags)
 {
-	struct pending_wait p = {};
+	struct task_state *ts;
+	struct pending_wait *p;
 	struct inode *inode;
 	u64 pid_tgid;
-	u32 tid;
 	u8 class = 0;
 
 	count(ILOCK_EV_BEGIN);
@@ -81,38 +81,45 @@ static __always_inline int on_begin(void *lock, unsigned int flags)
 	inode = classify_lock(lock, &class);
 	if (!inode)
 		return 0;
-	fill_key(&p.key, inode, class,
+	ts = my_state();
+	if (!ts) {
+		count(ILOCK_LOST_PENDING_FULL);
+		return 0;
+	}
+	p = &ts->wait;
+	if (p->lock)
+		count(ILOCK_LOST_BEGIN_NO_END);
+	p->lock = 0;
+	fill_key(&p->key, inode, class,
 		 flags == ILOCK_LCB_F_READ ? ILOCK_MODE_SHARED : ILOCK_MODE_EXCL);
-	if (!inode_selected(&p.key, inode))
+	if (!inode_selected(&p->key, inode))
 		return 0;
 
-	p.lock = (u64)lock;
+	p->xfs_ip = 0;
 	if (bpf_core_type_exists(struct xfs_inode) &&
 	    (u32)BPF_CORE_READ(inode, i_sb, s_magic) == ILOCK_XFS_SB_MAGIC)
-		p.xfs_ip = (u64)((void *)inode - bpf_core_field_offset(struct xfs_inode, i_vnode));
-	read_holder(lock, &p);
-	note_inode(inode, &p.key);
-
-	tid = (u32)pid_tgid;
-	if (bpf_map_lookup_elem(&pending_waits, &tid))
-		count(ILOCK_LOST_BEGIN_NO_END);
-	p.start_ns = bpf_ktime_get_ns();
-	if (bpf_map_update_elem(&pending_waits, &tid, &p, BPF_ANY))
-		count(ILOCK_LOST_PENDING_FULL);
+		p->xfs_ip = (u64)((void *)inode - bpf_core_field_offset(struct xfs_inode, i_vnode));
+	read_holder(lock, p);
+	note_inode(inode, &p->key);
+	count(ILOCK_EV_WAIT_BEGUN);
+	p->lock = (u64)lock;
+	p->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
 /* An XFS hold starts when the lock is acquired, not when xfs_ilock fired. */
-static __always_inline void hold_starts_now(const struct pending_wait *p, u32 tid, u64 now)
+static __always_inline void hold_starts_now(struct task_state *ts, u64 now)
 {
-	struct holding_key hk = { .ip = p->xfs_ip, .tid = tid, .class = p->key.class };
-	struct holding *h;
+	const struct pending_wait *p = &ts->wait;
 
 	if (!p->xfs_ip)
 		return;
-	h = bpf_map_lookup_elem(&holdings, &hk);
-	if (h && h->start_ns < now)
-		h->start_ns = now;
+	for (int i = 0; i < ILOCK_HOLD_SLOTS; i++) {
+		struct hold_slot *h = &ts->holds[i];
+
+		if (h->ip == p->xfs_ip && h->class == p->key.class && h->start_ns < now)
+			h->start_ns = now;
+	}
 }
 
 static __always_inline void record_edge(const struct pending_wait *p, u64 pid_tgid, u64 ns)
@@ -142,15 +149,16 @@ static __always_inline void record_edge(const struct pending_wait *p, u64 pid_tg
 
 static __always_inline int on_end(void *lock)
 {
-	u64 pid_tgid = bpf_get_current_pid_tgid();
-	u32 tid = (u32)pid_tgid;
+	struct task_state *ts;
 	struct pending_wait *p;
 	struct ilock_stats *s;
-	u64 now, ns;
+	u64 pid_tgid, now, ns;
 	u8 class;
 
-	p = bpf_map_lookup_elem(&pending_waits, &tid);
-	if (!p) {
+	/* no storage yet: this thread never began a wait we kept */
+	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	p = ts ? &ts->wait : NULL;
+	if (!p || !p->lock) {
 		/*
 		 * Most of these are waits we ignored at begin: other lock
 		 * types, or inode locks the filters reject. Those left, on
@@ -159,7 +167,7 @@ static __always_inline int on_end(void *lock)
 		struct inode *inode;
 		struct ilock_key k;
 
-		if (!task_selected(pid_tgid))
+		if (!task_selected(bpf_get_current_pid_tgid()))
 			return 0;
 		inode = classify_lock(lock, &class);
 		if (!inode)
@@ -175,13 +183,14 @@ static __always_inline int on_end(void *lock)
 
 	now = bpf_ktime_get_ns();
 	ns = now - p->start_ns;
+	pid_tgid = bpf_get_current_pid_tgid();
 	count(ILOCK_EV_WAIT);
 	s = lookup_or_init(&lock_waits, &p->key, &zero_stats, ILOCK_LOST_WAIT_MAP_FULL);
 	if (s)
 		stats_add(s, ns);
 	record_edge(p, pid_tgid, ns);
-	hold_starts_now(p, tid, now);
-	bpf_map_delete_elem(&pending_waits, &tid);
+	hold_starts_now(ts, now);
+	p->lock = 0;
 	return 0;
 }
 

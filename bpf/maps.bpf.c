@@ -6,8 +6,7 @@ stats_map_t lock_waits SEC(".maps");
 stats_map_t lock_holds SEC(".maps");
 edge_map_t lock_edges SEC(".maps");
 inode_map_t inodes SEC(".maps");
-pending_map_t pending_waits SEC(".maps");
-holding_map_t holdings SEC(".maps");
+task_state_map_t task_states SEC(".maps");
 counter_map_t counters SEC(".maps");
 scratch_map_t path_scratch SEC(".maps");
 

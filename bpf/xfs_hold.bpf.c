@@ -21,44 +21,85 @@ static const u32 xfs_shared_bit[ILOCK_CLASS_MAX] = {
 	[ILOCK_CLASS_XFS_ILOCK] = ILOCK_XFS_ILOCK_SHARED,
 };
 
+/* The slot holding (ip, class), or else a free one in *free (-1 if none). */
+static __always_inline int find_slot(struct task_state *ts, u64 ip, u32 class, int *free)
+{
+	int found = -1;
+
+	*free = -1;
+	for (int i = 0; i < ILOCK_HOLD_SLOTS; i++) {
+		struct hold_slot *h = &ts->holds[i];
+
+		if (h->ip == ip && h->class == class)
+			found = i;
+		else if (!h->ip && *free < 0)
+			*free = i;
+	}
+	return found;
+}
+
 static __always_inline int on_lock(struct xfs_inode *ip, u32 flags, bool nowait)
 {
-	u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct holding_key hk = { .ip = (u64)ip, .tid = (u32)pid_tgid };
-	struct holding h = { .nowait = nowait };
-	struct holding *old;
+	struct task_state *ts;
+	u64 now;
 
 	count(ILOCK_EV_XFS_LOCK);
-	if (!task_selected(pid_tgid))
+	/* the hottest path in ilock: no helper call unless a filter needs it */
+	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
-	h.start_ns = bpf_ktime_get_ns();
+	ts = my_state();
+	if (!ts) {
+		count(ILOCK_LOST_HOLD_START_FULL);
+		return 0;
+	}
+	now = bpf_ktime_get_ns();
 	for (u32 c = 0; c < ILOCK_CLASS_MAX; c++) {
+		int i, free;
+
 		if (!(flags & (xfs_excl_bit[c] | xfs_shared_bit[c])))
 			continue;
 		if (cfg_class_mask && !(cfg_class_mask & (1U << c)))
 			continue;
-		hk.class = c;
-		h.mode = (flags & xfs_excl_bit[c]) ? ILOCK_MODE_EXCL : ILOCK_MODE_SHARED;
-		if (!bpf_map_update_elem(&holdings, &hk, &h, BPF_NOEXIST))
-			continue;
-		/* a start already there: a failed trylock, or a lost unlock */
-		old = bpf_map_lookup_elem(&holdings, &hk);
-		if (old && !old->nowait)
-			count(ILOCK_LOST_HOLD_REPLACED);
-		if (bpf_map_update_elem(&holdings, &hk, &h, BPF_ANY))
+		i = find_slot(ts, (u64)ip, c, &free);
+		if (i >= 0) {
+			/* a start already there: a failed trylock, or a lost unlock */
+			if (!ts->holds[i & (ILOCK_HOLD_SLOTS - 1)].nowait)
+				count(ILOCK_LOST_HOLD_REPLACED);
+		} else if (free >= 0) {
+			i = free;
+		} else {
 			count(ILOCK_LOST_HOLD_START_FULL);
+			continue;
+		}
+		struct hold_slot *h = &ts->holds[i & (ILOCK_HOLD_SLOTS - 1)];
+
+		h->ip = (u64)ip;
+		h->start_ns = now;
+		h->class = c;
+		h->mode = (flags & xfs_excl_bit[c]) ? ILOCK_MODE_EXCL : ILOCK_MODE_SHARED;
+		h->nowait = nowait;
 	}
 	return 0;
 }
 
-static __always_inline void hold_done(struct xfs_inode *ip, u32 class, u8 mode, u64 ns)
+/*
+ * tp_btf hands us a trusted xfs_inode pointer: plain (CO-RE relocated)
+ * loads. raw_tp gives a bare address: probe reads. `btf` is a constant at
+ * each call site, so each program keeps only its own branch.
+ */
+static __always_inline void hold_done(struct xfs_inode *ip, bool btf, u32 class, u8 mode, u64 ns)
 {
-	struct inode *inode = &ip->i_vnode;
-	struct ilock_key k;
+	struct ilock_key k = { .class = class, .mode = mode };
 	struct ilock_stats *s;
 
-	fill_key(&k, inode, class, mode);
-	if (!inode_selected(&k, inode))
+	if (btf) {
+		k.dev = ip->i_vnode.i_sb->s_dev;
+		k.ino = ip->i_vnode.i_ino;
+	} else {
+		k.dev = BPF_CORE_READ(ip, i_vnode.i_sb, s_dev);
+		k.ino = BPF_CORE_READ(ip, i_vnode.i_ino);
+	}
+	if (!inode_selected(&k, &ip->i_vnode))
 		return;
 	s = lookup_or_init(&lock_holds, &k, &zero_stats, ILOCK_LOST_HOLD_MAP_FULL);
 	if (s)
@@ -66,36 +107,43 @@ static __always_inline void hold_done(struct xfs_inode *ip, u32 class, u8 mode, 
 }
 
 /* Release (demote == false) or demote exclusive to shared (demote == true). */
-static __always_inline int on_unlock(struct xfs_inode *ip, u32 flags, bool demote)
+static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, bool demote)
 {
-	u64 pid_tgid = bpf_get_current_pid_tgid();
-	struct holding_key hk = { .ip = (u64)ip, .tid = (u32)pid_tgid };
-	struct holding *h;
+	struct task_state *ts;
 	u64 now;
 
 	if (!demote)
 		count(ILOCK_EV_XFS_UNLOCK);
-	if (!task_selected(pid_tgid))
+	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
+	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	if (!ts) {
+		/* this thread took none of its locks while we watched */
+		count(ILOCK_LOST_HOLD_NO_START);
+		return 0;
+	}
 	now = bpf_ktime_get_ns();
 	for (u32 c = 0; c < ILOCK_CLASS_MAX; c++) {
+		struct hold_slot *h;
+		int i, free;
+
 		if (!(flags & (xfs_excl_bit[c] | xfs_shared_bit[c])))
 			continue;
 		if (cfg_class_mask && !(cfg_class_mask & (1U << c)))
 			continue;
-		hk.class = c;
-		h = bpf_map_lookup_elem(&holdings, &hk);
-		if (!h) {
+		i = find_slot(ts, (u64)ip, c, &free);
+		if (i < 0) {
 			count(ILOCK_LOST_HOLD_NO_START);
 			continue;
 		}
-		hold_done(ip, c, h->mode, now > h->start_ns ? now - h->start_ns : 0);
+		h = &ts->holds[i & (ILOCK_HOLD_SLOTS - 1)];
+		hold_done(ip, btf, c, h->mode, now > h->start_ns ? now - h->start_ns : 0);
 		if (demote) {
 			/* the exclusive hold ends here; a shared one begins */
 			h->start_ns = now;
 			h->mode = ILOCK_MODE_SHARED;
 		} else {
-			bpf_map_delete_elem(&holdings, &hk);
+			h->ip = 0;
 		}
 	}
 	return 0;
@@ -128,23 +176,23 @@ int BPF_PROG(xfs_ilock_nowait_raw, struct xfs_inode *ip, unsigned int flags)
 SEC("tp_btf/xfs_iunlock")
 int BPF_PROG(xfs_iunlock_btf, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_unlock(ip, flags, false);
+	return on_unlock(ip, true, flags, false);
 }
 
 SEC("raw_tp/xfs_iunlock")
 int BPF_PROG(xfs_iunlock_raw, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_unlock(ip, flags, false);
+	return on_unlock(ip, false, flags, false);
 }
 
 SEC("tp_btf/xfs_ilock_demote")
 int BPF_PROG(xfs_ilock_demote_btf, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_unlock(ip, flags, true);
+	return on_unlock(ip, true, flags, true);
 }
 
 SEC("raw_tp/xfs_ilock_demote")
 int BPF_PROG(xfs_ilock_demote_raw, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_unlock(ip, flags, true);
+	return on_unlock(ip, false, flags, true);
 }

@@ -141,14 +141,15 @@ enum ilock_counter {
 	ILOCK_EV_BEGIN = 0,        /* contention_begin, any lock */
 	ILOCK_EV_BEGIN_RWSEM,      /* ... with READ or WRITE flags */
 	ILOCK_EV_WAIT,             /* a classified inode-lock wait recorded */
+	ILOCK_EV_WAIT_BEGUN,       /* ... begun; begun - recorded - replaced = in flight */
 	ILOCK_EV_XFS_LOCK,         /* xfs_ilock / _nowait calls seen */
 	ILOCK_EV_XFS_UNLOCK,       /* xfs_iunlock calls seen */
 	ILOCK_LOST_WAIT_MAP_FULL,  /* wait stats map full */
 	ILOCK_LOST_EDGE_MAP_FULL,  /* edge map full */
 	ILOCK_LOST_INODE_MAP_FULL, /* inode/path map full */
 	ILOCK_LOST_HOLD_MAP_FULL,  /* hold stats map full */
-	ILOCK_LOST_PENDING_FULL,   /* in-flight wait map full */
-	ILOCK_LOST_HOLD_START_FULL,/* in-flight hold map full */
+	ILOCK_LOST_PENDING_FULL,   /* no task storage for a wait */
+	ILOCK_LOST_HOLD_START_FULL,/* a thread held more XFS locks than we track */
 	ILOCK_LOST_BEGIN_NO_END,   /* a begin replaced a wait that never ended */
 	ILOCK_LOST_END_NO_BEGIN,   /* an inode-lock wait ended we never saw begin */
 	ILOCK_LOST_HOLD_NO_START,  /* xfs_iunlock without a matching xfs_ilock */

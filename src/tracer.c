@@ -248,14 +248,6 @@ static int add_inode_row(struct snapshot *s, const void *k, const void *v)
 	return snap_add_inode(s, &m);
 }
 
-static int count_pending(struct snapshot *s, const void *k, const void *v)
-{
-	(void)k;
-	(void)v;
-	s->in_flight++;
-	return 0;
-}
-
 static int read_counters(struct tracer *t, struct snapshot *s)
 {
 	int fd = bpf_map__fd(t->skel->maps.counters);
@@ -289,9 +281,15 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	    (err = read_map(t, k->maps.inodes, s, add_inode_row)) ||
 	    (err = read_map(t, k->maps.lock_waits, s, add_wait_row)) ||
 	    (err = read_map(t, k->maps.lock_holds, s, add_hold_row)) ||
-	    (err = read_map(t, k->maps.lock_edges, s, add_edge_row)) ||
-	    (err = read_map(t, k->maps.pending_waits, s, count_pending)))
+	    (err = read_map(t, k->maps.lock_edges, s, add_edge_row)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
+	/* begun, minus ended, minus those a later begin replaced */
+	if (!err) {
+		uint64_t done = s->counters[ILOCK_EV_WAIT] + s->counters[ILOCK_LOST_BEGIN_NO_END];
+
+		s->in_flight = s->counters[ILOCK_EV_WAIT_BEGUN] > done ?
+			       s->counters[ILOCK_EV_WAIT_BEGUN] - done : 0;
+	}
 	return err;
 }
 
