@@ -1,0 +1,137 @@
+"""ilock's behaviour at the edges: bad flags, no privileges, signals, cleanup.
+
+None of these may crash, hang, exit 0 after a failure, or leave BPF
+programs attached.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from util import wait_line
+
+
+
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=30, **kw)
+
+
+def prog_ids_of(pid):
+    """BPF program ids a process holds, from its fds (other ilocks may run too)."""
+    ids = set()
+    fddir = f"/proc/{pid}/fdinfo"
+    for fd in os.listdir(fddir):
+        try:
+            with open(os.path.join(fddir, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def loaded_prog_ids():
+    out = run(["bpftool", "prog", "show", "-j"]).stdout
+    return {p["id"] for p in json.loads(out or "[]")}
+
+
+def assert_released(ids, timeout=5):
+    """The kernel frees a program once its last fd and link are gone."""
+    deadline = time.monotonic() + timeout
+    while ids & loaded_prog_ids() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not ids & loaded_prog_ids(), f"programs still loaded: {ids & loaded_prog_ids()}"
+
+
+def started(procs, ilock_bin, *args):
+    p = procs.start([ilock_bin, "stat", *args], stderr=subprocess.PIPE)
+    wait_line(p, "ilock: tracing", 30, stream=p.stderr)
+    ids = prog_ids_of(p.pid)
+    assert len(ids) >= 2 and ids <= loaded_prog_ids()
+    return p, ids
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["stat", "-d", "abc"], "invalid value 'abc'"),
+    (["stat", "--bogus"], "unknown option --bogus"),
+    (["stat", "-D", "/no/such/mount"], "not MAJ:MIN and not an existing path"),
+    (["stat", "--class", "mmap_lock"], "--class mmap_lock"),
+    (["stat", "--fs", "ntfs"], "unknown filesystem"),
+    (["stat", "-p"], "needs a value"),
+    (["stat", "unexpected"], "unexpected argument"),
+    (["nosuchcommand"], "unknown command"),
+])
+def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):
+    r = run([ilock_bin, *args])
+    assert r.returncode == 2
+    assert r.stdout == ""
+    first = r.stderr.splitlines()[0]
+    assert needle in first, r.stderr
+    assert len(r.stderr.splitlines()) <= 2 or args == ["nosuchcommand"]
+
+
+def test_help_exits_0(ilock_bin):
+    r = run([ilock_bin, "stat", "--help"])
+    assert r.returncode == 0 and "usage: ilock stat" in r.stdout and "examples:" in r.stdout
+
+
+def test_unprivileged_gets_one_clear_line(ilock_bin):
+    r = run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+             "--bounding-set=-all", ilock_bin, "stat", "-d", "1"])
+    assert r.returncode == 1, r
+    assert "CAP_BPF" in r.stderr and "CAP_PERFMON" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert r.stdout == ""
+
+
+def test_sigterm_prints_and_detaches(ilock_bin, procs):
+    p, ids = started(procs, ilock_bin, "-j")
+    p.send_signal(signal.SIGTERM)
+    out, _ = p.communicate(timeout=20)
+    assert p.returncode == 0
+    doc = json.loads(out)
+    assert doc["version"] == 1 and "locks" in doc
+    assert_released(ids)
+
+
+def test_second_sigint_exits_at_once(ilock_bin, procs):
+    p, ids = started(procs, ilock_bin)
+    # stop the process, queue two SIGINTs, let it run: the second one wins
+    p.send_signal(signal.SIGSTOP)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.05)
+    p.send_signal(signal.SIGCONT)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=20)
+    assert p.returncode in (0, 130)
+    assert_released(ids)
+
+
+def test_sigkill_leaves_nothing_attached(ilock_bin, procs):
+    p, ids = started(procs, ilock_bin)
+    p.kill()
+    p.wait(timeout=10)
+    assert_released(ids)
+
+
+def test_interval_output(ilock_bin):
+    r = run([ilock_bin, "stat", "-d", "2.2", "-i", "1", "-j"])
+    assert r.returncode == 0, r.stderr
+    docs = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    assert len(docs) == 3  # two intervals, then the total
+    assert all(d["version"] == 1 for d in docs)
+    assert 0.8 < docs[0]["duration_s"] < 1.5 and docs[-1]["duration_s"] >= 2.0
+
+
+def test_install(tmp_path):
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    r = run(["make", "-s", "-C", repo, "install", f"PREFIX={tmp_path}"])
+    assert r.returncode == 0, r.stderr
+    assert os.access(tmp_path / "bin" / "ilock", os.X_OK)
+    assert os.readlink(tmp_path / "bin" / "ilocktop") == "ilock"
+    assert run([tmp_path / "bin" / "ilock", "--version"]).stdout.startswith("ilock ")
