@@ -75,7 +75,14 @@ $(OUT)/helpers/%: tests/helpers/%.c | $(OUT)/helpers
 
 helpers: $(HELPER_BINS)
 
-$(OUT)/bpf $(OUT)/src $(OUT)/tests $(OUT)/helpers:
+# Benchmark helpers: empty programs on ilock's tracepoints, and their loader.
+$(OUT)/bench/floor.bpf.o: scripts/bench/floor.bpf.c | $(OUT)/bench
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/bench/bpfload: scripts/bench/bpfload.c | $(OUT)/bench
+	$(CC) $(CFLAGS) $< -o $@ -lbpf
+
+$(OUT)/bpf $(OUT)/src $(OUT)/tests $(OUT)/helpers $(OUT)/bench:
 	mkdir -p $@
 
 install: all
