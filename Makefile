@@ -38,6 +38,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 # Pure modules the unit tests build again under ASan/UBSan.
 PURE_SRCS := src/hist.c src/model.c src/mounts.c src/render_text.c src/render_json.c \
 	src/json.c src/cli.c src/counters.c src/util.c
+PURE_SRCS += src/prom.c src/prom_series.c
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 HELPER_SRCS := $(wildcard tests/helpers/*.c)

@@ -5,5 +5,6 @@
 
 int cmd_stat(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const struct {
 } commands[] = {
 	{ "stat", cmd_stat, "trace, then show inode lock waits, histograms and who waited on whom" },
 	{ "probe", cmd_probe, "show what this kernel offers and how ilock will attach" },
+	{ "export", cmd_export, "serve inode lock metrics to Prometheus (OpenMetrics) over HTTP" },
 };
 
 static void usage(FILE *f)

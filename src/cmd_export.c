@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `ilock export`: a Prometheus / OpenMetrics exporter. The main thread
+ * collects every --interval (read the maps, fold into series, render both
+ * formats) and publishes; libmicrohttpd's thread serves the latest
+ * rendering. docs/exporter.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "log.h"
+#include "metrics_http.h"
+#include "mounts.h"
+#include "prom.h"
+#include "signals.h"
+#include "tracer.h"
+#include "util.h"
+
+#define EXPORT_DEFAULT_LISTEN "127.0.0.1:9435"
+#define EXPORT_DEFAULT_INTERVAL_S 5.0
+
+enum {
+	OPT_LISTEN = OPT_CLI_FIRST_FREE + 20,
+	OPT_TOP_INODES,
+	OPT_MAX_PAIRS,
+	OPT_NO_BPF_STATS,
+};
+
+struct export_opts {
+	struct ilock_opts o;           /* filters, -v, --max-inodes */
+	const char *listen;
+	unsigned top_k;
+	size_t max_pairs;
+	double interval_s;
+	bool bpf_stats;
+};
+
+static const struct option long_opts[] = {
+	{ "listen", required_argument, NULL, OPT_LISTEN },
+	{ "top-inodes", required_argument, NULL, OPT_TOP_INODES },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "max-pairs", required_argument, NULL, OPT_MAX_PAIRS },
+	{ "no-bpf-stats", no_argument, NULL, OPT_NO_BPF_STATS },
+	CLI_FILTER_LONGOPTS,
+	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage_brief(FILE *f)
+{
+	fprintf(f, "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i SECONDS] [filters] "
+		   "[-v]   (-h for help)\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
+"                    [--max-pairs N] [--no-bpf-stats] [-p PID] [-c COMM] [-D DEV|PATH]\n"
+"                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N] [-v]\n"
+"\n"
+"Serve inode lock contention as Prometheus metrics on /metrics (text format\n"
+"0.0.4, or OpenMetrics 1.0.0 when the Accept header asks for it).\n"
+"\n"
+"      --listen ADDR:PORT  where to listen (default " EXPORT_DEFAULT_LISTEN ");\n"
+"                          anything but loopback prints a warning\n"
+"      --top-inodes K      per-inode series for the K inodes with the most wait\n"
+"                          time per interval (default %d; 0: none); at most 2*K\n"
+"                          inodes ever get a series, the rest is inode=\"other\"\n"
+"  -i, --interval SECONDS  read the BPF maps this often (default %.0f)\n"
+"      --max-pairs N       most holder/waiter command pairs with their own\n"
+"                          series (default %d); the rest fold into \"other\"\n"
+"      --no-bpf-stats      do not turn on the kernel's BPF run-time stats\n"
+"                          (ilock_bpf_run_seconds_total is then not exported)\n"
+"  -p, -c, -D, --ino, --fs, --class   filters, as for ilock stat\n"
+"      --max-inodes N      size of the per-inode BPF maps (default 16384)\n"
+"  -v, --verbose           probes, attach decisions, HTTP server errors\n"
+"\n"
+"examples:\n"
+"  ilock export                                  # 127.0.0.1:9435/metrics\n"
+"  ilock export --listen 127.0.0.1:9435 --fs xfs -i 15\n"
+"  curl -s localhost:9435/metrics | grep ilock_lock_wait_seconds_count\n",
+		PROM_DEFAULT_TOP_INODES, EXPORT_DEFAULT_INTERVAL_S, PROM_DEFAULT_MAX_PAIRS);
+}
+
+/* 0 ok, 1 help, -1 bad arguments (reason in err). */
+static int parse_args(int argc, char **argv, struct export_opts *e, char *err, size_t errlen)
+{
+	uint64_t v;
+	int c, r;
+
+	memset(e, 0, sizeof(*e));
+	e->listen = EXPORT_DEFAULT_LISTEN;
+	e->top_k = PROM_DEFAULT_TOP_INODES;
+	e->max_pairs = PROM_DEFAULT_MAX_PAIRS;
+	e->interval_s = EXPORT_DEFAULT_INTERVAL_S;
+	e->bpf_stats = true;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:" CLI_FILTER_SHORTOPTS "vh", long_opts, NULL)) != -1) {
+		r = cli_filter_option(c, optarg, &e->o.f, err, errlen);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case OPT_LISTEN:
+			e->listen = optarg;
+			break;
+		case OPT_TOP_INODES:
+			if (!parse_u64(optarg, PROM_MAX_TOP_INODES, &v)) {
+				snprintf(err, errlen, "--top-inodes %s: a number from 0 to %d", optarg,
+					 PROM_MAX_TOP_INODES);
+				return -1;
+			}
+			e->top_k = (unsigned)v;
+			break;
+		case OPT_MAX_PAIRS:
+			if (!parse_u64(optarg, PROM_MAX_PAIRS_LIMIT, &v)) {
+				snprintf(err, errlen, "--max-pairs %s: a number from 0 to %d", optarg,
+					 PROM_MAX_PAIRS_LIMIT);
+				return -1;
+			}
+			e->max_pairs = (size_t)v;
+			break;
+		case 'i':
+			if (!parse_seconds(optarg, 3600, &e->interval_s) || e->interval_s < 0.1) {
+				snprintf(err, errlen, "-i %s: seconds from 0.1 to 3600", optarg);
+				return -1;
+			}
+			break;
+		case OPT_NO_BPF_STATS:
+			e->bpf_stats = false;
+			break;
+		case OPT_MAX_INODES:
+			if (!parse_u64(optarg, 1U << 22, &v) || v < 64) {
+				snprintf(err, errlen, "--max-inodes %s: a number from 64 to %u", optarg, 1U << 22);
+				return -1;
+			}
+			e->o.max_locks = (uint32_t)v;
+			break;
+		case 'v':
+			e->o.verbose++;
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			if (optopt && optopt < 256)
+				snprintf(err, errlen, "unknown option -%c", optopt);
+			else
+				snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Every connection costs a descriptor: keep the limit inside RLIMIT_NOFILE,
+ * raising the soft limit toward the hard one when that is allowed.
+ */
+static unsigned fit_conn_limit(unsigned want)
+{
+	struct rlimit rl;
+	const rlim_t reserve = 64;  /* BPF maps, programs, links, stdio */
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return want;
+	if (rl.rlim_cur < want + reserve && rl.rlim_max != rl.rlim_cur) {
+		rlim_t old = rl.rlim_cur;
+
+		rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want + reserve
+			      ? want + reserve : rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			rl.rlim_cur = old;
+	}
+	if (rl.rlim_cur >= want + reserve)
+		return want;
+	return rl.rlim_cur > reserve + 16 ? (unsigned)(rl.rlim_cur - reserve) : 16;
+}
+
+static void sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ULL),
+			       .tv_nsec = (long)(deadline_ns % 1000000000ULL) };
+
+	while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+static uint64_t rss_bytes(void)
+{
+	unsigned long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+struct exporter {
+	struct export_opts e;
+	struct tracer t;
+	bool have_tracer;
+	struct metrics_http *http;
+	struct prom_series ps;
+	struct snapshot snap;
+	struct prom_meta meta;
+	bool warned_read;
+};
+
+/* One collection: read, fold, render both formats, publish. */
+static void collect(struct exporter *x)
+{
+	uint64_t t0 = now_monotonic_ns();
+	struct mount_table mt = {};
+	struct prom_buf out[PROM_FMT_MAX];
+	struct http_stats hs;
+	struct rusage ru;
+	char *data[PROM_FMT_MAX];
+	size_t len[PROM_FMT_MAX];
+	int err;
+
+	err = tracer_read(&x->t, &x->snap);
+	if (!err) {
+		/* fresh mounts name the paths of newly admitted inodes */
+		if (mounts_load(&mt))
+			mounts_free(&mt);
+		err = prom_series_update(&x->ps, &x->snap, mt.n ? &mt : NULL);
+		mounts_free(&mt);
+		if (err)
+			log_error("cannot update the series: %s", strerror(-err));
+	}
+	if (err) {
+		x->meta.collect_errors++;
+		return;  /* the previous exposition stays up */
+	}
+
+	if (x->e.bpf_stats && x->meta.have_bpf_stats &&
+	    tracer_prog_stats(&x->t, &x->meta.bpf_run_ns, &x->meta.bpf_run_cnt))
+		x->meta.have_bpf_stats = false;
+	http_get_stats(x->http, &hs);
+	memcpy(x->meta.scrapes, hs.scrapes, sizeof(hs.scrapes));
+	x->meta.scrape_ns_total = hs.scrape_ns;
+	x->meta.http_errors = hs.errors;
+	if (!getrusage(RUSAGE_SELF, &ru)) {
+		x->meta.cpu_user_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6;
+		x->meta.cpu_system_s = (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	}
+	x->meta.rss_bytes = rss_bytes();
+	x->meta.last_collect_unix = (double)now_realtime_ns() / 1e9;
+	x->meta.collections++;
+
+	for (int f = 0; f < PROM_FMT_MAX; f++) {
+		pbuf_init(&out[f]);
+		prom_render(&out[f], (enum prom_format)f, &x->ps, &x->meta);
+	}
+	if (out[0].oom || out[1].oom) {
+		log_error("out of memory rendering the metrics");
+		x->meta.collect_errors++;
+		for (int f = 0; f < PROM_FMT_MAX; f++)
+			pbuf_free(&out[f]);
+		return;
+	}
+	for (int f = 0; f < PROM_FMT_MAX; f++) {
+		data[f] = out[f].data;
+		len[f] = out[f].len;
+	}
+	http_publish(x->http, data, len);
+	/* the time this took shows in the next exposition */
+	x->meta.last_collect_ns = now_monotonic_ns() - t0;
+	x->meta.collect_ns_total += x->meta.last_collect_ns;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct exporter x = {};
+	struct http_opts ho = {};
+	sigset_t block, old;
+	char err[256], host[NI_MAXHOST];
+	bool loopback;
+	int r, ret = 1;
+
+	r = parse_args(argc, argv, &x.e, err, sizeof(err));
+	if (r == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (r == 0 && !http_parse_listen(x.e.listen, &ho, &loopback, err, sizeof(err)))
+		r = -1;
+	if (r < 0) {
+		fprintf(stderr, "ilock export: %s\n", err);
+		usage_brief(stderr);
+		return 2;
+	}
+	if (!loopback)
+		log_warn("--listen %s is not a loopback address: anyone who can reach it can read "
+			 "the metrics (file paths and command names)", x.e.listen);
+
+	ho.conn_limit = fit_conn_limit(HTTP_CONN_LIMIT);
+	ho.per_ip_limit = HTTP_PER_IP_LIMIT < ho.conn_limit ? HTTP_PER_IP_LIMIT : ho.conn_limit;
+	ho.timeout_s = HTTP_TIMEOUT_S;
+	ho.conn_memory = HTTP_CONN_MEMORY;
+	ho.verbose = x.e.o.verbose > 0;
+
+	signals_setup(NULL);
+	snap_init(&x.snap);
+	prom_series_init(&x.ps, x.e.top_k, x.e.max_pairs);
+	x.meta.version = ILOCK_VERSION_STR;
+	x.meta.start_unix = (double)now_realtime_ns() / 1e9;
+
+	/* the server thread inherits this mask: signals go to the collector */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	r = http_start(&x.http, &ho, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
+		log_error("--listen %s: %s", x.e.listen, err);
+		goto out;
+	}
+	if (getnameinfo((struct sockaddr *)&ho.addr, ho.addrlen, host, sizeof(host), NULL, 0,
+			NI_NUMERICHOST))
+		snprintf(host, sizeof(host), "?");
+
+	if (tracer_start(&x.t, &x.e.o))
+		goto out;
+	x.have_tracer = true;
+	x.meta.kernel = x.t.probe.kernel;
+	if (x.e.bpf_stats)
+		x.meta.have_bpf_stats = tracer_enable_stats(&x.t) == 0;
+
+	fprintf(stderr, "ilock export: serving http://%s%s%s:%d/metrics, collecting every %g s\n",
+		strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", http_port(x.http),
+		x.e.interval_s);
+	{
+		uint64_t step = (uint64_t)(x.e.interval_s * 1e9), next = now_monotonic_ns();
+
+		while (!stop_requested) {
+			collect(&x);
+			/* keep to the schedule; skip ticks a slow collection overran */
+			next += step;
+			while (next <= now_monotonic_ns())
+				next += step;
+			sleep_until(next);
+		}
+	}
+	ret = 0;
+out:
+	http_stop(x.http);  /* stop serving before the data goes away */
+	if (x.have_tracer)
+		tracer_stop(&x.t);
+	prom_series_free(&x.ps);
+	snap_free(&x.snap);
+	return ret;
+}

@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Prometheus / OpenMetrics exposition of ilock's cumulative snapshot.
+ *
+ * Two pure steps, unit-tested without a kernel:
+ *  - prom_series_update() (prom_series.c) turns one cumulative snapshot into
+ *    the series to export: aggregates per (device, class, mode), the inodes
+ *    that own a series (admitted once, never dropped, at most 2 * top_k),
+ *    everything else folded into inode="other", and holder/waiter pairs by
+ *    command name (never pid), capped the same way.
+ *  - prom_render() (prom.c) prints that state in the Prometheus text format
+ *    0.0.4 or in OpenMetrics 1.0.0.
+ * docs/exporter.md describes the metrics and the series bound.
+ */
+#ifndef ILOCK_PROM_H
+#define ILOCK_PROM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ilock.h"
+#include "model.h"
+#include "mounts.h"
+
+/*
+ * Histogram buckets: the log2 slot upper bounds (hist_slot_hi) from 2^10 ns
+ * (~1 us) to 2^36 ns (~69 s), then +Inf. Shorter waits count in the first
+ * bucket, longer ones in +Inf; 28 buckets instead of 40 keeps each
+ * histogram's series count down.
+ */
+#define PROM_FIRST_SLOT 9
+#define PROM_LAST_SLOT 35
+#define PROM_NBUCKETS (PROM_LAST_SLOT - PROM_FIRST_SLOT + 2)
+
+#define PROM_DEFAULT_TOP_INODES 20
+#define PROM_MAX_TOP_INODES 1000
+#define PROM_DEFAULT_MAX_PAIRS 100
+#define PROM_MAX_PAIRS_LIMIT 10000
+
+enum prom_format { PROM_FMT_TEXT = 0, PROM_FMT_OPENMETRICS, PROM_FMT_MAX };
+
+/* A growing text buffer; oom sticks once an allocation failed. */
+struct prom_buf {
+	char *data;
+	size_t len, cap;
+	bool oom;
+};
+
+void pbuf_init(struct prom_buf *b);
+void pbuf_free(struct prom_buf *b);
+void pbuf_puts(struct prom_buf *b, const char *s);
+void pbuf_printf(struct prom_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A label value: \ " and newline escaped, invalid UTF-8 replaced by U+FFFD. */
+void pbuf_label_value(struct prom_buf *b, const char *s);
+
+/* Go's %g shortest rendering plus ".0" for integers: OpenMetrics' canonical le. */
+char *prom_fmt_canonical(char *buf, size_t len, double v);
+/* Which format an Accept header asks for. */
+enum prom_format prom_negotiate(const char *accept);
+const char *prom_content_type(enum prom_format f);
+
+/* Aggregate of one (device, class): what the unlabelled-by-inode metrics show. */
+struct prom_group {
+	uint32_t dev;
+	uint8_t class;
+	bool has_hold;
+	struct ilock_stats wait[2];   /* [ILOCK_MODE_SHARED], [ILOCK_MODE_EXCL] */
+	struct ilock_stats hold[2];
+	struct ilock_stats other[2];  /* inode="other": untracked + tracked baselines */
+};
+
+/* An inode with its own series. */
+struct prom_inode {
+	uint32_t dev;
+	uint64_t ino;
+	char path[2 * ILOCK_PATH_MAX];             /* frozen at admission */
+	bool present[ILOCK_CLASS_MAX][2];          /* had waits: a series exists */
+	struct ilock_stats base[ILOCK_CLASS_MAX][2];  /* cumulative at admission */
+	struct ilock_stats own[ILOCK_CLASS_MAX][2];   /* cumulative now - base */
+};
+
+struct prom_pair_key {
+	uint32_t dev;
+	uint8_t class;
+	uint8_t holder_mode;
+	uint8_t waiter_mode;
+	uint8_t folded;               /* 1: the "other" pair of its dev/class/modes */
+	char holder_comm[ILOCK_COMM_LEN];
+	char waiter_comm[ILOCK_COMM_LEN];
+};
+
+struct prom_pair {
+	struct prom_pair_key k;
+	uint64_t base_count, base_ns;  /* tracked: at admission */
+	uint64_t count, ns;            /* what is exported */
+};
+
+struct prom_devfs {
+	uint32_t dev;
+	char fs[16];                   /* sticky: decided at first sight */
+};
+
+/* Per inode wait total, sorted by (dev, ino), for the interval ranking. */
+struct prom_ino_total {
+	uint32_t dev;
+	uint64_t ino;
+	uint64_t wait_ns;
+	uint64_t delta_ns;
+};
+
+struct prom_series {
+	unsigned top_k;
+	size_t max_inodes;             /* 2 * top_k: label sets ever exported */
+	size_t max_pairs;
+
+	struct prom_group *groups;     /* sorted by (dev, class) */
+	size_t ngroups, cap_groups;
+	struct prom_inode *inodes;     /* tracked, sorted by (dev, ino) */
+	size_t ninodes;
+	struct prom_pair *pairs;       /* tracked, sorted by key */
+	size_t npairs;
+	struct prom_pair *folded;      /* "other" pairs, sorted by key */
+	size_t nfolded, cap_folded;
+	struct prom_devfs *devs;
+	size_t ndevs, cap_devs;
+
+	struct prom_ino_total *totals, *prev_totals;
+	size_t ntotals, cap_totals, nprev_totals, cap_prev_totals;
+	struct prom_pair *scratch_pairs;  /* aggregated edges, reused */
+	size_t cap_scratch_pairs;
+
+	uint64_t counters[ILOCK_COUNTER_MAX];
+	uint64_t in_flight;
+	uint64_t contended_inodes;     /* inodes with a wait since start */
+	uint64_t pairs_seen;           /* distinct comm/mode pairs since start */
+	uint64_t updates;
+};
+
+int prom_series_init(struct prom_series *ps, unsigned top_k, size_t max_pairs);
+void prom_series_free(struct prom_series *ps);
+/*
+ * Fold one cumulative snapshot (as tracer_read returns) into ps. mt may be
+ * NULL; it names paths and filesystems of newly seen inodes and devices.
+ * Returns 0 or -ENOMEM (ps is then left as it was before the call, or with
+ * this update half-applied but still within its bounds).
+ */
+int prom_series_update(struct prom_series *ps, const struct snapshot *s,
+		       const struct mount_table *mt);
+const char *prom_dev_fs(const struct prom_series *ps, uint32_t dev);
+
+/* What the exporter knows about itself, rendered next to the data. */
+struct prom_meta {
+	const char *version;
+	const char *kernel;
+	bool have_bpf_stats;
+	uint64_t bpf_run_ns, bpf_run_cnt;
+	uint64_t collections, collect_errors;
+	uint64_t collect_ns_total;     /* reading maps + rendering, all collections */
+	uint64_t last_collect_ns;
+	double last_collect_unix;
+	uint64_t scrapes[PROM_FMT_MAX];
+	uint64_t scrape_ns_total;
+	uint64_t http_errors;          /* 404/405 answers */
+	double cpu_user_s, cpu_system_s;
+	uint64_t rss_bytes;
+	double start_unix;
+};
+
+/* Append the whole exposition (b is not reset). */
+void prom_render(struct prom_buf *b, enum prom_format f, const struct prom_series *ps,
+		 const struct prom_meta *m);
+
+#endif

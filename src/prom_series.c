@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Which series the exporter shows, and their values. Pure: one cumulative
+ * snapshot in, bounded series out.
+ *
+ * Series must stay stable and counters monotonic while the hot inodes
+ * change. So an inode, once among the top K of an interval, keeps its own
+ * series for good, up to 2 * K inodes; the rest fold into inode="other".
+ * An inode admitted after the first collection starts its series at zero:
+ * what it waited before stays in "other" (its baseline), so "other" never
+ * goes down and the per-inode series of a (device, class, mode) still add
+ * up exactly to the aggregate. Holder/waiter command pairs work the same way.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "prom.h"
+#include "render.h"
+
+static void *grow(void *arr, size_t *cap, size_t need, size_t esz)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return arr;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(arr, ncap * esz);
+	if (!p)
+		return NULL;
+	*cap = ncap;
+	return p;
+}
+
+int prom_series_init(struct prom_series *ps, unsigned top_k, size_t max_pairs)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->top_k = top_k;
+	ps->max_inodes = (size_t)top_k * 2;
+	ps->max_pairs = max_pairs;
+	return 0;
+}
+
+void prom_series_free(struct prom_series *ps)
+{
+	free(ps->groups);
+	free(ps->inodes);
+	free(ps->pairs);
+	free(ps->folded);
+	free(ps->devs);
+	free(ps->totals);
+	free(ps->prev_totals);
+	free(ps->scratch_pairs);
+	memset(ps, 0, sizeof(*ps));
+}
+
+/* qsort, but fine with an empty (NULL) array */
+static void sort_n(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
+/* a -= b for cumulative stats read twice; saturates at 0. max is not kept. */
+static void stats_sub(struct ilock_stats *a, const struct ilock_stats *b)
+{
+	a->count = a->count > b->count ? a->count - b->count : 0;
+	a->total_ns = a->total_ns > b->total_ns ? a->total_ns - b->total_ns : 0;
+	for (unsigned i = 0; i < ILOCK_HIST_SLOTS; i++)
+		a->hist[i] = a->hist[i] > b->hist[i] ? a->hist[i] - b->hist[i] : 0;
+	a->max_ns = 0;
+}
+
+/* ---- devices: the fs label, decided once so label sets never change ---- */
+
+const char *prom_dev_fs(const struct prom_series *ps, uint32_t dev)
+{
+	for (size_t i = 0; i < ps->ndevs; i++)
+		if (ps->devs[i].dev == dev)
+			return ps->devs[i].fs;
+	return "unknown";
+}
+
+static int note_dev(struct prom_series *ps, const struct snapshot *s, const struct mount_table *mt,
+		    const struct lock_row *r)
+{
+	struct inode_view v;
+	struct prom_devfs *d;
+
+	for (size_t i = 0; i < ps->ndevs; i++)
+		if (ps->devs[i].dev == r->dev)
+			return 0;
+	d = grow(ps->devs, &ps->cap_devs, ps->ndevs + 1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	ps->devs = d;
+	d = &ps->devs[ps->ndevs++];
+	memset(d, 0, sizeof(*d));
+	d->dev = r->dev;
+	describe_inode(s, mt, r->dev, r->ino, r->has_hold, &v);
+	snprintf(d->fs, sizeof(d->fs), "%s", v.fs ? v.fs : "unknown");
+	return 0;
+}
+
+/* ---- aggregates per (dev, class) ---- */
+
+static int cmp_group(const void *pa, const void *pb)
+{
+	const struct prom_group *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return (int)a->class - (int)b->class;
+}
+
+static struct prom_group *find_group(const struct prom_series *ps, uint32_t dev, uint8_t class)
+{
+	struct prom_group key = { .dev = dev, .class = class };
+
+	return ps->ngroups ? bsearch(&key, ps->groups, ps->ngroups, sizeof(key), cmp_group) : NULL;
+}
+
+static int build_groups(struct prom_series *ps, const struct snapshot *s)
+{
+	struct prom_group *last = NULL;
+
+	ps->ngroups = 0;
+	for (size_t i = 0; i < s->nlocks; i++) {
+		const struct lock_row *r = &s->locks[i];
+		struct prom_group *g = last;
+
+		if (!g || g->dev != r->dev || g->class != r->class) {
+			g = NULL;
+			for (size_t j = 0; j < ps->ngroups; j++)
+				if (ps->groups[j].dev == r->dev && ps->groups[j].class == r->class)
+					g = &ps->groups[j];
+		}
+		if (!g) {
+			g = grow(ps->groups, &ps->cap_groups, ps->ngroups + 1, sizeof(*g));
+			if (!g)
+				return -ENOMEM;
+			ps->groups = g;
+			g = &ps->groups[ps->ngroups++];
+			memset(g, 0, sizeof(*g));
+			g->dev = r->dev;
+			g->class = r->class;
+		}
+		g->has_hold |= r->has_hold;
+		for (int m = 0; m < 2; m++) {
+			stats_merge(&g->wait[m], &r->wait[m]);
+			stats_merge(&g->hold[m], &r->hold[m]);
+		}
+		last = g;
+	}
+	sort_n(ps->groups, ps->ngroups, sizeof(*ps->groups), cmp_group);
+	for (size_t i = 0; i < ps->ngroups; i++)
+		for (int m = 0; m < 2; m++)
+			ps->groups[i].other[m] = ps->groups[i].wait[m];
+	return 0;
+}
+
+/* ---- per-inode totals and the interval ranking ---- */
+
+static int cmp_total(const void *pa, const void *pb)
+{
+	const struct prom_ino_total *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+/* Largest interval wait first; then total; then (dev, ino) so ties are stable. */
+static int cmp_rank(const void *pa, const void *pb)
+{
+	const struct prom_ino_total *a = *(const struct prom_ino_total *const *)pa;
+	const struct prom_ino_total *b = *(const struct prom_ino_total *const *)pb;
+
+	if (a->delta_ns != b->delta_ns)
+		return a->delta_ns > b->delta_ns ? -1 : 1;
+	if (a->wait_ns != b->wait_ns)
+		return a->wait_ns > b->wait_ns ? -1 : 1;
+	return cmp_total(a, b);
+}
+
+static int build_totals(struct prom_series *ps, const struct snapshot *s)
+{
+	struct prom_ino_total *t;
+	size_t n = 0, j = 0;
+
+	t = grow(ps->totals, &ps->cap_totals, s->nlocks ? s->nlocks : 1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	ps->totals = t;
+	for (size_t i = 0; i < s->nlocks; i++) {
+		const struct lock_row *r = &s->locks[i];
+
+		if (!row_waits(r))
+			continue;  /* XFS holds alone: not contended */
+		t[n++] = (struct prom_ino_total){ .dev = r->dev, .ino = r->ino,
+						  .wait_ns = row_wait_ns(r) };
+	}
+	sort_n(t, n, sizeof(*t), cmp_total);
+	/* merge the classes of one inode */
+	for (size_t i = 0; i < n; i++) {
+		if (j && t[j - 1].dev == t[i].dev && t[j - 1].ino == t[i].ino)
+			t[j - 1].wait_ns += t[i].wait_ns;
+		else
+			t[j++] = t[i];
+	}
+	ps->ntotals = j;
+	/* interval wait = now - previous collection (sorted merge) */
+	for (size_t i = 0, p = 0; i < ps->ntotals; i++) {
+		while (p < ps->nprev_totals && cmp_total(&ps->prev_totals[p], &t[i]) < 0)
+			p++;
+		if (p < ps->nprev_totals && !cmp_total(&ps->prev_totals[p], &t[i]))
+			t[i].delta_ns = t[i].wait_ns > ps->prev_totals[p].wait_ns
+					? t[i].wait_ns - ps->prev_totals[p].wait_ns : 0;
+		else
+			t[i].delta_ns = t[i].wait_ns;
+	}
+	ps->contended_inodes = ps->ntotals;
+	return 0;
+}
+
+static int cmp_inode_key(const void *pa, const void *pb)
+{
+	const struct prom_inode *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+static struct prom_inode *find_tracked(const struct prom_series *ps, uint32_t dev, uint64_t ino)
+{
+	struct prom_inode key;
+
+	key.dev = dev;
+	key.ino = ino;
+	return ps->ninodes ? bsearch(&key, ps->inodes, ps->ninodes, sizeof(key), cmp_inode_key)
+			   : NULL;
+}
+
+static void inode_path(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
+		       uint64_t ino, char *out, size_t len)
+{
+	struct inode_view v;
+
+	describe_inode(s, mt, dev, ino, false, &v);
+	if (v.path[0])
+		snprintf(out, len, "%s", v.path);
+	else
+		snprintf(out, len, "%s", v.rel);  /* from the fs root, or "" */
+}
+
+static int admit_inode(struct prom_series *ps, const struct snapshot *s,
+		       const struct mount_table *mt, const struct prom_ino_total *t)
+{
+	struct prom_inode *arr, *ni;
+	size_t pos = 0;
+
+	/* capacity for max_inodes is reserved lazily, in one step */
+	arr = realloc(ps->inodes, (ps->ninodes + 1) * sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	ps->inodes = arr;
+	while (pos < ps->ninodes && (arr[pos].dev < t->dev ||
+				     (arr[pos].dev == t->dev && arr[pos].ino < t->ino)))
+		pos++;
+	memmove(&arr[pos + 1], &arr[pos], (ps->ninodes - pos) * sizeof(*arr));
+	ps->ninodes++;
+	ni = &arr[pos];
+	memset(ni, 0, sizeof(*ni));
+	ni->dev = t->dev;
+	ni->ino = t->ino;
+	inode_path(s, mt, t->dev, t->ino, ni->path, sizeof(ni->path));
+	/*
+	 * Nothing is exported before the first collection, so inodes admitted
+	 * then keep their whole history; later ones start at zero.
+	 */
+	if (ps->updates)
+		for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
+			const struct lock_row *r = snap_find_lock(s, t->dev, t->ino, c);
+
+			if (r)
+				for (int m = 0; m < 2; m++)
+					ni->base[c][m] = r->wait[m];
+		}
+	return 0;
+}
+
+static int admit_inodes(struct prom_series *ps, const struct snapshot *s,
+			const struct mount_table *mt)
+{
+	const struct prom_ino_total **cand;
+	size_t n = 0;
+	int err = 0;
+
+	if (ps->ninodes >= ps->max_inodes || !ps->ntotals)
+		return 0;
+	cand = malloc(ps->ntotals * sizeof(*cand));
+	if (!cand)
+		return -ENOMEM;
+	for (size_t i = 0; i < ps->ntotals; i++)
+		if (ps->totals[i].delta_ns)
+			cand[n++] = &ps->totals[i];
+	sort_n(cand, n, sizeof(*cand), cmp_rank);
+	for (size_t i = 0; i < n && i < ps->top_k && ps->ninodes < ps->max_inodes; i++) {
+		if (find_tracked(ps, cand[i]->dev, cand[i]->ino))
+			continue;
+		err = admit_inode(ps, s, mt, cand[i]);
+		if (err)
+			break;
+	}
+	free(cand);
+	return err;
+}
+
+/* own = now - base for every tracked inode; the group's "other" loses own. */
+static void settle_inodes(struct prom_series *ps, const struct snapshot *s)
+{
+	for (size_t i = 0; i < ps->ninodes; i++) {
+		struct prom_inode *ni = &ps->inodes[i];
+
+		for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
+			const struct lock_row *r = snap_find_lock(s, ni->dev, ni->ino, c);
+			struct prom_group *g = find_group(ps, ni->dev, c);
+
+			if (!r || !g)
+				continue;  /* rows never vanish while tracing; be safe */
+			for (int m = 0; m < 2; m++) {
+				ni->present[c][m] |= r->wait[m].count > 0;
+				ni->own[c][m] = r->wait[m];
+				stats_sub(&ni->own[c][m], &ni->base[c][m]);
+				stats_sub(&g->other[m], &ni->own[c][m]);
+			}
+		}
+	}
+}
+
+/* ---- holder/waiter pairs by command name ---- */
+
+static int cmp_pair(const void *pa, const void *pb)
+{
+	const struct prom_pair_key *a = &((const struct prom_pair *)pa)->k;
+	const struct prom_pair_key *b = &((const struct prom_pair *)pb)->k;
+	int c;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->class != b->class)
+		return (int)a->class - (int)b->class;
+	if (a->folded != b->folded)
+		return (int)a->folded - (int)b->folded;
+	c = strncmp(a->holder_comm, b->holder_comm, ILOCK_COMM_LEN);
+	if (!c)
+		c = strncmp(a->waiter_comm, b->waiter_comm, ILOCK_COMM_LEN);
+	if (!c)
+		c = (int)a->holder_mode - (int)b->holder_mode;
+	if (!c)
+		c = (int)a->waiter_mode - (int)b->waiter_mode;
+	return c;
+}
+
+static const struct prom_pair *find_pair(const struct prom_pair *arr, size_t n,
+					 const struct prom_pair *key)
+{
+	return n ? bsearch(key, arr, n, sizeof(*arr), cmp_pair) : NULL;
+}
+
+static int cmp_pair_rank(const void *pa, const void *pb)
+{
+	const struct prom_pair *a = *(const struct prom_pair *const *)pa;
+	const struct prom_pair *b = *(const struct prom_pair *const *)pb;
+
+	if (a->ns != b->ns)
+		return a->ns > b->ns ? -1 : 1;
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return cmp_pair(a, b);
+}
+
+static void pair_key_of(struct prom_pair_key *k, const struct ilock_edge_key *e)
+{
+	memset(k, 0, sizeof(*k));
+	k->dev = e->dev;
+	k->class = e->class;
+	k->holder_mode = e->holder_mode;
+	k->waiter_mode = e->waiter_mode;
+	/* comm fields may lack their NUL; the key always has one */
+	memcpy(k->holder_comm, e->holder_comm, ILOCK_COMM_LEN - 1);
+	memcpy(k->waiter_comm, e->waiter_comm, ILOCK_COMM_LEN - 1);
+}
+
+static bool pair_foldable_only(const struct prom_pair_key *k)
+{
+	/* its labels would be those of the folded series */
+	return !strcmp(k->holder_comm, "other") && !strcmp(k->waiter_comm, "other");
+}
+
+static int fold_pair(struct prom_series *ps, const struct prom_pair_key *k, uint64_t count,
+		     uint64_t ns)
+{
+	struct prom_pair f = { .k = *k }, *arr;
+
+	if (!count && !ns)
+		return 0;
+	memset(f.k.holder_comm, 0, sizeof(f.k.holder_comm));
+	memset(f.k.waiter_comm, 0, sizeof(f.k.waiter_comm));
+	strcpy(f.k.holder_comm, "other");
+	strcpy(f.k.waiter_comm, "other");
+	f.k.folded = 1;
+	for (size_t i = 0; i < ps->nfolded; i++) {
+		if (!cmp_pair(&ps->folded[i], &f)) {
+			ps->folded[i].count += count;
+			ps->folded[i].ns += ns;
+			return 0;
+		}
+	}
+	arr = grow(ps->folded, &ps->cap_folded, ps->nfolded + 1, sizeof(*arr));
+	if (!arr)
+		return -ENOMEM;
+	ps->folded = arr;
+	f.count = count;
+	f.ns = ns;
+	ps->folded[ps->nfolded++] = f;
+	return 0;
+}
+
+static int update_pairs(struct prom_series *ps, const struct snapshot *s)
+{
+	struct prom_pair *agg;
+	const struct prom_pair **cand = NULL;
+	size_t n = 0, j = 0, ncand = 0;
+	int err = 0;
+
+	agg = grow(ps->scratch_pairs, &ps->cap_scratch_pairs, s->nedges ? s->nedges : 1,
+		   sizeof(*agg));
+	if (!agg)
+		return -ENOMEM;
+	ps->scratch_pairs = agg;
+	for (size_t i = 0; i < s->nedges; i++) {
+		memset(&agg[n], 0, sizeof(agg[n]));
+		pair_key_of(&agg[n].k, &s->edges[i].k);
+		agg[n].count = s->edges[i].s.count;
+		agg[n].ns = s->edges[i].s.total_ns;
+		n++;
+	}
+	sort_n(agg, n, sizeof(*agg), cmp_pair);
+	/* merge pids and inodes away: one row per comm/mode pair */
+	for (size_t i = 0; i < n; i++) {
+		if (j && !cmp_pair(&agg[j - 1], &agg[i])) {
+			agg[j - 1].count += agg[i].count;
+			agg[j - 1].ns += agg[i].ns;
+		} else {
+			agg[j++] = agg[i];
+		}
+	}
+	n = j;
+	ps->pairs_seen = n;
+
+	/* admit the costliest untracked pairs while there is room */
+	if (ps->npairs < ps->max_pairs && n) {
+		cand = malloc(n * sizeof(*cand));
+		if (!cand)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++)
+			if (!pair_foldable_only(&agg[i].k) && !find_pair(ps->pairs, ps->npairs, &agg[i]))
+				cand[ncand++] = &agg[i];
+		sort_n(cand, ncand, sizeof(*cand), cmp_pair_rank);
+		if (ncand) {
+			size_t room = ps->max_pairs - ps->npairs, add = ncand < room ? ncand : room;
+			struct prom_pair *arr = realloc(ps->pairs, (ps->npairs + add) * sizeof(*arr));
+
+			if (!arr) {
+				free(cand);
+				return -ENOMEM;
+			}
+			ps->pairs = arr;
+			for (size_t i = 0; i < add; i++) {
+				struct prom_pair *p = &ps->pairs[ps->npairs++];
+
+				*p = *cand[i];
+				/* as for inodes: after the first collection, start at zero */
+				p->base_count = ps->updates ? cand[i]->count : 0;
+				p->base_ns = ps->updates ? cand[i]->ns : 0;
+			}
+			sort_n(ps->pairs, ps->npairs, sizeof(*ps->pairs), cmp_pair);
+		}
+		free(cand);
+	}
+
+	/* tracked pairs show now - base; everything else and every base folds */
+	ps->nfolded = 0;
+	for (size_t i = 0; i < ps->npairs; i++) {
+		struct prom_pair *p = &ps->pairs[i];
+		const struct prom_pair *cur = find_pair(agg, n, p);
+
+		if (cur) {
+			p->count = cur->count > p->base_count ? cur->count - p->base_count : 0;
+			p->ns = cur->ns > p->base_ns ? cur->ns - p->base_ns : 0;
+		}
+		err = fold_pair(ps, &p->k, p->base_count, p->base_ns);
+		if (err)
+			return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (find_pair(ps->pairs, ps->npairs, &agg[i]))
+			continue;
+		err = fold_pair(ps, &agg[i].k, agg[i].count, agg[i].ns);
+		if (err)
+			return err;
+	}
+	sort_n(ps->folded, ps->nfolded, sizeof(*ps->folded), cmp_pair);
+	return 0;
+}
+
+int prom_series_update(struct prom_series *ps, const struct snapshot *s,
+		       const struct mount_table *mt)
+{
+	struct prom_ino_total *swap_t;
+	size_t swap_n;
+	int err;
+
+	memcpy(ps->counters, s->counters, sizeof(ps->counters));
+	ps->in_flight = s->in_flight;
+	for (size_t i = 0; i < s->nlocks; i++) {
+		/* rows of one device tend to come together: skip the search */
+		if (i && s->locks[i].dev == s->locks[i - 1].dev)
+			continue;
+		if ((err = note_dev(ps, s, mt, &s->locks[i])))
+			return err;
+	}
+	if ((err = build_groups(ps, s)) || (err = build_totals(ps, s)))
+		return err;
+	if (ps->top_k && (err = admit_inodes(ps, s, mt)))
+		return err;
+	settle_inodes(ps, s);
+	if ((err = update_pairs(ps, s)))
+		return err;
+	/* this collection's totals are the next one's baseline */
+	swap_t = ps->prev_totals;
+	swap_n = ps->cap_prev_totals;
+	ps->prev_totals = ps->totals;
+	ps->cap_prev_totals = ps->cap_totals;
+	ps->nprev_totals = ps->ntotals;
+	ps->totals = swap_t;
+	ps->cap_totals = swap_n;
+	ps->ntotals = 0;
+	ps->updates++;
+	return 0;
+}

@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The exporter's pure parts: series selection and folding (prom_series.c)
+ * and the exposition formats (prom.c).
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "prom.h"
+#include "unit.h"
+
+#define DEV_A ILOCK_KDEV(7, 0)
+#define DEV_B ILOCK_KDEV(7, 1)
+
+static void add_wait(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class, uint8_t mode,
+		     uint64_t ns, unsigned times)
+{
+	struct ilock_key k = { .ino = ino, .dev = dev, .class = class, .mode = mode };
+	struct ilock_stats st = {};
+
+	for (unsigned i = 0; i < times; i++) {
+		st.count++;
+		st.total_ns += ns;
+		st.hist[ilock_hist_slot(ns)]++;
+		if (ns > st.max_ns)
+			st.max_ns = ns;
+	}
+	CHECK(snap_add_wait(s, &k, &st) == 0);
+}
+
+static void add_inode(struct snapshot *s, uint32_t dev, uint64_t ino, const char *path)
+{
+	struct inode_meta m = { .ino = ino, .dev = dev, .magic = ILOCK_XFS_SB_MAGIC };
+
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	CHECK(snap_add_inode(s, &m) == 0);
+}
+
+static void add_edge(struct snapshot *s, uint32_t dev, uint64_t ino, const char *holder,
+		     uint32_t hpid, const char *waiter, uint32_t wpid, uint64_t count, uint64_t ns)
+{
+	struct ilock_edge_key k = { .ino = ino, .dev = dev, .class = ILOCK_CLASS_I_RWSEM,
+				    .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				    .holder_pid = hpid, .holder_tgid = hpid, .waiter_pid = wpid,
+				    .waiter_tgid = wpid };
+	struct ilock_edge_stats st = { .count = count, .total_ns = ns, .max_ns = ns };
+
+	snprintf(k.holder_comm, sizeof(k.holder_comm), "%s", holder);
+	snprintf(k.waiter_comm, sizeof(k.waiter_comm), "%s", waiter);
+	CHECK(snap_add_edge(s, &k, &st) == 0);
+}
+
+static char *render(const struct prom_series *ps, enum prom_format f)
+{
+	struct prom_meta m = { .version = "0.1.0", .kernel = "6.18.0-test", .have_bpf_stats = true,
+			       .bpf_run_ns = 1500000000ULL, .bpf_run_cnt = 42 };
+	struct prom_buf b;
+
+	pbuf_init(&b);
+	prom_render(&b, f, ps, &m);
+	CHECK(!b.oom);
+	return b.data;
+}
+
+/* The value of the first sample line starting with prefix (name + labels), or -1. */
+static double sample(const char *text, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, prefix, n) && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	return -1;
+}
+
+static unsigned count_lines(const char *text, const char *prefix)
+{
+	unsigned c = 0;
+	size_t n = strlen(prefix);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, prefix, n))
+			c++;
+	return c;
+}
+
+static void test_canonical_numbers(void)
+{
+	char b[48];
+
+	/* OpenMetrics' own examples of canonical rendering */
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 0.0), "0.0");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 0.001), "0.001");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 0.95), "0.95");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1.0), "1.0");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1.7), "1.7");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 10.0), "10.0");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1e-10), "1e-10");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1e-05), "1e-05");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 0.0001), "0.0001");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 100000.0), "100000.0");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1e6), "1e+06");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1e10), "1e+10");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1.1e23), "1.1e+23");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1.0 / 0.0), "+Inf");
+	/* ours: log2 ns boundaries */
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 1024e-9), "1.024e-06");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 131072e-9), "0.000131072");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), 68719476736e-9), "68.719476736");
+	CHECK_STR(prom_fmt_canonical(b, sizeof(b), -2.5), "-2.5");
+}
+
+static void test_escaping(void)
+{
+	struct prom_buf b;
+
+	pbuf_init(&b);
+	pbuf_label_value(&b, "a\"b\\c\nd");
+	CHECK_STR(b.data, "a\\\"b\\\\c\\nd");
+	pbuf_free(&b);
+
+	/* valid UTF-8 kept; stray bytes, overlongs and surrogates replaced */
+	pbuf_init(&b);
+	pbuf_label_value(&b, "caf\xC3\xA9/\xFF/\xC0\xAF/\xED\xA0\x80/\xF0\x9F\x94\x92");
+	CHECK_STR(b.data, "caf\xC3\xA9/\xEF\xBF\xBD/\xEF\xBF\xBD\xEF\xBF\xBD/"
+			  "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD/\xF0\x9F\x94\x92");
+	pbuf_free(&b);
+
+	/* a sequence cut short by the end of the string */
+	pbuf_init(&b);
+	pbuf_label_value(&b, "x\xE2\x82");
+	CHECK_STR(b.data, "x\xEF\xBF\xBD\xEF\xBF\xBD");
+	pbuf_free(&b);
+
+	/* a path label in the output is escaped the same way */
+	{
+		struct snapshot s;
+		struct prom_series ps;
+		char *t;
+
+		snap_init(&s);
+		add_wait(&s, DEV_A, 5, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 5000, 1);
+		add_inode(&s, DEV_A, 5, "/we\"ird\\na\nme");
+		prom_series_init(&ps, 4, 10);
+		CHECK(prom_series_update(&ps, &s, NULL) == 0);
+		t = render(&ps, PROM_FMT_TEXT);
+		CHECK(strstr(t, "path=\"/we\\\"ird\\\\na\\nme\"") != NULL);
+		free(t);
+		prom_series_free(&ps);
+		snap_free(&s);
+	}
+}
+
+static void test_negotiation(void)
+{
+	CHECK(prom_negotiate(NULL) == PROM_FMT_TEXT);
+	CHECK(prom_negotiate("") == PROM_FMT_TEXT);
+	CHECK(prom_negotiate("*/*") == PROM_FMT_TEXT);
+	CHECK(prom_negotiate("text/plain;version=0.0.4") == PROM_FMT_TEXT);
+	CHECK(prom_negotiate("application/openmetrics-text") == PROM_FMT_OPENMETRICS);
+	/* what Prometheus 2.x sends */
+	CHECK(prom_negotiate("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+			     "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1") ==
+	      PROM_FMT_OPENMETRICS);
+	CHECK(prom_negotiate("text/plain;q=0.9, application/openmetrics-text; version=1.0.0; q=0.5") ==
+	      PROM_FMT_TEXT);
+	CHECK(prom_negotiate("Application/OpenMetrics-Text; q=1") == PROM_FMT_OPENMETRICS);
+	CHECK(prom_negotiate("application/openmetrics-text;q=0") == PROM_FMT_TEXT);
+	/* only a version we do not speak */
+	CHECK(prom_negotiate("application/openmetrics-text;version=2.0.0") == PROM_FMT_TEXT);
+	CHECK(strstr(prom_content_type(PROM_FMT_OPENMETRICS), "application/openmetrics-text; version=1.0.0"));
+	CHECK(strstr(prom_content_type(PROM_FMT_TEXT), "text/plain; version=0.0.4"));
+}
+
+/* Buckets never decrease and +Inf equals _count, for every histogram. */
+static void check_cumulative(const char *text, const char *name)
+{
+	char bucket[128];
+	size_t nb;
+	double prev = -1;
+	unsigned seen = 0, series = 0;
+
+	snprintf(bucket, sizeof(bucket), "%s_bucket{", name);
+	nb = strlen(bucket);
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *sp, *le;
+		double v;
+
+		if (strncmp(p, bucket, nb))
+			continue;
+		sp = strstr(p, "} ");
+		le = strstr(p, "le=\"");
+		CHECK(sp && le && le < sp);
+		if (!sp || !le)
+			return;
+		v = strtod(sp + 2, NULL);
+		if (prev >= 0)
+			CHECK(v >= prev);
+		prev = v;
+		seen++;
+		if (!strncmp(le, "le=\"+Inf\"", 9)) {
+			char count[512];
+			const char *labels = p + nb;
+			size_t ln = (size_t)(le - labels);
+
+			/* the series' _count line has the same labels without le */
+			CHECK_EQ_U(seen, PROM_NBUCKETS);
+			snprintf(count, sizeof(count), "%s_count{%.*s}", name,
+				 (int)(ln && labels[ln - 1] == ',' ? ln - 1 : ln), labels);
+			CHECK(sample(text, count) == v);
+			prev = -1;
+			seen = 0;
+			series++;
+		}
+	}
+	CHECK(series > 0);
+}
+
+static void test_histograms(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	char *t;
+
+	snap_init(&s);
+	/* 3 waits of ~500 ns (below the first bucket), 2 of 3 ms, 1 of 100 s (past the last) */
+	add_wait(&s, DEV_A, 10, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 500, 3);
+	add_wait(&s, DEV_A, 10, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 3000000, 2);
+	add_wait(&s, DEV_A, 10, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 100000000000ULL, 1);
+	add_wait(&s, DEV_A, 11, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 20000, 4);
+	add_inode(&s, DEV_A, 10, "/a");
+	prom_series_init(&ps, 20, 10);
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+
+	check_cumulative(t, "ilock_lock_wait_seconds");
+	check_cumulative(t, "ilock_inode_lock_wait_seconds");
+	/* the first bucket holds everything below it, +Inf everything */
+	CHECK(sample(t, "ilock_lock_wait_seconds_bucket{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",le=\"1.024e-06\"}") == 3);
+	CHECK(sample(t, "ilock_lock_wait_seconds_bucket{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",le=\"0.004194304\"}") == 5);
+	CHECK(sample(t, "ilock_lock_wait_seconds_bucket{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",le=\"68.719476736\"}") == 5);
+	CHECK(sample(t, "ilock_lock_wait_seconds_bucket{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",le=\"+Inf\"}") == 6);
+	CHECK(sample(t, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\"}") == 6);
+	/* exact sum: 1500 ns + 6 ms + 100 s */
+	CHECK(strstr(t, "ilock_lock_wait_seconds_sum{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\"} 100.006001500\n") != NULL);
+	CHECK(sample(t, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"exclusive\"}") == 4);
+	/* no shared waits on inode 11: no such series */
+	CHECK(!strstr(t, "mode=\"shared\",inode=\"7:0:11\""));
+	CHECK(strstr(t, "mode=\"exclusive\",inode=\"7:0:11\",path=\"\"} ") != NULL);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
+/* Sum of a metric's samples whose line contains every needle. */
+static double sum_matching(const char *text, const char *name, const char *n1, const char *n2)
+{
+	double sum = 0;
+	size_t n = strlen(name);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *eol = strchr(p, '\n'), *sp;
+		char line[1024];
+		size_t len = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (strncmp(p, name, n) || (p[n] != '{' && p[n] != ' ') || len >= sizeof(line))
+			continue;
+		memcpy(line, p, len);
+		line[len] = 0;
+		if ((n1 && !strstr(line, n1)) || (n2 && !strstr(line, n2)))
+			continue;
+		sp = strrchr(line, ' ');
+		sum += strtod(sp + 1, NULL);
+	}
+	return sum;
+}
+
+static void test_fold_to_other(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	char *t;
+
+	snap_init(&s);
+	/* 6 inodes, waits 1..6 ms each once; K = 2 keeps the top two */
+	for (uint64_t ino = 1; ino <= 6; ino++) {
+		add_wait(&s, DEV_A, ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, ino * 1000000, 1);
+		add_inode(&s, DEV_A, ino, "/f");
+	}
+	prom_series_init(&ps, 2, 10);
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK_EQ_U(ps.ninodes, 2);
+	CHECK_EQ_U(ps.contended_inodes, 6);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"7:0:6\",path=\"/f\"}") == 1);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"7:0:5\",path=\"/f\"}") == 1);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"other\",path=\"\"}") == 4);
+	CHECK(strstr(t, "ilock_inode_lock_wait_seconds_sum{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"other\",path=\"\"} 0.010000000\n") != NULL);
+	CHECK(!strstr(t, "inode=\"7:0:4\""));
+	/* per-inode series add up to the aggregate */
+	CHECK(sum_matching(t, "ilock_inode_lock_wait_seconds_count", NULL, NULL) ==
+	      sample(t, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\"}"));
+	free(t);
+
+	/* next interval inode 1 gets hot: admitted, starting at zero; other keeps its past */
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 50000000, 2);
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK_EQ_U(ps.ninodes, 3);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"7:0:1\",path=\"/f\"}") == 0);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"other\",path=\"\"}") == 6);
+	free(t);
+
+	/* and from then on its own series grows; other does not move */
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000000, 3);
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"7:0:1\",path=\"/f\"}") == 3);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"other\",path=\"\"}") == 6);
+	CHECK(sum_matching(t, "ilock_inode_lock_wait_seconds_count", NULL, NULL) ==
+	      sample(t, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\"}"));
+	check_cumulative(t, "ilock_inode_lock_wait_seconds");
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
+/* 1,000 inodes, hot in turn: the inode label sets stay within 2K + "other". */
+static void test_series_bound(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	const unsigned k = 5;
+	double prev_other = 0;
+
+	snap_init(&s);
+	prom_series_init(&ps, k, 3);
+	for (unsigned round = 0; round < 50; round++) {
+		char *t;
+		double other;
+
+		for (uint64_t i = 0; i < 20; i++) {
+			uint64_t ino = round * 20 + i + 1;
+
+			add_wait(&s, round % 2 ? DEV_B : DEV_A, ino, ILOCK_CLASS_I_RWSEM,
+				 (uint8_t)(i % 2), (i + 1) * 1000, 1);
+			add_edge(&s, DEV_A, ino, "writer", 100 + (uint32_t)i, "reader",
+				 200 + (uint32_t)round, 1, 1000);
+			add_edge(&s, DEV_A, ino, "w", 1, "r", 1 + (uint32_t)round, 1, 1000);
+		}
+		CHECK(prom_series_update(&ps, &s, NULL) == 0);
+		CHECK(ps.ninodes <= 2 * k);
+		t = render(&ps, PROM_FMT_OPENMETRICS);
+		/* series: each tracked inode has one mode here; "other" one per (dev, mode) */
+		CHECK(count_lines(t, "ilock_inode_lock_wait_seconds_count{") <= 2 * k + 2 * 2);
+		CHECK(count_lines(t, "ilock_inode_lock_wait_seconds_bucket{") <=
+		      (2 * k + 2 * 2) * PROM_NBUCKETS);
+		/* "other" never goes down */
+		other = sum_matching(t, "ilock_inode_lock_wait_seconds_count", "inode=\"other\"", NULL);
+		CHECK(other >= prev_other);
+		prev_other = other;
+		/* pids never split pairs: at most 3 own series + folded */
+		CHECK(count_lines(t, "ilock_serialised_waits_total{") <= 3 + 1);
+		CHECK(!strstr(t, "pid=\""));
+		free(t);
+	}
+	CHECK_EQ_U(ps.ninodes, 2 * k);
+	CHECK_EQ_U(ps.contended_inodes, 1000);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
+static void test_pairs(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	char *t;
+
+	snap_init(&s);
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+	add_inode(&s, DEV_A, 1, "/f");
+	/* one comm pair over two pids and two inodes: one series */
+	add_edge(&s, DEV_A, 1, "fio", 10, "fio", 11, 3, 3000);
+	add_edge(&s, DEV_A, 2, "fio", 12, "fio", 13, 2, 2000);
+	add_edge(&s, DEV_A, 1, "pg\"w", 14, "fio", 11, 1, 500);
+	/* a real pair both called "other" would clash with the folded series */
+	add_edge(&s, DEV_A, 1, "other", 15, "other", 16, 7, 7000);
+	prom_series_init(&ps, 2, 1);
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"holder_comm=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\","
+			"waiter_mode=\"shared\"}") == 5);
+	/* --max-pairs 1: pg"w folds, and the "other"/"other" pair always does */
+	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"holder_comm=\"other\",holder_mode=\"exclusive\",waiter_comm=\"other\","
+			"waiter_mode=\"shared\"}") == 8);
+	CHECK(strstr(t, "ilock_serialised_wait_seconds_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"holder_comm=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\","
+			"waiter_mode=\"shared\"} 0.000005000\n") != NULL);
+	CHECK_EQ_U(count_lines(t, "ilock_serialised_waits_total{"), 2);
+	CHECK_EQ_U(ps.pairs_seen, 3);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
+static void test_formats(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	struct ilock_key hk = { .ino = 1, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+				.mode = ILOCK_MODE_EXCL };
+	struct ilock_stats hold = { .count = 2, .total_ns = 4000 };
+	char *text, *om;
+	size_t ol;
+
+	snap_init(&s);
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+	hold.hist[ilock_hist_slot(2000)] = 2;
+	CHECK(snap_add_hold(&s, &hk, &hold) == 0);
+	s.counters[ILOCK_LOST_WAIT_MAP_FULL] = 3;
+	prom_series_init(&ps, 2, 10);
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	text = render(&ps, PROM_FMT_TEXT);
+	om = render(&ps, PROM_FMT_OPENMETRICS);
+
+	/* OpenMetrics: ends with # EOF, counter families without _total, info type, units */
+	ol = strlen(om);
+	CHECK(ol > 6 && !strcmp(om + ol - 6, "# EOF\n"));
+	CHECK(strstr(om, "# TYPE ilock_lost_events counter\n") != NULL);
+	CHECK(strstr(om, "\nilock_lost_events_total{reason=\"wait_map_full\"} 3\n") != NULL);
+	CHECK(strstr(om, "# TYPE ilock_build info\n") != NULL);
+	CHECK(strstr(om, "\nilock_build_info{version=\"0.1.0\",kernel=\"6.18.0-test\"} 1\n") != NULL);
+	CHECK(strstr(om, "# UNIT ilock_lock_wait_seconds seconds\n") != NULL);
+	CHECK(strstr(om, "# TYPE ilock_bpf_run_seconds counter\n# UNIT ilock_bpf_run_seconds seconds\n"));
+	CHECK(strstr(om, "\nilock_bpf_run_seconds_total 1.500000000\n") != NULL);
+	CHECK(!strstr(om, "_total counter"));
+	/* text 0.0.4: no EOF, TYPE names the sample, info is a gauge, no UNIT */
+	CHECK(!strstr(text, "# EOF"));
+	CHECK(strstr(text, "# TYPE ilock_lost_events_total counter\n") != NULL);
+	CHECK(strstr(text, "# TYPE ilock_build_info gauge\n") != NULL);
+	CHECK(!strstr(text, "# UNIT"));
+	/* the same samples otherwise */
+	CHECK(strstr(text, "\nilock_lost_events_total{reason=\"wait_map_full\"} 3\n") != NULL);
+	/* every lost reason is there, zero or not */
+	CHECK_EQ_U(count_lines(om, "ilock_lost_events_total{"), ILOCK_COUNTER_MAX - ILOCK_FIRST_LOST);
+	/* XFS holds: a histogram and acquisitions */
+	CHECK(sample(text, "ilock_lock_acquisitions_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			   "mode=\"exclusive\"}") == 2);
+	check_cumulative(text, "ilock_lock_hold_seconds");
+	/* OpenMetrics does not allow a family twice (interleaving) */
+	CHECK_EQ_U(count_lines(om, "# TYPE ilock_lock_wait_seconds "), 1);
+	free(text);
+	free(om);
+
+	/* --top-inodes 0: no per-inode family at all */
+	prom_series_free(&ps);
+	prom_series_init(&ps, 0, 10);
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	text = render(&ps, PROM_FMT_TEXT);
+	CHECK(!strstr(text, "ilock_inode_lock_wait_seconds_"));
+	free(text);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
+/* The fs label is decided once per device, so label sets never change. */
+static void test_sticky_labels(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	struct mount_table mt = {};
+	char *t;
+
+	snap_init(&s);
+	CHECK(mounts_parse(&mt, "36 1 7:0 / /mnt/x rw - xfs /dev/loop0 rw\n") == 0);
+	add_wait(&s, DEV_A, 9, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+	add_inode(&s, DEV_A, 9, "/dir/file");
+	prom_series_init(&ps, 2, 10);
+	CHECK(prom_series_update(&ps, &s, &mt) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(strstr(t, "inode=\"7:0:9\",path=\"/mnt/x/dir/file\"") != NULL);
+	free(t);
+	/* unmounted later: the label keeps its first value */
+	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(strstr(t, "inode=\"7:0:9\",path=\"/mnt/x/dir/file\"") != NULL);
+	CHECK_STR(prom_dev_fs(&ps, DEV_A), "xfs");
+	free(t);
+	mounts_free(&mt);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
+static void test_buf(void)
+{
+	struct prom_buf b;
+
+	pbuf_init(&b);
+	for (int i = 0; i < 10000; i++)
+		pbuf_printf(&b, "%d,", i);
+	CHECK(!b.oom);
+	CHECK(b.len == strlen(b.data));
+	CHECK(!strncmp(b.data, "0,1,2,", 6));
+	CHECK(strstr(b.data, ",9999,") != NULL);
+	pbuf_free(&b);
+}
+
+int main(void)
+{
+	test_canonical_numbers();
+	test_escaping();
+	test_negotiation();
+	test_histograms();
+	test_fold_to_other();
+	test_series_bound();
+	test_pairs();
+	test_formats();
+	test_sticky_labels();
+	test_buf();
+	UNIT_DONE();
+}
