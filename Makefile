@@ -38,6 +38,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 # Pure modules the unit tests build again under ASan/UBSan.
 PURE_SRCS := src/hist.c src/model.c src/mounts.c src/render_text.c src/render_json.c \
 	src/json.c src/cli.c src/counters.c src/util.c
+PURE_SRCS += src/recfile.c src/recview.c src/report_out.c src/report_html.c src/sigtest.c src/diff.c
 PURE_SRCS += src/prom.c src/prom_series.c
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
@@ -69,7 +70,7 @@ $(OUT)/ilocktop: $(OUT)/ilock
 	ln -sf ilock $@
 
 $(OUT)/tests/%: tests/unit/%.c $(PURE_SRCS) tests/unit/unit.h | $(OUT)/tests
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(PURE_SRCS) -o $@ -lm
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(PURE_SRCS) -o $@ -lm -lz
 
 $(OUT)/helpers/%: tests/helpers/%.c | $(OUT)/helpers
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
@@ -112,11 +113,31 @@ test:
 
 test-all: all helpers $(UNIT_BINS)
 	@sh tests/run_unit.sh $(UNIT_BINS)
+	@$(MAKE) --no-print-directory fuzz
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
 # The README's demo: set up, build, run the seed workload under ilock stat.
 demo:
 	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory all && sh scripts/demo.sh
+
+# The recording reader under libFuzzer, for a bounded time. Seeds in
+# tests/fuzz/corpus; a crash leaves its input in build/fuzz/ and fails make:
+# keep it in tests/fuzz/crashers/, where the unit tests replay it.
+FUZZ_TIME ?= 20
+FUZZ_SRCS := src/recfile.c src/recview.c src/model.c src/hist.c src/mounts.c src/cli.c \
+	src/counters.c src/util.c
+$(OUT)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c $(FUZZ_SRCS) | $(OUT)/fuzz
+	$(CLANG) -g -O1 $(WARN) -std=gnu11 -Iinclude -Isrc -D_GNU_SOURCE \
+		-fsanitize=fuzzer,address,undefined $< $(FUZZ_SRCS) -o $@ -lz -lm
+
+.PHONY: fuzz
+fuzz: $(OUT)/fuzz/fuzz_recfile
+	rm -rf $(OUT)/fuzz/corpus && mkdir -p $(OUT)/fuzz/corpus
+	$(OUT)/fuzz/fuzz_recfile -max_total_time=$(FUZZ_TIME) -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix=$(OUT)/fuzz/ -print_final_stats=1 $(OUT)/fuzz/corpus tests/fuzz/corpus
+
+$(OUT)/fuzz:
+	mkdir -p $@
 
 clean:
 	rm -rf $(OUT)

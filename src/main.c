@@ -14,6 +14,9 @@ static const struct {
 } commands[] = {
 	{ "stat", cmd_stat, "trace, then show inode lock waits, histograms and who waited on whom" },
 	{ "probe", cmd_probe, "show what this kernel offers and how ilock will attach" },
+	{ "record", cmd_record, "trace into a recording file, one block per interval" },
+	{ "report", cmd_report, "show a recording (or a time window of it): text, JSON, CSV or HTML" },
+	{ "diff", cmd_diff, "compare two recordings, with a significance verdict per change" },
 	{ "export", cmd_export, "serve inode lock metrics to Prometheus (OpenMetrics) over HTTP" },
 };
 

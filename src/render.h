@@ -14,6 +14,8 @@
 
 #define RENDER_MAX_ATTACH 16
 
+struct json;
+
 struct attach_info {
 	const char *probe;   /* "contention_begin" */
 	const char *mode;    /* "tp_btf", "raw_tp", "off" */
@@ -32,6 +34,9 @@ struct render_opts {
 	int top_n;           /* rows in the top table and histograms */
 	bool no_hist;        /* skip the per-inode histograms */
 	const char *title;   /* first line; NULL for the default */
+	/* render_json calls this before closing the document, to add keys */
+	void (*json_extra)(struct json *j, void *ctx);
+	void *json_extra_ctx;
 };
 
 /* What to print for an inode: its path or why there is none, and its fs. */

@@ -131,5 +131,7 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	if (o && o->json_extra)
+		o->json_extra(&j, o->json_extra_ctx);
 	json_obj_end(&j);
 }

@@ -1,0 +1,447 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `ilock record`: trace, and append one block of per-interval deltas to a
+ * recording file each interval (docs/record-report.md, docs/file-format.md).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "counters.h"
+#include "log.h"
+#include "mounts.h"
+#include "recfile.h"
+#include "signals.h"
+#include "tracer.h"
+#include "util.h"
+
+/* Power loss costs at most this much; a kill or a crash costs nothing. */
+#define SYNC_EVERY_NS (10ULL * 1000000000ULL)
+#define MAX_META 48
+
+enum { OPT_FORCE = OPT_CLI_FIRST_FREE };
+
+static const struct option long_opts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	CLI_FILTER_LONGOPTS,
+	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
+	{ "force", no_argument, NULL, 'f' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage_brief(FILE *f)
+{
+	fprintf(f, "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [filters] [-f] [-v]   "
+		   "(-h for help)\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
+"                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N] [-f] [-v]\n"
+"\n"
+"Trace inode lock waits and write them to FILE, one block per interval, for\n"
+"`ilock report` and `ilock diff` later. Each block holds that interval's\n"
+"changes only, so any time window can be reported on its own.\n"
+"\n"
+"  -o, --output FILE       the recording to write (refuses to overwrite without -f)\n"
+"  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C or SIGTERM)\n"
+"  -i, --interval SECONDS  one block per SECONDS (default 1; 0.05 to 86400)\n"
+"  -p, --pid PID           only this process (tgid)\n"
+"  -c, --comm COMM         only tasks with this command name\n"
+"  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
+"      --ino N             only this inode number\n"
+"      --fs xfs|ext4       only this filesystem type\n"
+"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock; may repeat\n"
+"      --max-inodes N      size of the per-inode maps (default 16384)\n"
+"  -f, --force             overwrite FILE if it exists\n"
+"  -v, --verbose           show probes, attach decisions and libbpf messages\n"
+"\n"
+"SIGINT or SIGTERM finish the current interval and close the file cleanly;\n"
+"after SIGKILL or a crash the file stays readable up to its last whole block.\n"
+"\n"
+"examples:\n"
+"  ilock record -o night.ilrec -D /srv/data         # until Ctrl-C\n"
+"  ilock record -o before.ilrec -d 60 --fs xfs\n"
+"  ilock report night.ilrec --from 02:10 --to 02:20\n");
+}
+
+struct record_args {
+	struct ilock_opts o;
+	const char *path;
+	bool force;
+};
+
+static int parse(int argc, char **argv, struct record_args *a, char *err, size_t errlen)
+{
+	uint64_t v;
+	int c, r;
+
+	memset(a, 0, sizeof(*a));
+	a->o.interval_s = 1.0;
+	a->o.top_n = 10;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:d:i:" CLI_FILTER_SHORTOPTS "fvh", long_opts, NULL)) !=
+	       -1) {
+		r = cli_filter_option(c, optarg, &a->o.f, err, errlen);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case 'o':
+			a->path = optarg;
+			break;
+		case 'd':
+			if (!parse_seconds(optarg, 1e7, &a->o.duration_s))
+				goto bad_value;
+			break;
+		case 'i':
+			if (!parse_seconds(optarg, 86400, &a->o.interval_s) || a->o.interval_s < 0.05)
+				goto bad_value;
+			break;
+		case OPT_MAX_INODES:
+			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)
+				goto bad_value;
+			a->o.max_locks = (uint32_t)v;
+			break;
+		case 'f':
+			a->force = true;
+			break;
+		case 'v':
+			a->o.verbose++;
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			if (optopt && optopt < 256)
+				snprintf(err, errlen, "unknown option -%c", optopt);
+			else
+				snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (!a->path) {
+		snprintf(err, errlen, "-o FILE is required");
+		return -1;
+	}
+	return 0;
+bad_value:
+	snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
+	return -1;
+}
+
+static void read_boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+
+	buf[0] = 0;
+	if (f) {
+		if (fgets(buf, (int)len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+static void filters_text(const struct filters *f, char *buf, size_t len)
+{
+	size_t o = 0;
+	char d[24];
+
+	buf[0] = 0;
+#define ADD(...) (o += (size_t)snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__))
+	if (f->tgid)
+		ADD(" -p %u", f->tgid);
+	if (f->comm_on)
+		ADD(" -c %s", f->comm);
+	if (f->kdev)
+		ADD(" -D %s", fmt_kdev(d, sizeof(d), f->kdev));
+	if (f->ino)
+		ADD(" --ino %" PRIu64, f->ino);
+	if (f->fs_magic)
+		ADD(" --fs %s", fs_name(f->fs_magic));
+	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
+		if (f->class_mask & (1U << c))
+			ADD(" --class %s", class_name(c));
+#undef ADD
+	if (o >= len)
+		buf[len - 1] = 0;
+	if (!buf[0])
+		snprintf(buf, len, "none");
+	else
+		memmove(buf, buf + 1, strlen(buf));
+}
+
+/* Metadata strings live here until the META block is written. */
+struct meta_store {
+	struct rec_kv kv[MAX_META];
+	char val[MAX_META][512];
+	size_t n;
+};
+
+static void meta_add(struct meta_store *m, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void meta_add(struct meta_store *m, const char *key, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (m->n >= MAX_META)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(m->val[m->n], sizeof(m->val[m->n]), fmt, ap);
+	va_end(ap);
+	m->kv[m->n].key = (char *)key;
+	m->kv[m->n].val = m->val[m->n];
+	m->n++;
+}
+
+static void build_meta(struct meta_store *m, const struct record_args *a, const struct tracer *t,
+		       uint64_t start_real_ns, int argc, char **argv)
+{
+	static char attach_keys[RENDER_MAX_ATTACH][48];
+	char host[256] = "?", boot[64], filt[256], names[1024] = "", cmdline[512] = "";
+	size_t o = 0;
+
+	if (gethostname(host, sizeof(host)))
+		snprintf(host, sizeof(host), "?");
+	host[sizeof(host) - 1] = 0;
+	read_boot_id(boot, sizeof(boot));
+	filters_text(&a->o.f, filt, sizeof(filt));
+	for (int c = 0; c < ILOCK_COUNTER_MAX; c++)
+		o += (size_t)snprintf(names + o, o < sizeof(names) ? sizeof(names) - o : 0, "%s%s",
+				      c ? "," : "", counter_name(c));
+	o = (size_t)snprintf(cmdline, sizeof(cmdline), "ilock");
+	for (int i = 0; i < argc && o < sizeof(cmdline); i++)
+		o += (size_t)snprintf(cmdline + o, sizeof(cmdline) - o, " %s", argv[i]);
+
+	meta_add(m, "tool_version", "%s", ILOCK_VERSION_STR);
+	meta_add(m, "hostname", "%s", host);
+	meta_add(m, "kernel", "%s", t->probe.kernel);
+	meta_add(m, "boot_id", "%s", boot);
+	meta_add(m, "start_realtime_ns", "%" PRIu64, start_real_ns);
+	meta_add(m, "start_mono_ns", "%" PRIu64, t->start_mono_ns);
+	meta_add(m, "interval_ns", "%" PRIu64, (uint64_t)(a->o.interval_s * 1e9 + 0.5));
+	meta_add(m, "filters", "%s", filt);
+	meta_add(m, "filter_tgid", "%u", a->o.f.tgid);
+	meta_add(m, "filter_comm", "%s", a->o.f.comm_on ? a->o.f.comm : "");
+	meta_add(m, "filter_dev", "%u", a->o.f.kdev);
+	meta_add(m, "filter_ino", "%" PRIu64, a->o.f.ino);
+	meta_add(m, "filter_fs_magic", "%u", a->o.f.fs_magic);
+	meta_add(m, "filter_class_mask", "%u", a->o.f.class_mask);
+	meta_add(m, "counters", "%s", names);
+	meta_add(m, "hist", "log2_ns:%d", ILOCK_HIST_SLOTS);
+	meta_add(m, "command", "%s", cmdline);
+	for (int i = 0; i < t->nattach && i < RENDER_MAX_ATTACH; i++) {
+		snprintf(attach_keys[i], sizeof(attach_keys[i]), "attach.%s", t->attach[i].probe);
+		meta_add(m, attach_keys[i], "%s", t->attach[i].mode);
+	}
+}
+
+/* Sleep until an absolute CLOCK_MONOTONIC time, or until a signal. */
+static void sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / 1000000000ULL),
+			       .tv_nsec = (long)(deadline_ns % 1000000000ULL) };
+
+	while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+struct recorder {
+	int fd;
+	const char *path;
+	struct rec_writer w;
+	struct rec_buf framed;
+	uint64_t bytes, last_sync_ns;
+	uint64_t intervals;
+	bool write_failed;   /* already said why */
+};
+
+static int write_block(struct recorder *rc, uint8_t type, struct rec_buf *raw)
+{
+	int err;
+
+	rc->framed.len = 0;
+	if (raw->oom)
+		return -ENOMEM;
+	err = rec_frame_block(&rc->framed, type, raw->p, raw->len);
+	if (!err)
+		err = rec_file_append(rc->fd, &rc->framed);
+	raw->len = 0;
+	if (err) {
+		rc->write_failed = true;
+		log_error("writing %s: %s; the recording ends at its last whole interval (%" PRIu64 ")",
+			  rc->path, strerror(-err), rc->intervals);
+		return err;
+	}
+	rc->bytes += rc->framed.len;
+	if (now_monotonic_ns() - rc->last_sync_ns >= SYNC_EVERY_NS) {
+		fdatasync(rc->fd);
+		rc->last_sync_ns = now_monotonic_ns();
+	}
+	return 0;
+}
+
+static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot *cur,
+			  struct snapshot *prev, struct snapshot *delta, uint64_t prev_mono)
+{
+	struct mount_table mt = {};
+	int err;
+
+	if ((err = tracer_read(t, cur)))
+		return err;
+	if ((err = snap_delta(delta, cur, rc->intervals ? prev : NULL)))
+		return err;
+	/* the table now, for devices first seen in this interval */
+	if (mounts_load(&mt))
+		log_warn("cannot read /proc/self/mountinfo: the recording will lack mount points");
+	err = rec_encode_interval(&rc->w, &rc->w.raw, delta, cur, &mt, prev_mono - t->start_mono_ns,
+				  cur->mono_ns - prev_mono);
+	mounts_free(&mt);
+	if (err)
+		return err;
+	if ((err = write_block(rc, REC_BLK_INTERVAL, &rc->w.raw)))
+		return err;
+	rc->intervals++;
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct snapshot cur, prev, delta, tmp;
+	struct recorder rc = { .fd = -1 };
+	struct record_args a;
+	struct meta_store *meta = NULL;
+	struct tracer t;
+	bool tracing = false;
+	char err_msg[256];
+	uint64_t deadline = 0, next_tick, interval_ns, prev_mono, start_real;
+	const char *reason = "interrupted";
+	int r, err = 0, ret = 1;
+
+	r = parse(argc, argv, &a, err_msg, sizeof(err_msg));
+	if (r == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ilock record: %s\n", err_msg);
+		usage_brief(stderr);
+		return 2;
+	}
+	signals_setup(NULL);
+	snap_init(&cur);
+	snap_init(&prev);
+	snap_init(&delta);
+	rec_writer_init(&rc.w);
+	rc.path = a.path;
+
+	rc.fd = rec_file_create(a.path, a.force);
+	if (rc.fd < 0) {
+		log_error("cannot create %s: %s%s", a.path, strerror(-rc.fd),
+			  rc.fd == -EEXIST ? " (use -f to overwrite)" : "");
+		rc.fd = -1;
+		goto out;
+	}
+	rc.bytes = REC_HDR_LEN;
+	if (tracer_start(&t, &a.o)) {
+		/* nothing recorded: do not leave a header-only file behind */
+		unlink(a.path);
+		goto out;
+	}
+	tracing = true;
+	/* the wall clock at the tracer's start, for absolute times in reports */
+	start_real = now_realtime_ns() - (now_monotonic_ns() - t.start_mono_ns);
+
+	meta = calloc(1, sizeof(*meta));
+	if (!meta) {
+		log_error("out of memory");
+		goto out;
+	}
+	build_meta(meta, &a, &t, start_real, argc, argv);
+	if ((err = rec_encode_meta(&rc.w.raw, meta->kv, meta->n)) ||
+	    (err = write_block(&rc, REC_BLK_META, &rc.w.raw)))
+		goto out;
+	rc.last_sync_ns = now_monotonic_ns();
+	fprintf(stderr, "ilock: recording to %s every %g s%s... Ctrl-C to stop\n", a.path,
+		a.o.interval_s, a.o.duration_s ? " for the given duration" : "");
+
+	interval_ns = (uint64_t)(a.o.interval_s * 1e9 + 0.5);
+	prev_mono = t.start_mono_ns;
+	next_tick = prev_mono + interval_ns;
+	if (a.o.duration_s)
+		deadline = t.start_mono_ns + (uint64_t)(a.o.duration_s * 1e9);
+
+	while (!stop_requested) {
+		uint64_t wake = deadline && deadline < next_tick ? deadline : next_tick;
+
+		sleep_until(wake);
+		if (stop_requested)
+			break;
+		if (deadline && now_monotonic_ns() >= deadline) {
+			reason = "duration reached";
+			break;
+		}
+		if (now_monotonic_ns() < next_tick)
+			continue;
+		if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)))
+			goto out;
+		prev_mono = cur.mono_ns;
+		tmp = prev;
+		prev = cur;
+		cur = tmp;
+		/* the next tick follows the schedule, not the time we woke */
+		while (next_tick <= now_monotonic_ns())
+			next_tick += interval_ns;
+	}
+
+	/* the interval in progress, then the end marker */
+	if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)))
+		goto out;
+	if ((err = rec_encode_end(&rc.w.raw, rc.intervals, now_realtime_ns(), reason)) ||
+	    (err = write_block(&rc, REC_BLK_END, &rc.w.raw)))
+		goto out;
+	if (fdatasync(rc.fd))
+		log_warn("fdatasync %s: %s", a.path, strerror(errno));
+	fprintf(stderr, "ilock: wrote %" PRIu64 " intervals (%.1f KiB) to %s\n", rc.intervals,
+		(double)rc.bytes / 1024.0, a.path);
+	ret = 0;
+out:
+	if (err && !rc.write_failed)
+		log_error("recording stopped: %s", strerror(-err));
+	if (tracing)
+		tracer_stop(&t);
+	if (rc.fd >= 0 && close(rc.fd) && !ret) {
+		log_error("closing %s: %s", a.path, strerror(errno));
+		ret = 1;
+	}
+	free(meta);
+	rec_buf_free(&rc.framed);
+	rec_writer_free(&rc.w);
+	snap_free(&cur);
+	snap_free(&prev);
+	snap_free(&delta);
+	return ret;
+}

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `ilock report`: the views of `ilock stat` over any window of a recording,
+ * plus its per-interval timeline; text, JSON, CSV or one HTML page.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "recfile.h"
+#include "recview.h"
+#include "render.h"
+#include "report.h"
+#include "util.h"
+
+/* Data was reported, but the recording was damaged: the message says how. */
+#define EXIT_DAMAGED 3
+
+enum { OPT_FROM = OPT_CLI_FIRST_FREE, OPT_TO, OPT_CSV, OPT_HTML };
+
+static const struct option long_opts[] = {
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
+	CLI_FILTER_LONGOPTS,
+	{ "top", required_argument, NULL, 'n' },
+	{ "json", no_argument, NULL, 'j' },
+	{ "csv", no_argument, NULL, OPT_CSV },
+	{ "html", required_argument, NULL, OPT_HTML },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static void usage_brief(FILE *f)
+{
+	fprintf(f, "usage: ilock report FILE [--from T] [--to T] [filters] [-n TOP] [-j|--json] "
+		   "[--csv] [--html OUT.html]   (-h for help)\n");
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ilock report FILE [--from T] [--to T] [-p PID] [-c COMM] [-D DEV|PATH] [--ino N]\n"
+"                    [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json] [--csv] [--html OUT.html]\n"
+"\n"
+"Show what `ilock record` wrote: the views of `ilock stat` (top inodes,\n"
+"histograms, who serialises whom, losses) over a time window, and each top\n"
+"inode's wait time interval by interval.\n"
+"\n"
+"      --from T, --to T    the window; an interval counts when its middle is in it.\n"
+"                          T is seconds from the start (90, 1.5, 2m, 1h), a time of\n"
+"                          day (14:05, 14:05:30), a local date and time\n"
+"                          (2026-11-05 14:05:30) or Unix seconds (@1793887530)\n"
+"  -p, --pid PID, -c, --comm COMM\n"
+"                          only holder->waiter pairs whose waiter matches (lock\n"
+"                          totals are per inode: record with -p for per-process totals)\n"
+"  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
+"      --ino N             only this inode number\n"
+"      --fs xfs|ext4       only this filesystem type\n"
+"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock; may repeat\n"
+"  -n, --top N             rows in the tables and timelines (default 10)\n"
+"  -j, --json              the `ilock stat --json` document plus recording, window\n"
+"                          and intervals keys (docs/record-report.md)\n"
+"      --csv               one row per interval per lock\n"
+"      --html OUT.html     write one self-contained HTML page with charts to OUT.html\n"
+"                          (alone, nothing else is printed)\n"
+"\n"
+"exit status: 0 ok; 1 error; 2 bad arguments; 3 reported, but the recording is\n"
+"damaged or cut off (the message says where and how much was lost)\n"
+"\n"
+"examples:\n"
+"  ilock report night.ilrec\n"
+"  ilock report night.ilrec --from 02:10 --to 02:20 -D /srv/data\n"
+"  ilock report night.ilrec --html night.html\n");
+}
+
+struct report_args {
+	const char *file;
+	const char *from, *to;
+	struct filters f;
+	int top_n;
+	bool json, csv;
+	const char *html;
+};
+
+static int parse(int argc, char **argv, struct report_args *a, char *err, size_t errlen)
+{
+	uint64_t v;
+	int c, r;
+
+	memset(a, 0, sizeof(*a));
+	a->top_n = 10;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":" CLI_FILTER_SHORTOPTS "n:jh", long_opts, NULL)) != -1) {
+		r = cli_filter_option(c, optarg, &a->f, err, errlen);
+		if (r < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		switch (c) {
+		case OPT_FROM:
+			a->from = optarg;
+			break;
+		case OPT_TO:
+			a->to = optarg;
+			break;
+		case 'n':
+			if (!parse_u64(optarg, 1000000, &v) || !v) {
+				snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
+				return -1;
+			}
+			a->top_n = (int)v;
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		case OPT_CSV:
+			a->csv = true;
+			break;
+		case OPT_HTML:
+			a->html = optarg;
+			break;
+		case 'h':
+			return 1;
+		case ':':
+			snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
+			return -1;
+		default:
+			if (optopt && optopt < 256)
+				snprintf(err, errlen, "unknown option -%c", optopt);
+			else
+				snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (optind >= argc) {
+		snprintf(err, errlen, "which recording? give FILE");
+		return -1;
+	}
+	a->file = argv[optind++];
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (a->json && a->csv) {
+		snprintf(err, errlen, "--json and --csv: choose one");
+		return -1;
+	}
+	return 0;
+}
+
+static void text_title(char *buf, size_t len, const struct report_ctx *c)
+{
+	const struct recording *r = c->r;
+	uint64_t from = r->iv[c->i0].t_start_ns;
+	uint64_t to = r->iv[c->i1 - 1].t_start_ns + r->iv[c->i1 - 1].dur_ns;
+	char t1[32], t2[32];
+	const char *host = rec_meta(r, "hostname"), *kernel = rec_meta(r, "kernel");
+	const char *boot = rec_meta(r, "boot_id"), *filt = rec_meta(r, "filters");
+
+	snprintf(buf, len,
+		 "ilock report: %s (%s, %s)\n"
+		 "recorded: %s, %zu intervals of %g s, %.1f s; boot %s; filters when recorded: %s\n"
+		 "window: %s to %s (%.1f s to %.1f s from the start, %zu intervals, %.1f s)",
+		 c->file, host ? host : "?", kernel ? kernel : "?",
+		 report_fmt_time(t1, sizeof(t1), r->start_realtime_ns), r->niv,
+		 (double)r->interval_ns / 1e9, (double)rec_end_ns(r) / 1e9, boot ? boot : "?",
+		 filt ? filt : "?", report_fmt_time(t1, sizeof(t1), r->start_realtime_ns + from),
+		 report_fmt_time(t2, sizeof(t2), r->start_realtime_ns + to), (double)from / 1e9,
+		 (double)to / 1e9, c->i1 - c->i0, report_window_s(c));
+}
+
+int cmd_report(int argc, char **argv)
+{
+	struct recording rec;
+	struct report_args a;
+	struct report_ctx ctx = {};
+	struct report_meta meta;
+	struct snapshot merged;
+	char err[256], title[1024];
+	uint64_t from = 0, to = UINT64_MAX;
+	int r, ret = 1;
+
+	r = parse(argc, argv, &a, err, sizeof(err));
+	if (r == 1) {
+		usage(stdout);
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ilock report: %s\n", err);
+		usage_brief(stderr);
+		return 2;
+	}
+	rec_init(&rec);
+	snap_init(&merged);
+	r = rec_file_load(a.file, &rec);
+	if (r) {
+		fprintf(stderr, "ilock report: %s: %s\n", a.file, strerror(-r));
+		goto out;
+	}
+	if (rec.status != REC_OK && (!rec_status_partial(rec.status) || !rec.niv)) {
+		fprintf(stderr, "ilock report: %s: %s%s\n", a.file, rec.msg,
+			rec_status_partial(rec.status) ? " (no complete interval before it)" : "");
+		goto out;
+	}
+	if (!rec.niv) {
+		fprintf(stderr, "ilock report: %s: the recording holds no intervals (it stopped "
+			"before its first interval ended)\n", a.file);
+		goto out;
+	}
+	if ((a.from && !rec_parse_time(&rec, a.from, &from, err, sizeof(err))) ||
+	    (a.to && !rec_parse_time(&rec, a.to, &to, err, sizeof(err)))) {
+		fprintf(stderr, "ilock report: %s\n", err);
+		usage_brief(stderr);
+		ret = 2;
+		goto out;
+	}
+	if (from >= to) {
+		fprintf(stderr, "ilock report: --from (%.1f s) must come before --to (%.1f s)\n",
+			(double)from / 1e9, (double)to / 1e9);
+		usage_brief(stderr);
+		ret = 2;
+		goto out;
+	}
+	rec_select(&rec, from, to, &ctx.i0, &ctx.i1);
+	if (ctx.i1 <= ctx.i0) {
+		fprintf(stderr, "ilock report: %s: no data in the time window %.1f s to %s (the "
+			"recording covers 0.0 s to %.1f s)\n", a.file, (double)from / 1e9,
+			to == UINT64_MAX ? "the end" : (snprintf(title, sizeof(title), "%.1f s",
+								  (double)to / 1e9), title),
+			(double)rec_end_ns(&rec) / 1e9);
+		goto out;
+	}
+	if (rec.status != REC_OK)
+		fprintf(stderr, "ilock report: %s: %s; reporting the %zu intervals before it "
+			"(%.1f s), %" PRIu64 " bytes after it lost\n", a.file, rec.msg, rec.niv,
+			(double)rec_end_ns(&rec) / 1e9, rec.file_size - rec.good_bytes);
+	else if (!rec.has_end)
+		fprintf(stderr, "ilock report: note: %s has no end block (the recorder was killed or "
+			"is still running); read all %zu complete intervals\n", a.file, rec.niv);
+	if (a.f.tgid || a.f.comm_on)
+		fprintf(stderr, "ilock report: note: -p/-c select holder->waiter pairs; lock totals "
+			"are per inode\n");
+
+	if (rec_merge_window(&rec, ctx.i0, ctx.i1, &a.f, &merged)) {
+		fprintf(stderr, "ilock report: out of memory\n");
+		goto out;
+	}
+	snap_sort_locks(&merged, SORT_WAIT_TIME);
+	snap_sort_edges(&merged);
+	ctx.file = a.file;
+	ctx.r = &rec;
+	ctx.f = &a.f;
+	ctx.merged = &merged;
+	ctx.top_n = a.top_n;
+	ctx.meta = &meta;
+	rec_fill_meta(&rec, &meta, 0);
+	if (report_build(&ctx)) {
+		fprintf(stderr, "ilock report: out of memory\n");
+		goto out;
+	}
+	meta.duration_s = report_window_s(&ctx);
+
+	if (a.html) {
+		FILE *hf = fopen(a.html, "w");
+
+		if (!hf) {
+			fprintf(stderr, "ilock report: cannot write %s: %s\n", a.html, strerror(errno));
+			goto out;
+		}
+		report_html(hf, &ctx);
+		if (ferror(hf) | fclose(hf)) {
+			fprintf(stderr, "ilock report: writing %s failed\n", a.html);
+			goto out;
+		}
+		fprintf(stderr, "ilock report: wrote %s\n", a.html);
+	}
+	if (a.json) {
+		struct render_opts ro = { .top_n = a.top_n, .json_extra = report_json_extra,
+					  .json_extra_ctx = &ctx };
+
+		render_json(stdout, &merged, &meta, &ro);
+	} else if (a.csv) {
+		report_csv(stdout, &ctx);
+	} else if (!a.html) {
+		struct render_opts ro = { .top_n = a.top_n, .title = title };
+
+		text_title(title, sizeof(title), &ctx);
+		render_text(stdout, &merged, &meta, &ro);
+		report_timeline_text(stdout, &ctx);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		fprintf(stderr, "ilock report: writing the output failed\n");
+		goto out;
+	}
+	ret = rec.status == REC_OK ? 0 : EXIT_DAMAGED;
+out:
+	report_free(&ctx);
+	snap_free(&merged);
+	rec_free(&rec);
+	return ret;
+}

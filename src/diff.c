@@ -1,0 +1,900 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Two recordings compared: per class and mode, then per inode. Each
+ * interval is one sample; see docs/diff-method.md for why and how.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "hist.h"
+#include "json.h"
+#include "recview.h"
+#include "report.h"
+#include "sigtest.h"
+#include "util.h"
+
+static const char *const metric_names[DM_COUNT] = {
+	[DM_WAITS_PER_S] = "waits_per_s", [DM_WAIT_PER_S] = "wait_ns_per_s",
+	[DM_P50] = "p50_ns", [DM_P99] = "p99_ns", [DM_MAX] = "max_ns",
+	[DM_HOLD_P99] = "exclusive_hold_p99_ns",
+};
+
+static const char *const metric_labels[DM_COUNT] = {
+	[DM_WAITS_PER_S] = "waits/s", [DM_WAIT_PER_S] = "wait time/s",
+	[DM_P50] = "p50 wait", [DM_P99] = "p99 wait", [DM_MAX] = "max wait",
+	[DM_HOLD_P99] = "exclusive hold p99",
+};
+
+const char *diff_metric_name(enum diff_metric m)
+{
+	return m < DM_COUNT ? metric_names[m] : "?";
+}
+
+const char *diff_kind_name(enum diff_kind k)
+{
+	return k == DK_SHARED ? "shared" : k == DK_EXCL ? "exclusive" : "hold";
+}
+
+const char *diff_verdict_name(enum diff_verdict v)
+{
+	switch (v) {
+	case DV_SAME: return "not significant";
+	case DV_HIGHER: return "higher";
+	case DV_LOWER: return "lower";
+	default: return "untested";
+	}
+}
+
+const char *diff_match_name(enum diff_match m)
+{
+	switch (m) {
+	case DMATCH_PATH: return "path";
+	case DMATCH_DEVINO: return "dev:ino";
+	case DMATCH_FSPATH: return "path in fs";
+	case DMATCH_BEFORE_ONLY: return "before only";
+	case DMATCH_AFTER_ONLY: return "after only";
+	default: return "class";
+	}
+}
+
+void diff_opts_default(struct diff_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->alpha = 0.01;
+	o->min_change = 0.10;
+	o->min_samples = 5;
+	o->top_n = 10;
+}
+
+/* ------------------------------------------------------------ samples */
+
+/* A recording seen through one selector: whole totals and one sample per interval. */
+struct agg {
+	double *v[DM_COUNT];
+	size_t n[DM_COUNT];
+	struct ilock_stats total;
+	double secs;
+};
+
+struct sel {
+	uint8_t class, kind;
+	const int32_t *ent_of;   /* inode id -> entity; NULL for any inode */
+	int32_t ent;             /* -1 with ent_of NULL */
+};
+
+static void agg_free(struct agg *g)
+{
+	for (int m = 0; m < DM_COUNT; m++)
+		free(g->v[m]);
+	memset(g, 0, sizeof(*g));
+}
+
+static int collect(const struct recording *r, const struct diff_opts *o, const struct sel *s,
+		   struct agg *g)
+{
+	/* a cut-off last interval is too short to be a fair sample */
+	double min_s = (double)r->interval_ns / 2e9;
+
+	memset(g, 0, sizeof(*g));
+	for (int m = 0; m < DM_COUNT; m++) {
+		g->v[m] = malloc((r->niv ? r->niv : 1) * sizeof(double));
+		if (!g->v[m])
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->niv; i++) {
+		const struct rec_interval *iv = &r->iv[i];
+		double secs = (double)iv->dur_ns / 1e9;
+		struct ilock_stats st = {};
+
+		for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
+			const struct rec_lock *l = &r->locks[k];
+
+			if (l->class != s->class || !rec_lock_match(r, l, o->f))
+				continue;
+			if (s->ent_of && s->ent_of[l->inode] != s->ent)
+				continue;
+			stats_merge(&st, s->kind == DK_HOLD ? &l->hold[ILOCK_MODE_EXCL] : &l->wait[s->kind]);
+		}
+		stats_merge(&g->total, &st);
+		g->secs += secs;
+		if (secs <= 0 || secs < min_s)
+			continue;
+		if (s->kind == DK_HOLD) {
+			if (st.count)
+				g->v[DM_HOLD_P99][g->n[DM_HOLD_P99]++] = (double)stats_percentile(&st, 0.99);
+			continue;
+		}
+		g->v[DM_WAITS_PER_S][g->n[DM_WAITS_PER_S]++] = (double)st.count / secs;
+		g->v[DM_WAIT_PER_S][g->n[DM_WAIT_PER_S]++] = (double)st.total_ns / secs;
+		if (!st.count)
+			continue;
+		g->v[DM_P50][g->n[DM_P50]++] = (double)stats_percentile(&st, 0.50);
+		g->v[DM_P99][g->n[DM_P99]++] = (double)stats_percentile(&st, 0.99);
+		g->v[DM_MAX][g->n[DM_MAX]++] = (double)st.max_ns;
+	}
+	return 0;
+}
+
+static double whole(const struct agg *g, enum diff_metric m)
+{
+	switch (m) {
+	case DM_WAITS_PER_S: return g->secs > 0 ? (double)g->total.count / g->secs : 0;
+	case DM_WAIT_PER_S: return g->secs > 0 ? (double)g->total.total_ns / g->secs : 0;
+	case DM_P50: return (double)stats_percentile(&g->total, 0.50);
+	case DM_P99:
+	case DM_HOLD_P99: return (double)stats_percentile(&g->total, 0.99);
+	case DM_MAX: return (double)g->total.max_ns;
+	default: return 0;
+	}
+}
+
+static int compare(const struct agg *a, const struct agg *b, enum diff_metric m,
+		   const struct diff_opts *o, struct diff_cmp *c)
+{
+	bool rate = m == DM_WAITS_PER_S || m == DM_WAIT_PER_S;
+	struct mw_result mw;
+	int err;
+
+	memset(c, 0, sizeof(*c));
+	c->present = true;
+	c->p = c->p_adj = 1.0;
+	c->before = whole(a, m);
+	c->after = whole(b, m);
+	c->has_before = rate || a->total.count;
+	c->has_after = rate || b->total.count;
+	c->na = a->n[m];
+	c->nb = b->n[m];
+	c->change = c->before > 0 ? (c->after - c->before) / c->before
+				  : c->after > 0 ? INFINITY : 0;
+	if (!c->has_before || !c->has_after) {
+		c->why = !c->has_before ? "none before" : "none after";
+		return 0;
+	}
+	if (c->na < o->min_samples || c->nb < o->min_samples) {
+		c->why = rate ? "too few intervals" : "too few intervals with waits";
+		return 0;
+	}
+	if ((err = mw_test(b->v[m], c->nb, a->v[m], c->na, &mw)))
+		return err;
+	c->tested = true;
+	c->p = mw.p;
+	/* the direction: where after's samples rank against before's */
+	c->verdict = mw.z > 0 ? DV_HIGHER : mw.z < 0 ? DV_LOWER : DV_SAME;
+	return 0;
+}
+
+/* ------------------------------------------------------------ entities */
+
+/* One inode of one recording (its ids merged), and whom it matched. */
+struct entity {
+	uint32_t dev;
+	uint64_t ino;
+	uint32_t magic;
+	bool has_rel, has_path;
+	char rel[ILOCK_PATH_MAX];
+	char path[2 * ILOCK_PATH_MAX];
+	int32_t other;            /* entity on the other side, or -1 */
+	enum diff_match match;
+};
+
+struct side {
+	const struct recording *r;
+	struct entity *e;
+	size_t n;
+	int32_t *ent_of;          /* per inode id */
+};
+
+static const struct recording *g_sort_rec;  /* qsort has no context */
+
+static int cmp_inode_ids(const void *pa, const void *pb)
+{
+	const struct rec_inode *a = &g_sort_rec->inodes[*(const uint32_t *)pa];
+	const struct rec_inode *b = &g_sort_rec->inodes[*(const uint32_t *)pb];
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+static void side_free(struct side *s)
+{
+	free(s->e);
+	free(s->ent_of);
+	memset(s, 0, sizeof(*s));
+}
+
+static int side_build(struct side *s, const struct recording *r)
+{
+	uint32_t *ids;
+
+	memset(s, 0, sizeof(*s));
+	s->r = r;
+	s->e = calloc(r->ninodes ? r->ninodes : 1, sizeof(*s->e));
+	s->ent_of = calloc(r->ninodes ? r->ninodes : 1, sizeof(*s->ent_of));
+	ids = malloc((r->ninodes ? r->ninodes : 1) * sizeof(*ids));
+	if (!s->e || !s->ent_of || !ids) {
+		free(ids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->ninodes; i++)
+		ids[i] = (uint32_t)i;
+	g_sort_rec = r;
+	qsort(ids, r->ninodes, sizeof(*ids), cmp_inode_ids);
+	for (size_t k = 0; k < r->ninodes; k++) {
+		const struct rec_inode *in = &r->inodes[ids[k]];
+		struct entity *e;
+
+		if (!s->n || s->e[s->n - 1].dev != in->dev || s->e[s->n - 1].ino != in->ino) {
+			e = &s->e[s->n++];
+			e->dev = in->dev;
+			e->ino = in->ino;
+			e->other = -1;
+		}
+		e = &s->e[s->n - 1];
+		s->ent_of[ids[k]] = (int32_t)(s->n - 1);
+		if (!e->magic)
+			e->magic = in->magic;
+		if (!e->has_rel && in->has_meta &&
+		    !(in->meta.flags & (ILOCK_INODE_NO_DENTRY | ILOCK_INODE_READ_FAIL))) {
+			snprintf(e->rel, sizeof(e->rel), "%s", in->meta.path[0] ? in->meta.path : "/");
+			e->has_rel = true;
+			e->has_path = mounts_full_path(&r->mounts, in->dev, e->rel, e->path,
+						       sizeof(e->path));
+		}
+	}
+	free(ids);
+	return 0;
+}
+
+static void link_pair(struct side *a, size_t i, struct side *b, size_t j, enum diff_match m)
+{
+	a->e[i].other = (int32_t)j;
+	b->e[j].other = (int32_t)i;
+	a->e[i].match = b->e[j].match = m;
+}
+
+/* Unique within its side: for matching by path inside the filesystem. */
+static bool rel_unique(const struct side *s, size_t i)
+{
+	for (size_t k = 0; k < s->n; k++)
+		if (k != i && s->e[k].has_rel && !strcmp(s->e[k].rel, s->e[i].rel))
+			return false;
+	return true;
+}
+
+/* Quadratic, but over inodes that waited: hundreds, not millions. */
+static void match_entities(struct side *a, struct side *b)
+{
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < b->n && a->e[i].has_path; j++)
+			if (b->e[j].other < 0 && b->e[j].has_path && !strcmp(a->e[i].path, b->e[j].path)) {
+				link_pair(a, i, b, j, DMATCH_PATH);
+				break;
+			}
+	/* dev:ino only stands in when a path is missing */
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < b->n && a->e[i].other < 0; j++)
+			if (b->e[j].other < 0 && (!a->e[i].has_path || !b->e[j].has_path) &&
+			    a->e[i].dev == b->e[j].dev && a->e[i].ino == b->e[j].ino)
+				link_pair(a, i, b, j, DMATCH_DEVINO);
+	/* the same file on another mount (before on XFS, after on ext4) */
+	for (size_t i = 0; i < a->n; i++)
+		for (size_t j = 0; j < b->n && a->e[i].other < 0 && a->e[i].has_rel; j++)
+			if (b->e[j].other < 0 && b->e[j].has_rel && !strcmp(a->e[i].rel, b->e[j].rel) &&
+			    rel_unique(a, i) && rel_unique(b, j))
+				link_pair(a, i, b, j, DMATCH_FSPATH);
+	for (size_t i = 0; i < a->n; i++)
+		if (a->e[i].other < 0)
+			a->e[i].match = DMATCH_BEFORE_ONLY;
+	for (size_t j = 0; j < b->n; j++)
+		if (b->e[j].other < 0)
+			b->e[j].match = DMATCH_AFTER_ONLY;
+}
+
+/* Wait ns per second and hold count, per entity and class. */
+struct ent_load {
+	double wait_rate[ILOCK_CLASS_MAX];
+	uint64_t waits[ILOCK_CLASS_MAX][2];
+	uint64_t holds[ILOCK_CLASS_MAX];
+};
+
+static struct ent_load *side_load(const struct side *s, const struct diff_opts *o)
+{
+	struct ent_load *ld = calloc(s->n ? s->n : 1, sizeof(*ld));
+	const struct recording *r = s->r;
+	double secs = (double)rec_end_ns(r) / 1e9;
+
+	if (!ld)
+		return NULL;
+	for (size_t k = 0; k < r->nlocks; k++) {
+		const struct rec_lock *l = &r->locks[k];
+		struct ent_load *e = &ld[s->ent_of[l->inode]];
+
+		if (!rec_lock_match(r, l, o->f))
+			continue;
+		e->wait_rate[l->class] += (double)(l->wait[0].total_ns + l->wait[1].total_ns) /
+					  (secs > 0 ? secs : 1);
+		e->waits[l->class][0] += l->wait[0].count;
+		e->waits[l->class][1] += l->wait[1].count;
+		e->holds[l->class] += l->hold[ILOCK_MODE_EXCL].count;
+	}
+	return ld;
+}
+
+/* ------------------------------------------------------------ subjects */
+
+static struct diff_subject *new_subject(struct diff_result *d)
+{
+	if (d->n == d->cap) {
+		size_t ncap = d->cap ? d->cap * 2 : 16;
+		struct diff_subject *p = realloc(d->s, ncap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		d->s = p;
+		d->cap = ncap;
+	}
+	memset(&d->s[d->n], 0, sizeof(d->s[0]));
+	return &d->s[d->n++];
+}
+
+static int fill_subject(struct diff_subject *s, const struct recording *a, const struct sel *sa,
+			const struct recording *b, const struct sel *sb, const struct diff_opts *o)
+{
+	struct agg ga, gb;
+	int err;
+
+	if ((err = collect(a, o, sa, &ga)) || (err = collect(b, o, sb, &gb)))
+		goto out;
+	for (int m = 0; m < DM_COUNT; m++) {
+		if ((s->kind == DK_HOLD) != (m == DM_HOLD_P99))
+			continue;
+		if ((err = compare(&ga, &gb, m, o, &s->m[m])))
+			goto out;
+	}
+out:
+	agg_free(&ga);
+	agg_free(&gb);
+	return err;
+}
+
+static bool class_has(const struct recording *r, const struct diff_opts *o, uint8_t class,
+		      uint8_t kind)
+{
+	for (size_t k = 0; k < r->nlocks; k++) {
+		const struct rec_lock *l = &r->locks[k];
+
+		if (l->class != class || !rec_lock_match(r, l, o->f))
+			continue;
+		if (kind == DK_HOLD ? l->hold[ILOCK_MODE_EXCL].count != 0 : l->wait[kind].count != 0)
+			return true;
+	}
+	return false;
+}
+
+struct pair_rank {
+	int32_t ea, eb;
+	uint8_t class;
+	double score;
+};
+
+static int cmp_rank(const void *pa, const void *pb)
+{
+	const struct pair_rank *a = pa, *b = pb;
+
+	return a->score > b->score ? -1 : a->score < b->score;
+}
+
+static void subject_label(struct diff_subject *s, const struct entity *ea, const struct entity *eb)
+{
+	const struct entity *e = ea ? ea : eb;
+	char d[24];
+
+	if (ea)
+		snprintf(s->ident_a, sizeof(s->ident_a), "%s:%" PRIu64,
+			 fmt_kdev(d, sizeof(d), ea->dev), ea->ino);
+	if (eb)
+		snprintf(s->ident_b, sizeof(s->ident_b), "%s:%" PRIu64,
+			 fmt_kdev(d, sizeof(d), eb->dev), eb->ino);
+	s->magic = ea && ea->magic ? ea->magic : eb ? eb->magic : 0;
+	if (ea && eb && ea->has_path && eb->has_path && strcmp(ea->path, eb->path))
+		snprintf(s->label, sizeof(s->label), "%s | %s", ea->path, eb->path);
+	else if (e->has_path)
+		snprintf(s->label, sizeof(s->label), "%s", e->path);
+	else if (ea && eb && eb->has_path)
+		snprintf(s->label, sizeof(s->label), "%s", eb->path);
+	else if (e->has_rel)
+		snprintf(s->label, sizeof(s->label), "%s:%s", fmt_kdev(d, sizeof(d), e->dev), e->rel);
+	else
+		snprintf(s->label, sizeof(s->label), "%s", ea ? s->ident_a : s->ident_b);
+}
+
+static int inode_subjects(struct diff_result *d, struct side *sa, struct side *sb)
+{
+	const struct diff_opts *o = &d->o;
+	struct ent_load *la = side_load(sa, o), *lb = side_load(sb, o);
+	struct pair_rank *pr = calloc((sa->n + sb->n + 1) * ILOCK_CLASS_MAX, sizeof(*pr));
+	size_t npr = 0;
+	int err = 0;
+
+	if (!la || !lb || !pr) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < sa->n; i++)
+		for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
+			int32_t j = sa->e[i].other;
+			struct ent_load *b = j >= 0 ? &lb[j] : NULL;
+			uint64_t any = la[i].waits[c][0] + la[i].waits[c][1] + la[i].holds[c] +
+				       (b ? b->waits[c][0] + b->waits[c][1] + b->holds[c] : 0);
+
+			if (any)
+				pr[npr++] = (struct pair_rank){ (int32_t)i, j, c,
+					la[i].wait_rate[c] + (b ? b->wait_rate[c] : 0) };
+		}
+	for (size_t j = 0; j < sb->n; j++)
+		for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
+			if (sb->e[j].other < 0 &&
+			    lb[j].waits[c][0] + lb[j].waits[c][1] + lb[j].holds[c])
+				pr[npr++] = (struct pair_rank){ -1, (int32_t)j, c, lb[j].wait_rate[c] };
+	qsort(pr, npr, sizeof(*pr), cmp_rank);
+	for (size_t k = 0; k < npr && k < (size_t)o->top_n; k++) {
+		const struct pair_rank *p = &pr[k];
+		const struct entity *ea = p->ea >= 0 ? &sa->e[p->ea] : NULL;
+		const struct entity *eb = p->eb >= 0 ? &sb->e[p->eb] : NULL;
+
+		for (uint8_t kind = DK_SHARED; kind <= DK_HOLD; kind++) {
+			/* an unmatched side selects nothing: entity -2 never occurs */
+			struct sel selA = { p->class, kind, sa->ent_of, p->ea >= 0 ? p->ea : -2 };
+			struct sel selB = { p->class, kind, sb->ent_of, p->eb >= 0 ? p->eb : -2 };
+			uint64_t na = 0, nb = 0;
+			struct diff_subject *s;
+
+			if (kind == DK_HOLD) {
+				na = ea ? la[p->ea].holds[p->class] : 0;
+				nb = eb ? lb[p->eb].holds[p->class] : 0;
+			} else {
+				na = ea ? la[p->ea].waits[p->class][kind] : 0;
+				nb = eb ? lb[p->eb].waits[p->class][kind] : 0;
+			}
+			if (!na && !nb)
+				continue;
+			s = new_subject(d);
+			if (!s) {
+				err = -ENOMEM;
+				goto out;
+			}
+			s->is_inode = true;
+			s->class = p->class;
+			s->kind = kind;
+			s->match = ea ? ea->match : eb->match;
+			subject_label(s, ea, eb);
+			if ((err = fill_subject(s, sa->r, &selA, sb->r, &selB, o)))
+				goto out;
+		}
+	}
+out:
+	free(la);
+	free(lb);
+	free(pr);
+	return err;
+}
+
+int diff_compute(const struct recording *a, const struct recording *b, const struct diff_opts *o,
+		 struct diff_result *d)
+{
+	struct side sa = {}, sb = {};
+	double *p = NULL, *adj = NULL;
+	size_t nt = 0;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->o = *o;
+	d->secs_a = (double)rec_end_ns(a) / 1e9;
+	d->secs_b = (double)rec_end_ns(b) / 1e9;
+	d->niv_a = a->niv;
+	d->niv_b = b->niv;
+
+	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
+		for (uint8_t kind = DK_SHARED; kind <= DK_HOLD; kind++) {
+			struct sel sel = { c, kind, NULL, -1 };
+			struct diff_subject *s;
+
+			if (!class_has(a, o, c, kind) && !class_has(b, o, c, kind))
+				continue;
+			s = new_subject(d);
+			if (!s)
+				return -ENOMEM;
+			s->class = c;
+			s->kind = kind;
+			s->match = DMATCH_CLASS;
+			snprintf(s->label, sizeof(s->label), "%s", class_name(c));
+			if ((err = fill_subject(s, a, &sel, b, &sel, o)))
+				return err;
+		}
+	if ((err = side_build(&sa, a)) || (err = side_build(&sb, b)))
+		goto out;
+	match_entities(&sa, &sb);
+	if ((err = inode_subjects(d, &sa, &sb)))
+		goto out;
+
+	/* one family: every test in this diff, Holm-adjusted together */
+	p = malloc((d->n * DM_COUNT + 1) * sizeof(*p));
+	adj = malloc((d->n * DM_COUNT + 1) * sizeof(*adj));
+	if (!p || !adj) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < d->n; i++)
+		for (int m = 0; m < DM_COUNT; m++)
+			if (d->s[i].m[m].tested)
+				p[nt++] = d->s[i].m[m].p;
+	if ((err = holm_adjust(p, adj, nt)))
+		goto out;
+	d->ntests = nt;
+	nt = 0;
+	for (size_t i = 0; i < d->n; i++)
+		for (int m = 0; m < DM_COUNT; m++) {
+			struct diff_cmp *c = &d->s[i].m[m];
+			bool big, agree;
+
+			if (!c->tested)
+				continue;
+			c->p_adj = adj[nt++];
+			big = fabs(c->change) >= o->min_change;
+			/* a total pulled the other way by a few intervals is no verdict */
+			agree = (c->verdict == DV_HIGHER && c->after > c->before) ||
+				(c->verdict == DV_LOWER && c->after < c->before);
+			if (c->p_adj < o->alpha && big && agree) {
+				d->nsig++;
+				if (c->verdict == DV_HIGHER)
+					d->nhigher++;
+				else
+					d->nlower++;
+			} else {
+				c->verdict = DV_SAME;
+			}
+		}
+out:
+	free(p);
+	free(adj);
+	side_free(&sa);
+	side_free(&sb);
+	return err;
+}
+
+void diff_free(struct diff_result *d)
+{
+	free(d->s);
+	memset(d, 0, sizeof(*d));
+}
+
+/* ------------------------------------------------------------ output */
+
+static char *fmt_val(char *buf, size_t len, enum diff_metric m, double v, bool has)
+{
+	if (!has) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	if (m == DM_WAITS_PER_S) {
+		snprintf(buf, len, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+		return buf;
+	}
+	fmt_ns(buf, len, (uint64_t)llround(v));
+	if (m == DM_WAIT_PER_S)
+		strncat(buf, "/s", len - strlen(buf) - 1);
+	return buf;
+}
+
+static char *fmt_change(char *buf, size_t len, const struct diff_cmp *c)
+{
+	if (!c->has_before || !c->has_after)
+		snprintf(buf, len, "%s", !c->has_before && !c->has_after ? "-"
+					 : !c->has_before ? "new" : "gone");
+	else if (isinf(c->change))
+		snprintf(buf, len, "new");
+	else
+		snprintf(buf, len, "%+.0f%%", c->change * 100);
+	return buf;
+}
+
+static char *fmt_p(char *buf, size_t len, double p)
+{
+	if (p < 0.001)
+		snprintf(buf, len, "p<0.001");
+	else
+		snprintf(buf, len, "p=%.3f", p);
+	return buf;
+}
+
+static void verdict_text(char *buf, size_t len, const struct diff_cmp *c)
+{
+	char p[24];
+
+	if (!c->tested)
+		snprintf(buf, len, "untested: %s", c->why ? c->why : "?");
+	else if (c->verdict == DV_SAME)
+		snprintf(buf, len, "not significant, %s", fmt_p(p, sizeof(p), c->p_adj));
+	else
+		snprintf(buf, len, "%s, significant, %s", diff_verdict_name(c->verdict),
+			 fmt_p(p, sizeof(p), c->p_adj));
+}
+
+void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum diff_metric m)
+{
+	const struct diff_cmp *c = &s->m[m];
+	char va[32], vb[32], ch[24], p[24], name[2 * ILOCK_PATH_MAX + 96];
+	const char *what = m == DM_HOLD_P99 ? "exclusive hold p99"
+			   : m == DM_WAIT_PER_S ? "wait" : metric_labels[m];
+
+	if (s->is_inode)
+		snprintf(name, sizeof(name), "%s %s %s", s->label, class_display_name(s->class, s->magic),
+			 s->kind == DK_HOLD ? "" : diff_kind_name(s->kind));
+	else
+		snprintf(name, sizeof(name), "%s %s", s->label,
+			 s->kind == DK_HOLD ? "" : diff_kind_name(s->kind));
+	/* "i_rwsem  exclusive hold p99" -> one space */
+	for (char *q; (q = strstr(name, "  "));)
+		memmove(q, q + 1, strlen(q));
+	if (name[0] && name[strlen(name) - 1] == ' ')
+		name[strlen(name) - 1] = 0;
+	fmt_val(va, sizeof(va), m, c->before, c->has_before);
+	fmt_val(vb, sizeof(vb), m, c->after, c->has_after);
+	fmt_change(ch, sizeof(ch), c);
+	if (!c->tested)
+		snprintf(buf, len, "%s %s: %s -> %s (%s, untested: %s)", name, what, va, vb, ch,
+			 c->why ? c->why : "?");
+	else
+		snprintf(buf, len, "%s %s: %s -> %s (%s, %s, %s)", name, what, va, vb, ch,
+			 c->verdict == DV_SAME ? "not significant" : "significant",
+			 fmt_p(p, sizeof(p), c->p_adj));
+}
+
+static void side_line(FILE *f, const char *tag, const char *name, const struct recording *r)
+{
+	char t[32];
+	const char *host = rec_meta(r, "hostname"), *k = rec_meta(r, "kernel");
+
+	fprintf(f, "%s %s: %zu intervals of %g s (%.1f s) from %s on %s (%s)%s\n", tag, name, r->niv,
+		(double)r->interval_ns / 1e9, (double)rec_end_ns(r) / 1e9,
+		report_fmt_time(t, sizeof(t), r->start_realtime_ns), host ? host : "?", k ? k : "?",
+		r->status != REC_OK ? " [damaged: read up to the damage]" : "");
+}
+
+static void subject_table(FILE *f, const struct diff_subject *s)
+{
+	for (int m = 0; m < DM_COUNT; m++) {
+		const struct diff_cmp *c = &s->m[m];
+		char va[32], vb[32], ch[24], v[64];
+
+		if (!c->present)
+			continue;
+		verdict_text(v, sizeof(v), c);
+		fprintf(f, "    %-20s %12s %12s %8s   %3zu/%-3zu  %s\n", metric_labels[m],
+			fmt_val(va, sizeof(va), m, c->before, c->has_before),
+			fmt_val(vb, sizeof(vb), m, c->after, c->has_after),
+			fmt_change(ch, sizeof(ch), c), c->na, c->nb, v);
+	}
+}
+
+void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
+		      const struct recording *a, const struct recording *b)
+{
+	char line[2 * ILOCK_PATH_MAX + 256];
+	bool any_class = false, any_inode = false;
+	size_t nsum = 0;
+
+	fprintf(f, "ilock diff\n");
+	side_line(f, "before", name_a, a);
+	side_line(f, "after ", name_b, b);
+	fprintf(f, "method: Mann-Whitney U over per-interval values, Holm-adjusted over %zu tests; "
+		   "significant when p < %g and the change is at least %.0f%% (docs/diff-method.md)\n",
+		d->ntests, d->o.alpha, d->o.min_change * 100);
+
+	fprintf(f, "\nBY LOCK CLASS AND MODE%*s %12s %12s %8s   %-7s  %s\n", 1, "", "BEFORE", "AFTER",
+		"CHANGE", "SAMPLES", "VERDICT");
+	for (size_t i = 0; i < d->n; i++) {
+		const struct diff_subject *s = &d->s[i];
+
+		if (s->is_inode)
+			continue;
+		any_class = true;
+		fprintf(f, "  %s %s\n", s->label, s->kind == DK_HOLD ? "holds" : diff_kind_name(s->kind));
+		subject_table(f, s);
+	}
+	if (!any_class)
+		fprintf(f, "  (no inode lock waits in either recording)\n");
+
+	fprintf(f, "\nBY INODE (matched by path, else dev:ino; top %d by wait time)\n", d->o.top_n);
+	for (size_t i = 0; i < d->n; i++) {
+		const struct diff_subject *s = &d->s[i];
+
+		if (!s->is_inode)
+			continue;
+		any_inode = true;
+		fprintf(f, "  %s  %s %s  [%s", s->label, class_display_name(s->class, s->magic),
+			s->kind == DK_HOLD ? "holds" : diff_kind_name(s->kind), diff_match_name(s->match));
+		if (s->ident_a[0] && s->ident_b[0] && strcmp(s->ident_a, s->ident_b))
+			fprintf(f, "; %s -> %s", s->ident_a, s->ident_b);
+		else
+			fprintf(f, "; %s", s->ident_a[0] ? s->ident_a : s->ident_b);
+		fprintf(f, "]\n");
+		subject_table(f, s);
+	}
+	if (!any_inode)
+		fprintf(f, "  (none)\n");
+
+	fprintf(f, "\nSUMMARY\n");
+	/* the headline: wait time per class and mode, then holds that changed */
+	for (size_t i = 0; i < d->n; i++) {
+		const struct diff_subject *s = &d->s[i];
+
+		if (s->is_inode)
+			continue;
+		if (s->kind != DK_HOLD) {
+			diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
+			fprintf(f, "  %s\n", line);
+			nsum++;
+		} else if (s->m[DM_HOLD_P99].verdict == DV_HIGHER || s->m[DM_HOLD_P99].verdict == DV_LOWER) {
+			diff_summary_line(line, sizeof(line), s, DM_HOLD_P99);
+			fprintf(f, "  %s\n", line);
+			nsum++;
+		}
+	}
+	/* where: the inodes whose wait time changed significantly */
+	for (size_t i = 0, shown = 0; i < d->n && shown < 5; i++) {
+		const struct diff_subject *s = &d->s[i];
+
+		if (!s->is_inode || s->kind == DK_HOLD ||
+		    (s->m[DM_WAIT_PER_S].verdict != DV_HIGHER && s->m[DM_WAIT_PER_S].verdict != DV_LOWER))
+			continue;
+		diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
+		fprintf(f, "  %s\n", line);
+		shown++;
+	}
+	if (!nsum)
+		fprintf(f, "  (no inode lock waits or holds in either recording)\n");
+	if (d->nsig)
+		fprintf(f, "verdict: significant change in %zu of %zu comparisons (%zu lower, %zu higher)\n",
+			d->nsig, d->ntests, d->nlower, d->nhigher);
+	else if (!d->ntests)
+		fprintf(f, "verdict: cannot tell: too few intervals to test (need %zu per recording)\n",
+			d->o.min_samples);
+	else
+		fprintf(f, "verdict: no significant change (%zu comparisons)\n", d->ntests);
+}
+
+static void json_side(struct json *j, const char *key, const char *name, const struct recording *r)
+{
+	char t[32];
+
+	json_obj_begin(j, key);
+	json_str(j, "file", name);
+	json_u64(j, "intervals", r->niv);
+	json_double(j, "interval_s", (double)r->interval_ns / 1e9);
+	json_double(j, "duration_s", (double)rec_end_ns(r) / 1e9);
+	json_str(j, "start_time", report_fmt_time(t, sizeof(t), r->start_realtime_ns));
+	json_str(j, "hostname", rec_meta(r, "hostname"));
+	json_str(j, "kernel", rec_meta(r, "kernel"));
+	json_bool(j, "complete", r->status == REC_OK && r->has_end);
+	json_obj_end(j);
+}
+
+static void json_double_or_null(struct json *j, const char *key, double v, bool has)
+{
+	if (!has || !isfinite(v))
+		json_null(j, key);
+	else
+		json_double(j, key, v);
+}
+
+static void json_subject(struct json *j, const struct diff_subject *s)
+{
+	json_obj_begin(j, NULL);
+	json_str(j, "class", class_name(s->class));
+	json_str(j, "kind", diff_kind_name(s->kind));
+	if (s->is_inode) {
+		json_str(j, "label", s->label);
+		json_str(j, "class_fs_name", class_display_name(s->class, s->magic));
+		json_str(j, "matched_by", diff_match_name(s->match));
+		json_str(j, "before", s->ident_a[0] ? s->ident_a : NULL);
+		json_str(j, "after", s->ident_b[0] ? s->ident_b : NULL);
+	}
+	json_obj_begin(j, "metrics");
+	for (int m = 0; m < DM_COUNT; m++) {
+		const struct diff_cmp *c = &s->m[m];
+
+		if (!c->present)
+			continue;
+		json_obj_begin(j, diff_metric_name(m));
+		json_double_or_null(j, "before", c->before, c->has_before);
+		json_double_or_null(j, "after", c->after, c->has_after);
+		json_double_or_null(j, "change", c->change, c->has_before && c->has_after);
+		json_u64(j, "samples_before", c->na);
+		json_u64(j, "samples_after", c->nb);
+		json_bool(j, "tested", c->tested);
+		json_double_or_null(j, "p", c->p, c->tested);
+		json_double_or_null(j, "p_adjusted", c->p_adj, c->tested);
+		json_str(j, "verdict", c->tested ? (c->verdict == DV_SAME ? "not_significant"
+						    : diff_verdict_name(c->verdict)) : "untested");
+		json_str(j, "why_untested", c->tested ? NULL : c->why);
+		json_obj_end(j);
+	}
+	json_obj_end(j);
+	json_obj_end(j);
+}
+
+void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
+		      const struct recording *a, const struct recording *b)
+{
+	char line[2 * ILOCK_PATH_MAX + 256];
+	struct json j;
+
+	json_init(&j, f);
+	json_obj_begin(&j, NULL);
+	json_u64(&j, "version", 1);
+	json_str(&j, "tool_version", ILOCK_VERSION_STR);
+	json_side(&j, "before", name_a, a);
+	json_side(&j, "after", name_b, b);
+	json_obj_begin(&j, "method");
+	json_str(&j, "test", "mann-whitney-u");
+	json_str(&j, "approximation", "normal, tie-corrected variance, continuity correction 0.5");
+	json_str(&j, "adjustment", "holm");
+	json_double(&j, "alpha", d->o.alpha);
+	json_double(&j, "min_change", d->o.min_change);
+	json_u64(&j, "min_samples", d->o.min_samples);
+	json_u64(&j, "tests", d->ntests);
+	json_obj_end(&j);
+	json_arr_begin(&j, "classes");
+	for (size_t i = 0; i < d->n; i++)
+		if (!d->s[i].is_inode)
+			json_subject(&j, &d->s[i]);
+	json_arr_end(&j);
+	json_arr_begin(&j, "inodes");
+	for (size_t i = 0; i < d->n; i++)
+		if (d->s[i].is_inode)
+			json_subject(&j, &d->s[i]);
+	json_arr_end(&j);
+	json_obj_begin(&j, "summary");
+	json_bool(&j, "significant", d->nsig > 0);
+	json_u64(&j, "significant_tests", d->nsig);
+	json_u64(&j, "lower", d->nlower);
+	json_u64(&j, "higher", d->nhigher);
+	json_arr_begin(&j, "lines");
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->s[i].is_inode || d->s[i].kind == DK_HOLD)
+			continue;
+		diff_summary_line(line, sizeof(line), &d->s[i], DM_WAIT_PER_S);
+		json_str(&j, NULL, line);
+	}
+	json_arr_end(&j);
+	json_str(&j, "verdict", d->nsig ? "significant change" : d->ntests ? "no significant change"
+								       : "too few intervals");
+	json_obj_end(&j);
+	json_obj_end(&j);
+}

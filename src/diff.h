@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * `ilock diff`: compare two recordings per lock class and mode and per
+ * inode, with a significance verdict from the per-interval samples
+ * (docs/diff-method.md). Pure: recordings in, results and text/JSON out.
+ */
+#ifndef ILOCK_DIFF_H
+#define ILOCK_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "recfile.h"
+
+enum diff_metric {
+	DM_WAITS_PER_S = 0,   /* waits per second */
+	DM_WAIT_PER_S,        /* wait time per second (ns/s) */
+	DM_P50,               /* wait p50 (ns) */
+	DM_P99,
+	DM_MAX,
+	DM_HOLD_P99,          /* exclusive hold p99 (ns), XFS only */
+	DM_COUNT,
+};
+
+/* What a subject compares: waits in one mode, or exclusive holds. */
+enum diff_kind { DK_SHARED = 0, DK_EXCL = 1, DK_HOLD = 2 };
+
+enum diff_verdict {
+	DV_UNTESTED = 0,  /* too few samples: see why */
+	DV_SAME,          /* not significant */
+	DV_HIGHER,        /* significant, after > before */
+	DV_LOWER,
+};
+
+enum diff_match {
+	DMATCH_CLASS = 0,     /* a class-level subject, no inode */
+	DMATCH_PATH,          /* same full path */
+	DMATCH_DEVINO,        /* same dev:ino, a path missing */
+	DMATCH_FSPATH,        /* same path inside the filesystem, unique on both sides */
+	DMATCH_BEFORE_ONLY,
+	DMATCH_AFTER_ONLY,
+};
+
+struct diff_cmp {
+	bool present;             /* the metric applies to this subject */
+	double before, after;     /* whole recording: rates per second, times in ns */
+	bool has_before, has_after;
+	size_t na, nb;            /* per-interval samples */
+	double change;            /* (after - before) / before; INFINITY when before is 0 */
+	bool tested;
+	double p, p_adj;          /* Mann-Whitney two-sided, Holm-adjusted */
+	enum diff_verdict verdict;
+	const char *why;          /* why untested */
+};
+
+struct diff_subject {
+	bool is_inode;
+	uint8_t class;
+	uint8_t kind;             /* enum diff_kind */
+	uint32_t magic;           /* fs of the inode (either side), 0 if unknown */
+	enum diff_match match;
+	char label[2 * ILOCK_PATH_MAX + 64];
+	char ident_a[48], ident_b[48];  /* "dev:ino" on each side, "" if absent */
+	struct diff_cmp m[DM_COUNT];
+};
+
+struct diff_opts {
+	double alpha;             /* significance level after adjustment (0.01) */
+	double min_change;        /* smallest relative change called significant (0.10) */
+	size_t min_samples;       /* intervals per side needed to test (5) */
+	int top_n;                /* inode subjects shown */
+	const struct filters *f;
+};
+
+struct diff_result {
+	struct diff_subject *s;
+	size_t n, cap;
+	size_t ntests, nsig, nlower, nhigher;
+	struct diff_opts o;
+	double secs_a, secs_b;
+	size_t niv_a, niv_b;
+};
+
+void diff_opts_default(struct diff_opts *o);
+int diff_compute(const struct recording *a, const struct recording *b, const struct diff_opts *o,
+		 struct diff_result *d);
+void diff_free(struct diff_result *d);
+
+const char *diff_metric_name(enum diff_metric m);
+const char *diff_kind_name(enum diff_kind k);
+const char *diff_verdict_name(enum diff_verdict v);
+const char *diff_match_name(enum diff_match m);
+/* "i_rwsem shared wait: 812 ms/s -> 95 ms/s (-88%, significant, p<0.001)" */
+void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum diff_metric m);
+
+void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
+		      const struct recording *a, const struct recording *b);
+void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
+		      const struct recording *a, const struct recording *b);
+
+#endif

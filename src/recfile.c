@@ -1,0 +1,1322 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Recording format: framing (header, blocks, CRC32, zlib), payload
+ * encoding (LEB128 varints, length-prefixed strings) and decoding.
+ * Layout and rationale: docs/file-format.md. Everything but the
+ * rec_file_* wrappers works on memory only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "counters.h"
+#include "recfile.h"
+#include "util.h"
+
+/* Longest string the decoder accepts for each field. */
+#define MAX_KEY 256
+#define MAX_VAL 65536
+#define MAX_MNT_STR 4096
+
+static const char *const status_names[REC_STATUS_MAX] = {
+	[REC_OK] = "ok",
+	[REC_EMPTY] = "empty",
+	[REC_NOT_RECORDING] = "not_recording",
+	[REC_BAD_MAGIC] = "bad_magic",
+	[REC_SHORT_HEADER] = "short_header",
+	[REC_NEWER_MAJOR] = "newer_major",
+	[REC_BAD_VERSION] = "bad_version",
+	[REC_HEADER_CRC] = "header_crc",
+	[REC_NO_META] = "no_meta",
+	[REC_NOMEM] = "nomem",
+	[REC_TRUNCATED] = "truncated",
+	[REC_BAD_CRC] = "bad_crc",
+	[REC_TOO_BIG] = "too_big",
+	[REC_BOMB] = "bomb",
+	[REC_MALFORMED] = "malformed",
+};
+
+const char *rec_status_name(enum rec_status st)
+{
+	return st < REC_STATUS_MAX ? status_names[st] : "?";
+}
+
+/* ---------------------------------------------------------------- bytes */
+
+static void put_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint16_t get_le16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (p[1] << 8));
+}
+
+static uint32_t get_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint32_t crc_of(uint32_t crc, const void *p, size_t n)
+{
+	/* zlib's crc32 takes uInt lengths; blocks are far below 4 GiB */
+	return (uint32_t)crc32(crc, p, (uInt)n);
+}
+
+void rec_buf_free(struct rec_buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}
+
+static bool buf_reserve(struct rec_buf *b, size_t n)
+{
+	size_t cap;
+	uint8_t *p;
+
+	if (b->oom)
+		return false;
+	if (b->len + n <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + n)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = true;
+		return false;
+	}
+	b->p = p;
+	b->cap = cap;
+	return true;
+}
+
+void rec_buf_put(struct rec_buf *b, const void *p, size_t n)
+{
+	if (!n || !buf_reserve(b, n))
+		return;
+	memcpy(b->p + b->len, p, n);
+	b->len += n;
+}
+
+void rec_buf_varint(struct rec_buf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	do {
+		tmp[n] = (uint8_t)(v & 0x7f);
+		v >>= 7;
+		if (v)
+			tmp[n] |= 0x80;
+		n++;
+	} while (v);
+	rec_buf_put(b, tmp, n);
+}
+
+void rec_buf_str(struct rec_buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	rec_buf_varint(b, n);
+	rec_buf_put(b, s, n);
+}
+
+static void buf_u8(struct rec_buf *b, uint8_t v)
+{
+	rec_buf_put(b, &v, 1);
+}
+
+/* Bounds-checked reader over one payload; any overrun latches bad. */
+struct rd {
+	const uint8_t *p;
+	size_t n, off;
+	bool bad;
+};
+
+static uint64_t rd_varint(struct rd *r)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t b;
+
+		if (r->off >= r->n)
+			break;
+		b = r->p[r->off++];
+		if (shift == 63 && b > 1)
+			break;  /* would overflow 64 bits */
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return 0;
+}
+
+static uint8_t rd_u8(struct rd *r)
+{
+	if (r->off >= r->n) {
+		r->bad = true;
+		return 0;
+	}
+	return r->p[r->off++];
+}
+
+static size_t rd_left(const struct rd *r)
+{
+	return r->n - r->off;
+}
+
+/* A count of entries, each at least min_bytes long: bounded by what is left. */
+static uint64_t rd_count(struct rd *r, size_t min_bytes)
+{
+	uint64_t n = rd_varint(r);
+
+	if (!r->bad && n > rd_left(r) / min_bytes)
+		r->bad = true;
+	return r->bad ? 0 : n;
+}
+
+/* A string into dst (cap bytes, NUL added); longer than cap - 1 is bad. */
+static void rd_str(struct rd *r, char *dst, size_t cap)
+{
+	uint64_t n = rd_varint(r);
+
+	dst[0] = 0;
+	if (r->bad || n >= cap || n > rd_left(r)) {
+		r->bad = true;
+		return;
+	}
+	memcpy(dst, r->p + r->off, n);
+	dst[n] = 0;
+	r->off += n;
+}
+
+static char *rd_strdup(struct rd *r, size_t max)
+{
+	uint64_t n = rd_varint(r);
+	char *s;
+
+	if (r->bad || n > max || n > rd_left(r)) {
+		r->bad = true;
+		return NULL;
+	}
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, r->p + r->off, n);
+	s[n] = 0;
+	r->off += n;
+	return s;
+}
+
+/* ------------------------------------------------------------- framing */
+
+void rec_header(uint8_t out[REC_HDR_LEN])
+{
+	memcpy(out, REC_MAGIC, REC_MAGIC_LEN);
+	put_le16(out + 8, REC_MAJOR);
+	put_le16(out + 10, REC_MINOR);
+	put_le32(out + 12, crc_of(crc32(0, Z_NULL, 0), out, 12));
+}
+
+int rec_frame_block(struct rec_buf *out, uint8_t type, const void *raw, size_t rawlen)
+{
+	uLongf clen;
+	uint8_t *h;
+	uint32_t crc;
+	int zr;
+
+	if (rawlen > REC_MAX_RAW)
+		return -E2BIG;
+	clen = compressBound((uLong)rawlen);
+	if (!buf_reserve(out, REC_BLOCK_HDR_LEN + clen))
+		return -ENOMEM;
+	h = out->p + out->len;
+	zr = compress2(h + REC_BLOCK_HDR_LEN, &clen, raw, (uLong)rawlen, Z_DEFAULT_COMPRESSION);
+	if (zr != Z_OK)
+		return zr == Z_MEM_ERROR ? -ENOMEM : -EIO;
+	if (clen > REC_MAX_BLOCK)
+		return -E2BIG;
+	h[0] = type;
+	h[1] = REC_CODEC_ZLIB;
+	put_le16(h + 2, 0);
+	put_le32(h + 4, (uint32_t)clen);
+	put_le32(h + 8, (uint32_t)rawlen);
+	crc = crc_of(crc32(0, Z_NULL, 0), h, 12);
+	crc = crc_of(crc, h + REC_BLOCK_HDR_LEN, clen);
+	put_le32(h + 12, crc);
+	out->len += REC_BLOCK_HDR_LEN + clen;
+	return 0;
+}
+
+/* ------------------------------------------------------------- recording */
+
+void rec_init(struct recording *r)
+{
+	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < ARRAY_SIZE(r->counter_map); i++)
+		r->counter_map[i] = i < ILOCK_COUNTER_MAX ? (int)i : -1;
+	r->ncounters_file = ILOCK_COUNTER_MAX;
+}
+
+void rec_free(struct recording *r)
+{
+	for (size_t i = 0; i < r->nmeta; i++) {
+		free(r->meta[i].key);
+		free(r->meta[i].val);
+	}
+	free(r->meta);
+	mounts_free(&r->mounts);
+	free(r->inodes);
+	free(r->tasks);
+	free(r->locks);
+	free(r->edges);
+	free(r->iv);
+	rec_init(r);
+}
+
+const char *rec_meta(const struct recording *r, const char *key)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (!strcmp(r->meta[i].key, key))
+			return r->meta[i].val;
+	return NULL;
+}
+
+static bool grow(void **arr, size_t *cap, size_t n, size_t esz)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, ncap * esz);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+static enum rec_status fail(struct recording *r, enum rec_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static enum rec_status fail(struct recording *r, enum rec_status st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->msg, sizeof(r->msg), fmt, ap);
+	va_end(ap);
+	r->status = st;
+	return st;
+}
+
+static uint64_t meta_u64(const struct recording *r, const char *key)
+{
+	const char *v = rec_meta(r, key);
+	uint64_t x;
+
+	return v && parse_u64(v, UINT64_MAX, &x) ? x : 0;
+}
+
+/* The file lists its counters by name: map them onto ours. */
+static void map_counters(struct recording *r, const char *names)
+{
+	const char *p = names;
+	int i = 0;
+
+	for (size_t k = 0; k < ARRAY_SIZE(r->counter_map); k++)
+		r->counter_map[k] = -1;
+	while (p && *p && i < (int)ARRAY_SIZE(r->counter_map)) {
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+
+		for (int c = 0; c < ILOCK_COUNTER_MAX; c++) {
+			const char *n = counter_name(c);
+
+			if (strlen(n) == len && !strncmp(n, p, len)) {
+				r->counter_map[i] = c;
+				break;
+			}
+		}
+		i++;
+		p = comma ? comma + 1 : NULL;
+	}
+	r->ncounters_file = i;
+}
+
+static int decode_meta(struct recording *r, struct rd *d)
+{
+	uint64_t n = rd_count(d, 2);
+	const char *counters;
+
+	if (d->bad)
+		return -EINVAL;
+	r->meta = calloc(n ? n : 1, sizeof(*r->meta));
+	if (!r->meta)
+		return -ENOMEM;
+	for (uint64_t i = 0; i < n; i++) {
+		char *k = rd_strdup(d, MAX_KEY);
+		char *v = k ? rd_strdup(d, MAX_VAL) : NULL;
+
+		if (!k || !v) {
+			free(k);
+			free(v);
+			return d->bad ? -EINVAL : -ENOMEM;
+		}
+		r->meta[r->nmeta].key = k;
+		r->meta[r->nmeta].val = v;
+		r->nmeta++;
+	}
+	r->start_realtime_ns = meta_u64(r, "start_realtime_ns");
+	r->interval_ns = meta_u64(r, "interval_ns");
+	counters = rec_meta(r, "counters");
+	if (counters)
+		map_counters(r, counters);
+	return 0;
+}
+
+static void decode_stats(struct rd *d, struct ilock_stats *s)
+{
+	uint64_t nslots;
+	int slot = -1;
+
+	s->count = rd_varint(d);
+	s->total_ns = rd_varint(d);
+	s->max_ns = rd_varint(d);
+	nslots = rd_varint(d);
+	if (nslots > ILOCK_HIST_SLOTS) {
+		d->bad = true;
+		return;
+	}
+	for (uint64_t i = 0; i < nslots && !d->bad; i++) {
+		uint64_t gap = rd_varint(d);
+
+		if (gap >= ILOCK_HIST_SLOTS || slot + 1 + (int)gap >= ILOCK_HIST_SLOTS) {
+			d->bad = true;
+			return;
+		}
+		slot += 1 + (int)gap;
+		s->hist[slot] = rd_varint(d);
+	}
+}
+
+static int decode_mounts(struct recording *r, struct rd *d)
+{
+	uint64_t n = rd_count(d, 5);
+
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		struct mount_entry e = {};
+		uint64_t kdev = rd_varint(d);
+		struct mount_entry *arr;
+
+		e.root = rd_strdup(d, MAX_MNT_STR);
+		e.mnt = e.root ? rd_strdup(d, MAX_MNT_STR) : NULL;
+		e.fstype = e.mnt ? rd_strdup(d, MAX_MNT_STR) : NULL;
+		e.source = e.fstype ? rd_strdup(d, MAX_MNT_STR) : NULL;
+		if (kdev > UINT32_MAX)
+			d->bad = true;
+		e.kdev = (uint32_t)kdev;
+		arr = e.source ? realloc(r->mounts.e, (r->mounts.n + 1) * sizeof(*arr)) : NULL;
+		if (!arr) {
+			free(e.root);
+			free(e.mnt);
+			free(e.fstype);
+			free(e.source);
+			return d->bad ? -EINVAL : -ENOMEM;
+		}
+		r->mounts.e = arr;
+		r->mounts.e[r->mounts.n++] = e;
+	}
+	return d->bad ? -EINVAL : 0;
+}
+
+static int decode_inodes(struct recording *r, struct rd *d)
+{
+	uint64_t n = rd_count(d, 2);
+
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		uint64_t id = rd_varint(d);
+		struct rec_inode *in;
+
+		if (d->bad || id > r->ninodes) {
+			d->bad = true;
+			break;
+		}
+		if (id == r->ninodes) {
+			uint64_t dev = rd_varint(d), ino = rd_varint(d);
+
+			if (dev > UINT32_MAX)
+				d->bad = true;
+			if (!grow((void **)&r->inodes, &r->cap_inodes, r->ninodes, sizeof(*r->inodes)))
+				return -ENOMEM;
+			in = &r->inodes[r->ninodes++];
+			memset(in, 0, sizeof(*in));
+			in->dev = (uint32_t)dev;
+			in->ino = ino;
+		} else {
+			in = &r->inodes[id];
+		}
+		if (rd_u8(d)) {
+			uint64_t magic = rd_varint(d), flags = rd_varint(d);
+
+			if (magic > UINT32_MAX || flags > UINT16_MAX)
+				d->bad = true;
+			in->has_meta = true;
+			in->meta.dev = in->dev;
+			in->meta.ino = in->ino;
+			in->meta.magic = (uint32_t)magic;
+			in->meta.flags = (uint16_t)flags;
+			rd_str(d, in->meta.path, sizeof(in->meta.path));
+		}
+	}
+	return d->bad ? -EINVAL : 0;
+}
+
+static int decode_tasks(struct recording *r, struct rd *d)
+{
+	uint64_t n = rd_count(d, 3);
+
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		uint64_t pid = rd_varint(d), tgid = rd_varint(d);
+		struct rec_task *t;
+
+		if (pid > UINT32_MAX || tgid > UINT32_MAX)
+			d->bad = true;
+		if (!grow((void **)&r->tasks, &r->cap_tasks, r->ntasks, sizeof(*r->tasks)))
+			return -ENOMEM;
+		t = &r->tasks[r->ntasks];
+		memset(t, 0, sizeof(*t));
+		t->pid = (uint32_t)pid;
+		t->tgid = (uint32_t)tgid;
+		{
+			char c[ILOCK_COMM_LEN + 1];
+
+			rd_str(d, c, sizeof(c));
+			memcpy(t->comm, c, ILOCK_COMM_LEN);  /* a 16-byte comm has no NUL */
+		}
+		if (!d->bad)
+			r->ntasks++;
+	}
+	return d->bad ? -EINVAL : 0;
+}
+
+static int decode_locks(struct recording *r, struct rd *d, struct rec_interval *iv)
+{
+	uint64_t n = rd_count(d, 3);
+
+	iv->lock0 = r->nlocks;
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		uint64_t inode = rd_varint(d);
+		uint8_t class = rd_u8(d), present = rd_u8(d);
+		struct rec_lock *l;
+
+		if (d->bad || inode >= r->ninodes || class >= ILOCK_CLASS_MAX || present > 0x1f) {
+			d->bad = true;
+			break;
+		}
+		if (!grow((void **)&r->locks, &r->cap_locks, r->nlocks, sizeof(*r->locks)))
+			return -ENOMEM;
+		l = &r->locks[r->nlocks++];
+		memset(l, 0, sizeof(*l));
+		l->inode = (uint32_t)inode;
+		l->class = class;
+		l->has_hold = present & 0x10;
+		for (int k = 0; k < 4; k++) {
+			struct ilock_stats *s = k < 2 ? &l->wait[k] : &l->hold[k - 2];
+
+			if (present & (1 << k))
+				decode_stats(d, s);
+		}
+	}
+	iv->nlocks = r->nlocks - iv->lock0;
+	return d->bad ? -EINVAL : 0;
+}
+
+static int decode_edges(struct recording *r, struct rd *d, struct rec_interval *iv)
+{
+	uint64_t n = rd_count(d, 7);
+
+	iv->edge0 = r->nedges;
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		uint64_t inode = rd_varint(d);
+		uint8_t class = rd_u8(d), modes = rd_u8(d);
+		uint64_t holder = rd_varint(d), waiter = rd_varint(d);
+		struct rec_edge *e;
+
+		if (d->bad || inode >= r->ninodes || class >= ILOCK_CLASS_MAX ||
+		    (modes & 0xf) >= ILOCK_MODE_MAX || (modes >> 4) > ILOCK_MODE_EXCL ||
+		    holder >= r->ntasks || waiter >= r->ntasks) {
+			d->bad = true;
+			break;
+		}
+		if (!grow((void **)&r->edges, &r->cap_edges, r->nedges, sizeof(*r->edges)))
+			return -ENOMEM;
+		e = &r->edges[r->nedges++];
+		memset(e, 0, sizeof(*e));
+		e->inode = (uint32_t)inode;
+		e->class = class;
+		e->holder_mode = modes & 0xf;
+		e->waiter_mode = modes >> 4;
+		e->holder = (uint32_t)holder;
+		e->waiter = (uint32_t)waiter;
+		e->s.count = rd_varint(d);
+		e->s.total_ns = rd_varint(d);
+		e->s.max_ns = rd_varint(d);
+	}
+	iv->nedges = r->nedges - iv->edge0;
+	return d->bad ? -EINVAL : 0;
+}
+
+static int decode_interval(struct recording *r, struct rd *d)
+{
+	struct rec_interval iv = {};
+	uint64_t nc;
+	int err;
+
+	iv.seq = rd_varint(d);
+	iv.t_start_ns = rd_varint(d);
+	iv.dur_ns = rd_varint(d);
+	iv.in_flight = rd_varint(d);
+	nc = rd_count(d, 1);
+	for (uint64_t i = 0; i < nc; i++) {
+		uint64_t v = rd_varint(d);
+
+		if (i < ARRAY_SIZE(r->counter_map) && r->counter_map[i] >= 0)
+			iv.counters[r->counter_map[i]] = v;
+	}
+	if (d->bad)
+		return -EINVAL;
+	if ((err = decode_mounts(r, d)) || (err = decode_inodes(r, d)) ||
+	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
+	    (err = decode_edges(r, d, &iv)))
+		return err;
+	if (!grow((void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv)))
+		return -ENOMEM;
+	r->iv[r->niv++] = iv;
+	return 0;
+}
+
+static int decode_end(struct recording *r, struct rd *d)
+{
+	rd_varint(d);  /* intervals written: the blocks themselves are the truth */
+	rd_varint(d);  /* end_realtime_ns */
+	rd_str(d, r->end_reason, sizeof(r->end_reason));
+	if (d->bad)
+		return -EINVAL;
+	r->has_end = true;
+	return 0;
+}
+
+/* Undo a block that failed halfway, so r only holds whole blocks. */
+struct rec_mark {
+	size_t ninodes, ntasks, nlocks, nedges, niv, nmounts;
+};
+
+static void mark(const struct recording *r, struct rec_mark *m)
+{
+	*m = (struct rec_mark){ r->ninodes, r->ntasks, r->nlocks, r->nedges, r->niv, r->mounts.n };
+}
+
+static void rollback(struct recording *r, const struct rec_mark *m)
+{
+	r->ninodes = m->ninodes;
+	r->ntasks = m->ntasks;
+	r->nlocks = m->nlocks;
+	r->nedges = m->nedges;
+	r->niv = m->niv;
+	while (r->mounts.n > m->nmounts) {
+		struct mount_entry *e = &r->mounts.e[--r->mounts.n];
+
+		free(e->root);
+		free(e->mnt);
+		free(e->fstype);
+		free(e->source);
+	}
+}
+
+static enum rec_status check_header(struct recording *r, const uint8_t *buf, size_t len)
+{
+	size_t n = len < REC_MAGIC_LEN ? len : REC_MAGIC_LEN;
+	int same = 0;
+
+	if (!len)
+		return fail(r, REC_EMPTY, "empty file (0 bytes): not an ilock recording");
+	for (size_t i = 0; i < n; i++)
+		same += buf[i] == (uint8_t)REC_MAGIC[i];
+	if (same == (int)n && len < REC_HDR_LEN)
+		return fail(r, REC_SHORT_HEADER, "truncated header (%zu of %d bytes)", len,
+			    REC_HDR_LEN);
+	/* most of the magic there: a damaged header, not some other file */
+	if (n == REC_MAGIC_LEN && same >= 5 && same < REC_MAGIC_LEN)
+		return fail(r, REC_BAD_MAGIC,
+			    "bad magic number (%d of %d bytes match): damaged recording header", same,
+			    REC_MAGIC_LEN);
+	if (same < (int)n || len < REC_HDR_LEN)
+		return fail(r, REC_NOT_RECORDING, "not an ilock recording (no ilock magic at the start)");
+	r->major = get_le16(buf + 8);
+	r->minor = get_le16(buf + 10);
+	if (r->major > REC_MAJOR)
+		return fail(r, REC_NEWER_MAJOR,
+			    "format version %u.%u is newer than this ilock reads (%u.x): use a newer ilock",
+			    r->major, r->minor, REC_MAJOR);
+	if (r->major < 1)
+		return fail(r, REC_BAD_VERSION, "unknown format version %u.%u", r->major, r->minor);
+	if (get_le32(buf + 12) != crc_of(crc32(0, Z_NULL, 0), buf, 12))
+		return fail(r, REC_HEADER_CRC, "header checksum mismatch: damaged recording header");
+	return REC_OK;
+}
+
+/*
+ * Inflate exactly raw_len bytes. One spare output byte tells "more than
+ * declared" (a bomb) from "exactly right".
+ */
+static enum rec_status inflate_block(struct recording *r, const uint8_t *src, uint32_t len,
+				     uint32_t raw_len, uint64_t off, uint8_t **out)
+{
+	z_stream zs = {};
+	uint8_t *dst = malloc((size_t)raw_len + 1);
+	int zr;
+
+	*out = NULL;
+	if (!dst)
+		return fail(r, REC_NOMEM, "out of memory");
+	if (inflateInit(&zs) != Z_OK) {
+		free(dst);
+		return fail(r, REC_NOMEM, "out of memory (zlib)");
+	}
+	zs.next_in = (Bytef *)src;
+	zs.avail_in = len;
+	zs.next_out = dst;
+	zs.avail_out = raw_len + 1;
+	zr = inflate(&zs, Z_FINISH);
+	inflateEnd(&zs);
+	if (zs.total_out > raw_len) {
+		free(dst);
+		return fail(r, REC_BOMB,
+			    "block %" PRIu64 " at offset %" PRIu64 " inflates past its declared %u bytes: "
+			    "rejected as a zlib bomb", r->nblocks + 1, off, raw_len);
+	}
+	if (zr != Z_STREAM_END || zs.total_out != raw_len) {
+		free(dst);
+		return fail(r, REC_MALFORMED,
+			    "block %" PRIu64 " at offset %" PRIu64 ": bad compressed data (%s)",
+			    r->nblocks + 1, off, zr == Z_STREAM_END ? "shorter than declared"
+						 : zs.msg ? zs.msg : "incomplete stream");
+	}
+	*out = dst;
+	return REC_OK;
+}
+
+int rec_decode_payload(struct recording *r, uint8_t type, const uint8_t *raw, size_t len)
+{
+	struct rd d = { .p = raw, .n = len };
+	struct rec_mark m;
+	int err = 0;
+
+	mark(r, &m);
+	switch (type) {
+	case REC_BLK_META:
+		if (!r->nmeta)
+			err = decode_meta(r, &d);
+		break;  /* a second META is ignored */
+	case REC_BLK_INTERVAL:
+		err = decode_interval(r, &d);
+		break;
+	case REC_BLK_END:
+		err = decode_end(r, &d);
+		break;
+	default:
+		break;  /* a newer minor version's block: skip it */
+	}
+	if (err)
+		rollback(r, &m);
+	return err;
+}
+
+void rec_finish(struct recording *r)
+{
+	/* the fs of inodes without their own magic: from the recorded mounts */
+	for (size_t i = 0; i < r->ninodes; i++) {
+		struct rec_inode *in = &r->inodes[i];
+		const struct mount_entry *me = mounts_find_dev(&r->mounts, in->dev);
+
+		in->magic = in->has_meta ? in->meta.magic : 0;
+		if (!in->magic && me)
+			fs_magic_from_name(me->fstype, &in->magic);
+	}
+}
+
+enum rec_status rec_decode(struct recording *r, const uint8_t *buf, size_t len)
+{
+	size_t off = REC_HDR_LEN;
+	enum rec_status st;
+
+	r->file_size = len;
+	r->status = REC_OK;
+	r->msg[0] = 0;
+	st = check_header(r, buf, len);
+	if (st)
+		return st;
+	r->good_bytes = REC_HDR_LEN;
+
+	while (off < len) {
+		size_t left = len - off;
+		const uint8_t *h = buf + off;
+		uint32_t blen, raw_len, crc;
+		uint8_t *raw = NULL;
+		int err = 0;
+
+		if (left < REC_BLOCK_HDR_LEN) {
+			st = fail(r, REC_TRUNCATED,
+				  "truncated block header at offset %zu (%zu of %d bytes)", off, left,
+				  REC_BLOCK_HDR_LEN);
+			break;
+		}
+		blen = get_le32(h + 4);
+		raw_len = get_le32(h + 8);
+		/* the length is checked before the CRC: it decides what the CRC covers */
+		if (blen > REC_MAX_BLOCK) {
+			st = fail(r, REC_TOO_BIG,
+				  "block %" PRIu64 " at offset %zu claims %u bytes, over the %u-byte limit: "
+				  "damaged or not from ilock", r->nblocks + 1, off, blen, REC_MAX_BLOCK);
+			break;
+		}
+		if (blen > left - REC_BLOCK_HDR_LEN) {
+			st = fail(r, REC_TRUNCATED,
+				  "truncated block %" PRIu64 " at offset %zu (%zu of %u bytes)",
+				  r->nblocks + 1, off, left, blen + REC_BLOCK_HDR_LEN);
+			break;
+		}
+		crc = crc_of(crc32(0, Z_NULL, 0), h, 12);
+		crc = crc_of(crc, h + REC_BLOCK_HDR_LEN, blen);
+		if (crc != get_le32(h + 12)) {
+			st = fail(r, REC_BAD_CRC,
+				  "checksum mismatch in block %" PRIu64 " at offset %zu: damaged data",
+				  r->nblocks + 1, off);
+			break;
+		}
+		if (h[1] != REC_CODEC_ZLIB) {
+			st = fail(r, REC_MALFORMED,
+				  "block %" PRIu64 " at offset %zu: unknown compression %u",
+				  r->nblocks + 1, off, h[1]);
+			break;
+		}
+		if (raw_len > REC_MAX_RAW) {
+			st = fail(r, REC_BOMB,
+				  "block %" PRIu64 " at offset %zu would inflate to %u bytes, over the "
+				  "%u-byte limit: rejected as a zlib bomb", r->nblocks + 1, off, raw_len,
+				  REC_MAX_RAW);
+			break;
+		}
+		st = inflate_block(r, h + REC_BLOCK_HDR_LEN, blen, raw_len, off, &raw);
+		if (st)
+			break;
+		if (!r->nblocks && h[0] != REC_BLK_META) {
+			free(raw);
+			st = fail(r, REC_NO_META, "first block is not the metadata block: not a usable "
+				  "recording");
+			break;
+		}
+		err = rec_decode_payload(r, h[0], raw, raw_len);
+		free(raw);
+		if (err) {
+			st = err == -ENOMEM ? fail(r, REC_NOMEM, "out of memory")
+					    : fail(r, REC_MALFORMED,
+						   "block %" PRIu64 " at offset %zu passes its checksum but "
+						   "does not decode (type %u): not written by this format",
+						   r->nblocks + 1, off, h[0]);
+			break;
+		}
+		r->nblocks++;
+		off += REC_BLOCK_HDR_LEN + blen;
+		r->good_bytes = off;
+	}
+	if (st == REC_OK && !r->nblocks)
+		st = fail(r, REC_NO_META, "no metadata block: the recording stops after its header");
+	rec_finish(r);
+	return st;
+}
+
+/* ---------------------------------------------------------------- writer */
+
+static uint64_t hash_bytes(const void *k, size_t n)
+{
+	const uint8_t *p = k;
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h ^ (h >> 29);
+}
+
+static void idmap_init(struct rec_idmap *m, size_t ksz)
+{
+	memset(m, 0, sizeof(*m));
+	m->ksz = ksz;
+}
+
+static void idmap_free(struct rec_idmap *m)
+{
+	free(m->keys);
+	free(m->vals);
+	idmap_init(m, m->ksz);
+}
+
+/* 1 and *id when known, 0 when not. */
+static int idmap_get(const struct rec_idmap *m, const void *key, uint32_t *id)
+{
+	size_t h;
+
+	if (!m->cap)
+		return 0;
+	h = hash_bytes(key, m->ksz) & (m->cap - 1);
+	while (m->vals[h]) {
+		if (!memcmp(m->keys + h * m->ksz, key, m->ksz)) {
+			*id = m->vals[h] - 1;
+			return 1;
+		}
+		h = (h + 1) & (m->cap - 1);
+	}
+	return 0;
+}
+
+static int idmap_put(struct rec_idmap *m, const void *key, uint32_t id)
+{
+	size_t h;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		size_t ncap = m->cap ? m->cap * 2 : 64;
+		struct rec_idmap nm = { .ksz = m->ksz, .cap = ncap };
+
+		nm.keys = calloc(ncap, m->ksz);
+		nm.vals = calloc(ncap, sizeof(*nm.vals));
+		if (!nm.keys || !nm.vals) {
+			free(nm.keys);
+			free(nm.vals);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->vals[i])
+				idmap_put(&nm, m->keys + i * m->ksz, m->vals[i] - 1);
+		free(m->keys);
+		free(m->vals);
+		*m = nm;
+	}
+	h = hash_bytes(key, m->ksz) & (m->cap - 1);
+	while (m->vals[h])
+		h = (h + 1) & (m->cap - 1);
+	memcpy(m->keys + h * m->ksz, key, m->ksz);
+	m->vals[h] = id + 1;
+	m->n++;
+	return 0;
+}
+
+struct inode_k {
+	uint64_t ino;
+	uint32_t dev;
+	uint32_t zero;
+};
+
+struct task_k {
+	uint32_t pid, tgid;
+	char comm[ILOCK_COMM_LEN];
+};
+
+void rec_writer_init(struct rec_writer *w)
+{
+	memset(w, 0, sizeof(*w));
+	idmap_init(&w->inode_ids, sizeof(struct inode_k));
+	idmap_init(&w->task_ids, sizeof(struct task_k));
+	idmap_init(&w->devs_done, sizeof(uint32_t));
+}
+
+void rec_writer_free(struct rec_writer *w)
+{
+	idmap_free(&w->inode_ids);
+	idmap_free(&w->task_ids);
+	idmap_free(&w->devs_done);
+	free(w->inode_has_meta);
+	free(w->pending_devs);
+	rec_buf_free(&w->raw);
+	rec_writer_init(w);
+}
+
+int rec_encode_meta(struct rec_buf *raw, const struct rec_kv *kv, size_t n)
+{
+	rec_buf_varint(raw, n);
+	for (size_t i = 0; i < n; i++) {
+		rec_buf_str(raw, kv[i].key);
+		rec_buf_str(raw, kv[i].val);
+	}
+	return raw->oom ? -ENOMEM : 0;
+}
+
+int rec_encode_end(struct rec_buf *raw, uint64_t nintervals, uint64_t end_realtime_ns,
+		   const char *reason)
+{
+	rec_buf_varint(raw, nintervals);
+	rec_buf_varint(raw, end_realtime_ns);
+	rec_buf_str(raw, reason);
+	return raw->oom ? -ENOMEM : 0;
+}
+
+/* meta quality: 0 none written, 1 without a path, 2 with one */
+static uint8_t meta_rank(const struct inode_meta *m)
+{
+	return !m ? 0 : m->path[0] ? 2 : 1;
+}
+
+struct enc {
+	struct rec_writer *w;
+	const struct snapshot *inodes;
+	struct rec_buf defs;   /* inode defs */
+	uint64_t ndefs;
+};
+
+static void enc_inode_def(struct enc *e, uint32_t id, bool is_new, const struct inode_meta *m,
+			  uint32_t dev, uint64_t ino)
+{
+	rec_buf_varint(&e->defs, id);
+	if (is_new) {
+		rec_buf_varint(&e->defs, dev);
+		rec_buf_varint(&e->defs, ino);
+	}
+	buf_u8(&e->defs, m != NULL);
+	if (m) {
+		rec_buf_varint(&e->defs, m->magic);
+		rec_buf_varint(&e->defs, m->flags);
+		rec_buf_str(&e->defs, m->path);
+	}
+	e->ndefs++;
+}
+
+static int add_pending_dev(struct rec_writer *w, uint32_t dev)
+{
+	uint32_t id;
+
+	if (idmap_get(&w->devs_done, &dev, &id))
+		return 0;
+	for (size_t i = 0; i < w->npending; i++)
+		if (w->pending_devs[i] == dev)
+			return 0;
+	if (!grow((void **)&w->pending_devs, &w->cap_pending, w->npending, sizeof(uint32_t)))
+		return -ENOMEM;
+	w->pending_devs[w->npending++] = dev;
+	return 0;
+}
+
+/* The inode's id, writing its definition (or better metadata) first. */
+static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t *id)
+{
+	struct rec_writer *w = e->w;
+	struct inode_k k = { .ino = ino, .dev = dev };
+	const struct inode_meta *m = snap_find_inode(e->inodes, dev, ino);
+	uint8_t rank = meta_rank(m);
+
+	if (idmap_get(&w->inode_ids, &k, id)) {
+		if (rank > w->inode_has_meta[*id]) {
+			enc_inode_def(e, *id, false, m, dev, ino);
+			w->inode_has_meta[*id] = rank;
+		}
+		return 0;
+	}
+	*id = (uint32_t)w->inode_ids.n;
+	if (!grow((void **)&w->inode_has_meta, &w->cap_inode_flags, *id, 1))
+		return -ENOMEM;
+	if (idmap_put(&w->inode_ids, &k, *id))
+		return -ENOMEM;
+	w->inode_has_meta[*id] = rank;
+	enc_inode_def(e, *id, true, m, dev, ino);
+	return add_pending_dev(w, dev);
+}
+
+static void enc_stats(struct rec_buf *b, const struct ilock_stats *s)
+{
+	int prev = -1;
+	uint64_t n = 0;
+
+	rec_buf_varint(b, s->count);
+	rec_buf_varint(b, s->total_ns);
+	rec_buf_varint(b, s->max_ns);
+	for (int i = 0; i < ILOCK_HIST_SLOTS; i++)
+		n += s->hist[i] != 0;
+	rec_buf_varint(b, n);
+	for (int i = 0; i < ILOCK_HIST_SLOTS; i++) {
+		if (!s->hist[i])
+			continue;
+		rec_buf_varint(b, (uint64_t)(i - prev - 1));
+		rec_buf_varint(b, s->hist[i]);
+		prev = i;
+	}
+}
+
+static int enc_task(struct rec_writer *w, struct rec_buf *tasks, uint64_t *ntasks, uint32_t pid,
+		    uint32_t tgid, const char *comm, uint32_t *id)
+{
+	struct task_k k = { .pid = pid, .tgid = tgid };
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	memcpy(k.comm, c, strlen(c));  /* NUL-padded: equal comms, equal keys */
+	if (idmap_get(&w->task_ids, &k, id))
+		return 0;
+	*id = (uint32_t)w->task_ids.n;
+	if (idmap_put(&w->task_ids, &k, *id))
+		return -ENOMEM;
+	rec_buf_varint(tasks, pid);
+	rec_buf_varint(tasks, tgid);
+	rec_buf_str(tasks, c);
+	(*ntasks)++;
+	return 0;
+}
+
+static void enc_mounts(struct rec_writer *w, struct rec_buf *b, uint64_t *n,
+		       const struct mount_table *mt)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < w->npending; i++) {
+		uint32_t dev = w->pending_devs[i];
+		bool found = false;
+
+		for (size_t j = 0; mt && j < mt->n; j++) {
+			const struct mount_entry *me = &mt->e[j];
+
+			if (me->kdev != dev)
+				continue;
+			rec_buf_varint(b, dev);
+			rec_buf_str(b, me->root);
+			rec_buf_str(b, me->mnt);
+			rec_buf_str(b, me->fstype);
+			rec_buf_str(b, me->source);
+			(*n)++;
+			found = true;
+		}
+		/* not mounted (yet): try again with the next interval's table */
+		if (!found || idmap_put(&w->devs_done, &dev, 0))
+			w->pending_devs[keep++] = dev;
+	}
+	w->npending = keep;
+}
+
+int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct snapshot *delta,
+			const struct snapshot *inodes, const struct mount_table *mt,
+			uint64_t t_start_ns, uint64_t dur_ns)
+{
+	struct enc e = { .w = w, .inodes = inodes };
+	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {};
+	uint64_t nmounts = 0, ntasks = 0;
+	int err = 0;
+
+	/* locks: every row of the interval, defining its inode first */
+	rec_buf_varint(&locks, delta->nlocks);
+	for (size_t i = 0; i < delta->nlocks; i++) {
+		const struct lock_row *r = &delta->locks[i];
+		uint8_t present = r->has_hold ? 0x10 : 0;
+		uint32_t id;
+
+		if ((err = enc_inode(&e, r->dev, r->ino, &id)))
+			goto out;
+		for (int k = 0; k < 2; k++) {
+			if (r->wait[k].count || r->wait[k].total_ns)
+				present |= 1 << k;
+			if (r->hold[k].count || r->hold[k].total_ns)
+				present |= 1 << (k + 2);
+		}
+		rec_buf_varint(&locks, id);
+		buf_u8(&locks, r->class);
+		buf_u8(&locks, present);
+		for (int k = 0; k < 4; k++)
+			if (present & (1 << k))
+				enc_stats(&locks, k < 2 ? &r->wait[k] : &r->hold[k - 2]);
+	}
+	rec_buf_varint(&edges, delta->nedges);
+	for (size_t i = 0; i < delta->nedges; i++) {
+		const struct edge_row *ed = &delta->edges[i];
+		uint32_t id, holder, waiter;
+
+		if ((err = enc_inode(&e, ed->k.dev, ed->k.ino, &id)) ||
+		    (err = enc_task(w, &tasks, &ntasks, ed->k.holder_pid, ed->k.holder_tgid,
+				    ed->k.holder_comm, &holder)) ||
+		    (err = enc_task(w, &tasks, &ntasks, ed->k.waiter_pid, ed->k.waiter_tgid,
+				    ed->k.waiter_comm, &waiter)))
+			goto out;
+		rec_buf_varint(&edges, id);
+		buf_u8(&edges, ed->k.class);
+		buf_u8(&edges, (uint8_t)((ed->k.holder_mode & 0xf) | (ed->k.waiter_mode << 4)));
+		rec_buf_varint(&edges, holder);
+		rec_buf_varint(&edges, waiter);
+		rec_buf_varint(&edges, ed->s.count);
+		rec_buf_varint(&edges, ed->s.total_ns);
+		rec_buf_varint(&edges, ed->s.max_ns);
+	}
+	/* inodes seen since the last interval, or with a better path now */
+	for (size_t i = 0; inodes && i < inodes->ninodes; i++) {
+		uint32_t id;
+
+		if ((err = enc_inode(&e, inodes->inodes[i].dev, inodes->inodes[i].ino, &id)))
+			goto out;
+	}
+	enc_mounts(w, &mounts, &nmounts, mt);
+
+	rec_buf_varint(raw, w->seq++);
+	rec_buf_varint(raw, t_start_ns);
+	rec_buf_varint(raw, dur_ns);
+	rec_buf_varint(raw, delta->in_flight);
+	rec_buf_varint(raw, ILOCK_COUNTER_MAX);
+	for (int c = 0; c < ILOCK_COUNTER_MAX; c++)
+		rec_buf_varint(raw, delta->counters[c]);
+	rec_buf_varint(raw, nmounts);
+	rec_buf_put(raw, mounts.p, mounts.len);
+	rec_buf_varint(raw, e.ndefs);
+	rec_buf_put(raw, e.defs.p, e.defs.len);
+	rec_buf_varint(raw, ntasks);
+	rec_buf_put(raw, tasks.p, tasks.len);
+	rec_buf_put(raw, locks.p, locks.len);
+	rec_buf_put(raw, edges.p, edges.len);
+	if (raw->oom || e.defs.oom || mounts.oom || tasks.oom || locks.oom || edges.oom)
+		err = -ENOMEM;
+out:
+	rec_buf_free(&e.defs);
+	rec_buf_free(&mounts);
+	rec_buf_free(&tasks);
+	rec_buf_free(&locks);
+	rec_buf_free(&edges);
+	return err;
+}
+
+/* ---------------------------------------------------------------- file I/O */
+
+int rec_file_create(const char *path, bool force)
+{
+	uint8_t hdr[REC_HDR_LEN];
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+	struct rec_buf b = { .p = hdr, .len = sizeof(hdr), .cap = sizeof(hdr) };
+	int err;
+
+	if (fd < 0)
+		return -errno;
+	rec_header(hdr);
+	err = rec_file_append(fd, &b);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int rec_file_append(int fd, const struct rec_buf *framed)
+{
+	off_t start = lseek(fd, 0, SEEK_CUR);
+	size_t done = 0;
+
+	while (done < framed->len) {
+		ssize_t n = write(fd, framed->p + done, framed->len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int err = n < 0 ? -errno : -ENOSPC;
+
+			/* leave no partial block behind: the file stays clean to here */
+			if (start >= 0 && !ftruncate(fd, start))
+				lseek(fd, start, SEEK_SET);
+			return err;
+		}
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+int rec_file_read(const char *path, uint8_t **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap, n = 0;
+	struct stat st;
+	uint8_t *p;
+	int err = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		err = -EISDIR;
+		goto out;
+	}
+	/* a recording still being written may grow while we read */
+	cap = (size_t)st.st_size + 4096;
+	p = malloc(cap);
+	if (!p) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			uint8_t *q = realloc(p, cap * 2);
+
+			if (!q) {
+				free(p);
+				err = -ENOMEM;
+				goto out;
+			}
+			p = q;
+			cap *= 2;
+		}
+		r = read(fd, p + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			free(p);
+			goto out;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	*buf = p;
+	*len = n;
+out:
+	close(fd);
+	return err;
+}
+
+int rec_file_load(const char *path, struct recording *r)
+{
+	uint8_t *buf;
+	size_t len;
+	int err = rec_file_read(path, &buf, &len);
+
+	if (err)
+		return err;
+	rec_decode(r, buf, len);
+	free(buf);
+	return 0;
+}

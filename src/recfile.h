@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The recording file format of `ilock record` (docs/file-format.md):
+ * a 16-byte header, then append-only blocks, each with a type, a length,
+ * a CRC32 and a zlib-compressed payload.
+ *
+ * Encoding and decoding work on memory buffers and are pure, so the unit
+ * tests and the fuzz target drive them directly. The only I/O lives in the
+ * rec_file_* wrappers at the end.
+ */
+#ifndef ILOCK_RECFILE_H
+#define ILOCK_RECFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ilock.h"
+#include "model.h"
+#include "mounts.h"
+
+#define REC_MAGIC "\x89ILOCKR\n"
+#define REC_MAGIC_LEN 8
+#define REC_MAJOR 1
+#define REC_MINOR 0
+#define REC_HDR_LEN 16
+#define REC_BLOCK_HDR_LEN 16
+/* Reader limits: a damaged or hostile length must not make us allocate. */
+#define REC_MAX_BLOCK (16U << 20)   /* stored (compressed) payload */
+#define REC_MAX_RAW (64U << 20)     /* decompressed payload */
+#define REC_CODEC_ZLIB 1
+
+enum rec_block_type {
+	REC_BLK_META = 1,      /* key/value metadata; always the first block */
+	REC_BLK_INTERVAL = 2,  /* one interval's deltas, new inodes/tasks/mounts */
+	REC_BLK_END = 3,       /* written on a clean stop */
+};
+
+/* What decoding a file found. Each has its own one-line message. */
+enum rec_status {
+	REC_OK = 0,
+	/* fatal: nothing to report */
+	REC_EMPTY,
+	REC_NOT_RECORDING,
+	REC_BAD_MAGIC,
+	REC_SHORT_HEADER,
+	REC_NEWER_MAJOR,
+	REC_BAD_VERSION,
+	REC_HEADER_CRC,
+	REC_NO_META,
+	REC_NOMEM,
+	/* damage after the metadata: what came before is kept */
+	REC_TRUNCATED,
+	REC_BAD_CRC,
+	REC_TOO_BIG,
+	REC_BOMB,
+	REC_MALFORMED,
+	REC_STATUS_MAX,
+};
+
+/* Stable short name of a status, for tests and JSON. */
+const char *rec_status_name(enum rec_status st);
+/* True when the status leaves the blocks before the damage usable. */
+static inline bool rec_status_partial(enum rec_status st)
+{
+	return st >= REC_TRUNCATED;
+}
+
+/* A growable byte buffer; oom latches so callers check once at the end. */
+struct rec_buf {
+	uint8_t *p;
+	size_t len, cap;
+	bool oom;
+};
+
+void rec_buf_free(struct rec_buf *b);
+void rec_buf_put(struct rec_buf *b, const void *p, size_t n);
+void rec_buf_varint(struct rec_buf *b, uint64_t v);
+void rec_buf_str(struct rec_buf *b, const char *s);
+
+/* ---- framing ---- */
+
+/* The 16-byte file header for this version. */
+void rec_header(uint8_t out[REC_HDR_LEN]);
+/* Compress raw and append one framed block to out. 0 or -errno. */
+int rec_frame_block(struct rec_buf *out, uint8_t type, const void *raw, size_t rawlen);
+
+/* ---- decoded recording ---- */
+
+struct rec_inode {
+	uint32_t dev;
+	uint64_t ino;
+	bool has_meta;
+	uint32_t magic;        /* meta's magic, else the recorded mount's fs, else 0 */
+	struct inode_meta meta;
+};
+
+struct rec_task {
+	uint32_t pid, tgid;
+	char comm[ILOCK_COMM_LEN];
+};
+
+struct rec_lock {
+	uint32_t inode;        /* index into inodes */
+	uint8_t class;
+	bool has_hold;
+	struct ilock_stats wait[2], hold[2];
+};
+
+struct rec_edge {
+	uint32_t inode;
+	uint8_t class, holder_mode, waiter_mode;
+	uint32_t holder, waiter;  /* indexes into tasks */
+	struct ilock_edge_stats s;
+};
+
+struct rec_interval {
+	uint64_t seq;
+	uint64_t t_start_ns;   /* from the recording's start (monotonic) */
+	uint64_t dur_ns;
+	uint64_t counters[ILOCK_COUNTER_MAX];
+	uint64_t in_flight;
+	size_t lock0, nlocks;  /* slice of recording.locks */
+	size_t edge0, nedges;
+};
+
+struct rec_kv {
+	char *key, *val;
+};
+
+struct recording {
+	uint16_t major, minor;
+	struct rec_kv *meta;
+	size_t nmeta;
+	/* parsed from meta; 0 / "" when absent */
+	uint64_t start_realtime_ns, interval_ns;
+	struct mount_table mounts;   /* as recorded, for the devices seen */
+	struct rec_inode *inodes;
+	size_t ninodes, cap_inodes;
+	struct rec_task *tasks;
+	size_t ntasks, cap_tasks;
+	struct rec_lock *locks;
+	size_t nlocks, cap_locks;
+	struct rec_edge *edges;
+	size_t nedges, cap_edges;
+	struct rec_interval *iv;
+	size_t niv, cap_iv;
+	/* file counter index -> ours, -1 when we do not know the name */
+	int counter_map[64];
+	int ncounters_file;
+	bool has_end;
+	char end_reason[64];
+	/* what decoding found */
+	enum rec_status status;
+	char msg[256];            /* one line, no file name; "" when REC_OK */
+	uint64_t file_size;
+	uint64_t good_bytes;      /* bytes up to the last good block */
+	uint64_t nblocks;
+};
+
+void rec_init(struct recording *r);
+void rec_free(struct recording *r);
+/*
+ * Decode a whole file held in memory. Returns r->status. On partial
+ * damage the blocks before it stay in r (r->niv intervals).
+ */
+enum rec_status rec_decode(struct recording *r, const uint8_t *buf, size_t len);
+/*
+ * One block's payload (after decompression) into r; a payload that does
+ * not decode leaves r as it was. 0, -EINVAL or -ENOMEM. rec_decode calls
+ * it per block and rec_finish once at the end (derived fields).
+ */
+int rec_decode_payload(struct recording *r, uint8_t type, const uint8_t *raw, size_t len);
+void rec_finish(struct recording *r);
+/* Value of a metadata key, or NULL. */
+const char *rec_meta(const struct recording *r, const char *key);
+
+/* ---- writer ---- */
+
+/* Ids already given out, so inodes, tasks and mounts are written once. */
+struct rec_idmap {
+	uint8_t *keys;           /* cap * ksz */
+	uint32_t *vals;          /* id + 1; 0 is empty */
+	size_t cap, n, ksz;
+};
+
+struct rec_writer {
+	struct rec_idmap inode_ids;
+	uint8_t *inode_has_meta;   /* per inode id */
+	size_t cap_inode_flags;
+	struct rec_idmap task_ids;
+	struct rec_idmap devs_done;  /* devices whose mounts were written */
+	uint32_t *pending_devs;
+	size_t npending, cap_pending;
+	uint64_t seq;
+	struct rec_buf raw;
+};
+
+void rec_writer_init(struct rec_writer *w);
+void rec_writer_free(struct rec_writer *w);
+
+/* META payload from key/value pairs. */
+int rec_encode_meta(struct rec_buf *raw, const struct rec_kv *kv, size_t n);
+/*
+ * One interval's payload: delta holds the interval's data, inodes the
+ * cumulative inode metadata (new or improved ones are written), mt the
+ * current mount table (entries for newly seen devices are written).
+ */
+int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct snapshot *delta,
+			const struct snapshot *inodes, const struct mount_table *mt,
+			uint64_t t_start_ns, uint64_t dur_ns);
+int rec_encode_end(struct rec_buf *raw, uint64_t nintervals, uint64_t end_realtime_ns,
+		   const char *reason);
+
+/* ---- file I/O ---- */
+
+/* Create for writing (O_EXCL unless force); writes the header. fd or -errno. */
+int rec_file_create(const char *path, bool force);
+/*
+ * Append one framed block with one write() so a kill leaves whole blocks;
+ * on a short write (disk full) cut the file back to its last good block.
+ */
+int rec_file_append(int fd, const struct rec_buf *framed);
+/* Read a whole file. 0 or -errno. */
+int rec_file_read(const char *path, uint8_t **buf, size_t *len);
+/* rec_file_read + rec_decode: -errno when the file cannot be read, else 0 and r->status. */
+int rec_file_load(const char *path, struct recording *r);
+
+#endif

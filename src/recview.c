@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "hist.h"
+#include "recview.h"
+#include "util.h"
+
+uint32_t rec_lock_magic(const struct recording *r, const struct rec_lock *l)
+{
+	uint32_t m = r->inodes[l->inode].magic;
+
+	return m ? m : l->has_hold ? ILOCK_XFS_SB_MAGIC : 0;
+}
+
+bool rec_lock_match(const struct recording *r, const struct rec_lock *l, const struct filters *f)
+{
+	const struct rec_inode *in = &r->inodes[l->inode];
+
+	return !f || filters_match_lock(f, in->dev, in->ino, l->class, rec_lock_magic(r, l));
+}
+
+void rec_edge_key(const struct recording *r, const struct rec_edge *e, struct ilock_edge_key *k)
+{
+	const struct rec_inode *in = &r->inodes[e->inode];
+	const struct rec_task *h = &r->tasks[e->holder], *w = &r->tasks[e->waiter];
+
+	memset(k, 0, sizeof(*k));
+	k->dev = in->dev;
+	k->ino = in->ino;
+	k->class = e->class;
+	k->holder_mode = e->holder_mode;
+	k->waiter_mode = e->waiter_mode;
+	k->holder_pid = h->pid;
+	k->holder_tgid = h->tgid;
+	k->waiter_pid = w->pid;
+	k->waiter_tgid = w->tgid;
+	memcpy(k->holder_comm, h->comm, ILOCK_COMM_LEN);
+	memcpy(k->waiter_comm, w->comm, ILOCK_COMM_LEN);
+}
+
+bool rec_edge_match(const struct recording *r, const struct rec_edge *e, const struct filters *f)
+{
+	struct ilock_edge_key k;
+
+	if (!f)
+		return true;
+	rec_edge_key(r, e, &k);
+	return filters_match_edge(f, &k, r->inodes[e->inode].magic);
+}
+
+static int add_inode(const struct recording *r, uint32_t id, struct snapshot *s)
+{
+	const struct rec_inode *in = &r->inodes[id];
+
+	if (!in->has_meta || snap_find_inode(s, in->dev, in->ino))
+		return 0;
+	return snap_add_inode(s, &in->meta);
+}
+
+int rec_add_interval(const struct recording *r, size_t i, const struct filters *f,
+		     struct snapshot *s)
+{
+	const struct rec_interval *iv = &r->iv[i];
+	int err;
+
+	for (int c = 0; c < ILOCK_COUNTER_MAX; c++)
+		s->counters[c] += iv->counters[c];
+	s->in_flight = iv->in_flight;
+	for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
+		const struct rec_lock *l = &r->locks[k];
+		const struct rec_inode *in = &r->inodes[l->inode];
+		struct lock_row *row;
+
+		if (!rec_lock_match(r, l, f))
+			continue;
+		row = snap_lock(s, in->dev, in->ino, l->class);
+		if (!row)
+			return -ENOMEM;
+		row->has_hold |= l->has_hold;
+		for (int m = 0; m < 2; m++) {
+			stats_merge(&row->wait[m], &l->wait[m]);
+			stats_merge(&row->hold[m], &l->hold[m]);
+		}
+		if ((err = add_inode(r, l->inode, s)))
+			return err;
+	}
+	for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
+		const struct rec_edge *e = &r->edges[k];
+		struct ilock_edge_key key;
+
+		rec_edge_key(r, e, &key);
+		if (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic))
+			continue;
+		if ((err = snap_add_edge(s, &key, &e->s)) || (err = add_inode(r, e->inode, s)))
+			return err;
+	}
+	return 0;
+}
+
+int rec_merge_window(const struct recording *r, size_t i0, size_t i1, const struct filters *f,
+		     struct snapshot *s)
+{
+	int err;
+
+	snap_reset(s);
+	for (size_t i = i0; i < i1 && i < r->niv; i++)
+		if ((err = rec_add_interval(r, i, f, s)))
+			return err;
+	if (i1 > i0 && i1 <= r->niv)
+		s->mono_ns = r->iv[i1 - 1].t_start_ns + r->iv[i1 - 1].dur_ns;
+	return 0;
+}
+
+void rec_select(const struct recording *r, uint64_t from_ns, uint64_t to_ns, size_t *i0,
+		size_t *i1)
+{
+	size_t a = r->niv, b = 0;
+
+	for (size_t i = 0; i < r->niv; i++) {
+		uint64_t mid = r->iv[i].t_start_ns + r->iv[i].dur_ns / 2;
+
+		if (mid < from_ns || mid >= to_ns)
+			continue;
+		if (a == r->niv)
+			a = i;
+		b = i + 1;
+	}
+	*i0 = a == r->niv ? 0 : a;
+	*i1 = a == r->niv ? 0 : b;
+}
+
+uint64_t rec_end_ns(const struct recording *r)
+{
+	uint64_t end = 0;
+
+	for (size_t i = 0; i < r->niv; i++)
+		if (r->iv[i].t_start_ns + r->iv[i].dur_ns > end)
+			end = r->iv[i].t_start_ns + r->iv[i].dur_ns;
+	return end;
+}
+
+static bool from_abs(const struct recording *r, double abs_s, uint64_t *ns, char *err,
+		     size_t errlen, const char *arg)
+{
+	double start_s = (double)r->start_realtime_ns / 1e9;
+
+	if (!r->start_realtime_ns) {
+		snprintf(err, errlen, "%s: the recording has no start time; give seconds from the start",
+			 arg);
+		return false;
+	}
+	*ns = abs_s <= start_s ? 0 : (uint64_t)llround((abs_s - start_s) * 1e9);
+	return true;
+}
+
+bool rec_parse_time(const struct recording *r, const char *arg, uint64_t *ns, char *err,
+		    size_t errlen)
+{
+	struct tm tm = {};
+	const char *end;
+	char *e;
+	double v;
+
+	if (!arg || !*arg)
+		goto bad;
+	if (arg[0] == '@') {
+		errno = 0;
+		v = strtod(arg + 1, &e);
+		if (errno || e == arg + 1 || *e || !(v >= 0))
+			goto bad;
+		return from_abs(r, v, ns, err, errlen, arg);
+	}
+	/* a local date and time */
+	end = strptime(arg, "%Y-%m-%d %H:%M:%S", &tm);
+	if (!end || *end) {
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(arg, "%Y-%m-%dT%H:%M:%S", &tm);
+	}
+	if (!end || *end) {
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(arg, "%Y-%m-%d %H:%M", &tm);
+	}
+	if (end && !*end) {
+		tm.tm_isdst = -1;
+		return from_abs(r, (double)mktime(&tm), ns, err, errlen, arg);
+	}
+	/* a time of day on the recording's first day (or the next, if earlier) */
+	memset(&tm, 0, sizeof(tm));
+	end = strptime(arg, "%H:%M:%S", &tm);
+	if (!end || *end) {
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(arg, "%H:%M", &tm);
+	}
+	if (end && !*end && strchr(arg, ':')) {
+		time_t start = (time_t)(r->start_realtime_ns / 1000000000ULL);
+		struct tm day;
+		time_t t;
+
+		if (!r->start_realtime_ns)
+			return from_abs(r, 0, ns, err, errlen, arg);
+		localtime_r(&start, &day);
+		day.tm_hour = tm.tm_hour;
+		day.tm_min = tm.tm_min;
+		day.tm_sec = tm.tm_sec;
+		day.tm_isdst = -1;
+		t = mktime(&day);
+		if (t + 1 < start)
+			t += 86400;
+		return from_abs(r, (double)t, ns, err, errlen, arg);
+	}
+	/* seconds from the start, with an optional unit */
+	errno = 0;
+	v = strtod(arg, &e);
+	if (errno || e == arg || !(v >= 0) || v > 1e9)
+		goto bad;
+	if (!strcmp(e, "m"))
+		v *= 60;
+	else if (!strcmp(e, "h"))
+		v *= 3600;
+	else if (*e && strcmp(e, "s"))
+		goto bad;
+	*ns = (uint64_t)llround(v * 1e9);
+	return true;
+bad:
+	snprintf(err, errlen,
+		 "bad time '%s': seconds from the start (90, 1.5, 2m), HH:MM[:SS], "
+		 "YYYY-MM-DD HH:MM[:SS] or @UNIXSECONDS", arg ? arg : "");
+	return false;
+}
+
+void rec_fill_meta(const struct recording *r, struct report_meta *m, double duration_s)
+{
+	memset(m, 0, sizeof(*m));
+	m->kernel = rec_meta(r, "kernel");
+	m->hostname = rec_meta(r, "hostname");
+	m->duration_s = duration_s;
+	m->mounts = &r->mounts;
+	for (size_t i = 0; i < r->nmeta && m->nattach < RENDER_MAX_ATTACH; i++) {
+		if (strncmp(r->meta[i].key, "attach.", 7))
+			continue;
+		m->attach[m->nattach].probe = r->meta[i].key + 7;
+		m->attach[m->nattach].mode = r->meta[i].val;
+		m->nattach++;
+	}
+}
+
+size_t rec_find_inodes(const struct recording *r, uint32_t dev, uint64_t ino, uint32_t *ids,
+		       size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->ninodes && n < max; i++)
+		if (r->inodes[i].dev == dev && r->inodes[i].ino == ino)
+			ids[n++] = (uint32_t)i;
+	return n;
+}

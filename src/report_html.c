@@ -1,0 +1,363 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `ilock report --html`: one self-contained page. Inline CSS and SVG only:
+ * no scripts, no fonts, no network, so it opens anywhere and can be mailed.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+#include "hist.h"
+#include "report.h"
+#include "util.h"
+
+#define CHART_W 900
+#define CHART_H 150
+#define CHART_LEFT 70
+#define CHART_BOTTOM 22
+#define CHART_COLS 300
+#define HIST_W 430
+#define HIST_H 170
+
+static void esc(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+static void task(FILE *f, const char *comm, uint32_t pid)
+{
+	char b[48];
+
+	esc(f, fmt_task(b, sizeof(b), comm, pid));
+}
+
+static void holder(FILE *f, const struct ilock_edge_key *k)
+{
+	if (k->holder_mode == ILOCK_MODE_UNKNOWN) {
+		fputs("(none: queued)", f);
+	} else if (k->holder_mode == ILOCK_MODE_READERS) {
+		fputs("readers, last ", f);
+		task(f, k->holder_comm, k->holder_pid);
+	} else {
+		task(f, k->holder_comm, k->holder_pid);
+		fprintf(f, " %s", mode_name(k->holder_mode));
+	}
+}
+
+static void head(FILE *f, const struct report_ctx *c)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>ilock report: ",
+	      f);
+	esc(f, c->file);
+	fputs("</title>\n<style>\n"
+	      "body{font-family:sans-serif;margin:24px;color:#222;background:#fff}\n"
+	      "h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:2px solid #444}\n"
+	      "h3{font-size:14px;margin:18px 0 4px;font-family:monospace}\n"
+	      "table{border-collapse:collapse;font-size:13px}\n"
+	      "td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}\n"
+	      ".l{text-align:left}th{background:#f0f0f0}\n"
+	      "table.meta td{text-align:left}\n"
+	      ".warn{color:#a00;font-weight:bold}\n"
+	      "svg text{font-family:sans-serif;font-size:11px;fill:#333}\n"
+	      ".sh{fill:#3b7dd8}.ex{fill:#d8503b}.axis{stroke:#888;stroke-width:1}\n"
+	      ".swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}\n"
+	      "</style>\n</head>\n<body>\n", f);
+}
+
+static void meta_row(FILE *f, const char *k, const char *v)
+{
+	fprintf(f, "<tr><th class=\"l\">%s</th><td>", k);
+	esc(f, v ? v : "?");
+	fputs("</td></tr>\n", f);
+}
+
+static void summary(FILE *f, const struct report_ctx *c)
+{
+	const struct recording *r = c->r;
+	char t1[32], t2[32], buf[256];
+	uint64_t from = r->iv[c->i0].t_start_ns;
+	uint64_t to = r->iv[c->i1 - 1].t_start_ns + r->iv[c->i1 - 1].dur_ns;
+
+	fputs("<h1>ilock report</h1>\n<table class=\"meta\">\n", f);
+	meta_row(f, "recording", c->file);
+	meta_row(f, "host", rec_meta(r, "hostname"));
+	meta_row(f, "kernel", rec_meta(r, "kernel"));
+	meta_row(f, "boot id", rec_meta(r, "boot_id"));
+	snprintf(buf, sizeof(buf), "%s to %s (%.1f s to %.1f s from the start)",
+		 report_fmt_time(t1, sizeof(t1), r->start_realtime_ns + from),
+		 report_fmt_time(t2, sizeof(t2), r->start_realtime_ns + to), (double)from / 1e9,
+		 (double)to / 1e9);
+	meta_row(f, "window", buf);
+	snprintf(buf, sizeof(buf), "%zu of %zu, %g s each", c->i1 - c->i0, r->niv,
+		 (double)r->interval_ns / 1e9);
+	meta_row(f, "intervals", buf);
+	meta_row(f, "filters when recorded", rec_meta(r, "filters"));
+	if (r->status != REC_OK) {
+		fputs("<tr><th class=\"l\">damage</th><td class=\"warn\">", f);
+		esc(f, r->msg);
+		fprintf(f, " (%" PRIu64 " bytes lost)</td></tr>\n", r->file_size - r->good_bytes);
+	} else if (!r->has_end) {
+		meta_row(f, "note", "no end block: the recorder was killed or is still running");
+	}
+	fputs("</table>\n", f);
+}
+
+static void top_table(FILE *f, const struct report_ctx *c)
+{
+	const struct snapshot *s = c->merged;
+
+	fputs("<h2>Top inode locks by wait time</h2>\n", f);
+	if (!c->nrows) {
+		fputs("<p>No inode lock waits in this window.</p>\n", f);
+		return;
+	}
+	fputs("<table>\n<tr><th class=\"l\">path</th><th>fs</th><th>lock</th><th>shared waits</th>"
+	      "<th>exclusive waits</th><th>wait time</th><th>p50</th><th>p99</th><th>max</th>"
+	      "<th class=\"l\">top holder</th></tr>\n", f);
+	for (int k = 0; k < c->nrows; k++) {
+		const struct lock_row *l = c->rows[k].lock;
+		const struct edge_row *e = snap_top_holder(s, l->dev, l->ino, l->class);
+		struct ilock_stats both = l->wait[0];
+		struct inode_view v;
+		char label[2 * ILOCK_PATH_MAX + 64], a[24], b[24], t[24], p50[24], p99[24], mx[24];
+
+		stats_merge(&both, &l->wait[1]);
+		describe_inode(s, c->meta->mounts, l->dev, l->ino, l->has_hold, &v);
+		report_label(s, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+		fputs("<tr><td class=\"l\">", f);
+		esc(f, label);
+		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
+			   "<td>%s</td><td>%s</td><td class=\"l\">", v.fs,
+			class_display_name(l->class, v.magic),
+			fmt_count(a, sizeof(a), l->wait[ILOCK_MODE_SHARED].count),
+			fmt_count(b, sizeof(b), l->wait[ILOCK_MODE_EXCL].count),
+			fmt_ns(t, sizeof(t), both.total_ns),
+			fmt_ns(p50, sizeof(p50), stats_percentile(&both, 0.5)),
+			fmt_ns(p99, sizeof(p99), stats_percentile(&both, 0.99)),
+			fmt_ns(mx, sizeof(mx), both.max_ns));
+		if (e)
+			holder(f, &e->k);
+		else
+			fputs("-", f);
+		fputs("</td></tr>\n", f);
+	}
+	fputs("</table>\n", f);
+}
+
+static void lock_title(FILE *f, const struct report_ctx *c, const struct lock_row *l)
+{
+	char label[2 * ILOCK_PATH_MAX + 64];
+	struct inode_view v;
+
+	describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->has_hold, &v);
+	report_label(c->merged, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+	fputs("<h3>", f);
+	esc(f, label);
+	fprintf(f, " &mdash; %s %s</h3>\n", v.fs, class_display_name(l->class, v.magic));
+}
+
+static void legend(FILE *f)
+{
+	fputs("<div><span class=\"swatch sh\" style=\"background:#3b7dd8\"></span>shared"
+	      "<span class=\"swatch ex\" style=\"background:#d8503b\"></span>exclusive</div>\n", f);
+}
+
+/* Stacked bars: wait per second in each column of intervals, shared under exclusive. */
+static void timeline_svg(FILE *f, const struct report_ctx *c, const struct report_row *row)
+{
+	size_t n = c->i1 - c->i0;
+	int cols = n < CHART_COLS ? (int)n : CHART_COLS;
+	double sh[CHART_COLS], ex[CHART_COLS], peak = 0;
+	int plot_w = CHART_W - CHART_LEFT - 10, plot_h = CHART_H - CHART_BOTTOM - 10;
+	char lbl[24];
+
+	for (int k = 0; k < cols; k++) {
+		size_t a = (size_t)k * n / (size_t)cols, b = (size_t)(k + 1) * n / (size_t)cols;
+		double secs = 0, s = 0, x = 0;
+
+		for (size_t i = a; i < b; i++) {
+			secs += (double)c->r->iv[c->i0 + i].dur_ns / 1e9;
+			s += (double)row->wait_ns[0][i];
+			x += (double)row->wait_ns[1][i];
+		}
+		sh[k] = secs > 0 ? s / secs : 0;
+		ex[k] = secs > 0 ? x / secs : 0;
+		if (sh[k] + ex[k] > peak)
+			peak = sh[k] + ex[k];
+	}
+	fprintf(f, "<svg class=\"timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		   "height=\"%d\" role=\"img\">\n", CHART_W, CHART_H);
+	fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"10\" x2=\"%d\" y2=\"%d\"/>\n", CHART_LEFT,
+		CHART_LEFT, 10 + plot_h);
+	fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", CHART_LEFT,
+		10 + plot_h, CHART_LEFT + plot_w, 10 + plot_h);
+	fprintf(f, "<text x=\"%d\" y=\"16\" text-anchor=\"end\">%s/s</text>\n", CHART_LEFT - 4,
+		fmt_ns(lbl, sizeof(lbl), (uint64_t)peak));
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n", CHART_LEFT - 4,
+		10 + plot_h);
+	fprintf(f, "<text x=\"%d\" y=\"%d\">%.1f s</text>\n", CHART_LEFT, CHART_H - 4,
+		(double)c->r->iv[c->i0].t_start_ns / 1e9);
+	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">%.1f s</text>\n",
+		CHART_LEFT + plot_w, CHART_H - 4,
+		(double)(c->r->iv[c->i1 - 1].t_start_ns + c->r->iv[c->i1 - 1].dur_ns) / 1e9);
+	for (int k = 0; peak > 0 && k < cols; k++) {
+		double x = CHART_LEFT + (double)k * plot_w / cols, w = (double)plot_w / cols;
+		double hs = sh[k] / peak * plot_h, hx = ex[k] / peak * plot_h;
+		double base = 10 + plot_h;
+
+		if (w > 2)
+			w -= 1;  /* a gap between wide bars */
+		if (hs > 0)
+			fprintf(f, "<rect class=\"sh\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
+				x, base - hs, w, hs);
+		if (hx > 0)
+			fprintf(f, "<rect class=\"ex\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"/>\n",
+				x, base - hs - hx, w, hx);
+	}
+	fputs("</svg>\n", f);
+}
+
+static void hist_svg(FILE *f, const char *title, const char *cls, const __u64 *h, int first,
+		     int last)
+{
+	int plot_w = HIST_W - 50, plot_h = HIST_H - 50, nb = last - first + 1;
+	uint64_t peak = 0;
+	char lo[24], cnt[24];
+
+	for (int i = first; i <= last; i++)
+		if (h[i] > peak)
+			peak = h[i];
+	fprintf(f, "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
+		   "height=\"%d\" role=\"img\">\n", HIST_W, HIST_H);
+	fprintf(f, "<text x=\"45\" y=\"12\">%s waits (count per log2 bucket)</text>\n", title);
+	fprintf(f, "<line class=\"axis\" x1=\"45\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", 20 + plot_h,
+		45 + plot_w, 20 + plot_h);
+	fprintf(f, "<text x=\"41\" y=\"26\" text-anchor=\"end\">%s</text>\n",
+		fmt_count(cnt, sizeof(cnt), peak));
+	for (int i = first; i <= last; i++) {
+		double w = (double)plot_w / nb, x = 45 + (i - first) * w;
+		double bh = peak ? (double)h[i] / (double)peak * plot_h : 0;
+
+		if (h[i]) {
+			fprintf(f, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" "
+				   "height=\"%.2f\"><title>", cls, x + 1, 20 + plot_h - bh,
+				w > 3 ? w - 2 : w, bh);
+			fprintf(f, "%s: %s</title></rect>\n", fmt_ns(lo, sizeof(lo), hist_slot_lo((unsigned)i)),
+				fmt_count(cnt, sizeof(cnt), h[i]));
+		}
+		/* label every other bucket when crowded */
+		if (nb <= 12 || (i - first) % 2 == 0)
+			fprintf(f, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
+				x + w / 2, HIST_H - 14, fmt_ns(lo, sizeof(lo), hist_slot_lo((unsigned)i)));
+	}
+	fputs("</svg>\n", f);
+}
+
+static void histograms(FILE *f, const struct report_ctx *c)
+{
+	fputs("<h2>Wait histograms (shared and exclusive)</h2>\n", f);
+	if (!c->nrows)
+		fputs("<p>No waits.</p>\n", f);
+	for (int k = 0; k < c->nrows; k++) {
+		const struct lock_row *l = c->rows[k].lock;
+		int first = -1, last = -1;
+
+		for (int i = 0; i < ILOCK_HIST_SLOTS; i++) {
+			if (l->wait[0].hist[i] || l->wait[1].hist[i]) {
+				if (first < 0)
+					first = i;
+				last = i;
+			}
+		}
+		lock_title(f, c, l);
+		if (first < 0) {
+			fputs("<p>No waits.</p>\n", f);
+			continue;
+		}
+		hist_svg(f, "shared", "sh", l->wait[ILOCK_MODE_SHARED].hist, first, last);
+		hist_svg(f, "exclusive", "ex", l->wait[ILOCK_MODE_EXCL].hist, first, last);
+	}
+}
+
+static void edges(FILE *f, const struct report_ctx *c)
+{
+	const struct snapshot *s = c->merged;
+	size_t shown = 0, max = (size_t)c->top_n * 3;
+
+	fputs("<h2>Who serialises whom (holder &rarr; waiter)</h2>\n", f);
+	if (!s->nedges) {
+		fputs("<p>No holder-to-waiter pairs.</p>\n", f);
+		return;
+	}
+	fputs("<table class=\"edges\">\n<tr><th class=\"l\">holder</th><th class=\"l\">waiter</th>"
+	      "<th class=\"l\">waiter mode</th><th>waits</th><th>wait time</th><th>max</th>"
+	      "<th class=\"l\">lock</th></tr>\n", f);
+	for (size_t i = 0; i < s->nedges && shown < max; i++, shown++) {
+		const struct edge_row *e = &s->edges[i];
+		char label[2 * ILOCK_PATH_MAX + 64], n[24], t[24], mx[24];
+		struct inode_view v;
+
+		describe_inode(s, c->meta->mounts, e->k.dev, e->k.ino, false, &v);
+		report_label(s, c->meta, e->k.dev, e->k.ino, false, label, sizeof(label));
+		fputs("<tr><td class=\"l\">", f);
+		holder(f, &e->k);
+		fputs("</td><td class=\"l\">", f);
+		task(f, e->k.waiter_comm, e->k.waiter_pid);
+		fprintf(f, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"l\">",
+			mode_name(e->k.waiter_mode), fmt_count(n, sizeof(n), e->s.count),
+			fmt_ns(t, sizeof(t), e->s.total_ns), fmt_ns(mx, sizeof(mx), e->s.max_ns));
+		esc(f, label);
+		fprintf(f, " %s</td></tr>\n", class_display_name(e->k.class, v.magic));
+	}
+	fputs("</table>\n", f);
+	if (s->nedges > shown)
+		fprintf(f, "<p>%zu more pairs (see --json).</p>\n", s->nedges - shown);
+}
+
+static void losses(FILE *f, const struct snapshot *s)
+{
+	bool any = false;
+	char n[24];
+
+	fputs("<h2>Lost events</h2>\n<table>\n", f);
+	for (int c = ILOCK_FIRST_LOST; c < ILOCK_COUNTER_MAX; c++) {
+		if (!s->counters[c])
+			continue;
+		fprintf(f, "<tr><td class=\"l\">%s</td><td>%s</td><td class=\"l\">%s</td></tr>\n",
+			counter_name(c), fmt_count(n, sizeof(n), s->counters[c]), counter_help(c));
+		any = true;
+	}
+	if (!any)
+		fputs("<tr><td class=\"l\">none</td></tr>\n", f);
+	fputs("</table>\n", f);
+}
+
+void report_html(FILE *f, const struct report_ctx *c)
+{
+	head(f, c);
+	summary(f, c);
+	top_table(f, c);
+	fputs("<h2>Wait time per interval</h2>\n", f);
+	legend(f);
+	if (!c->nrows)
+		fputs("<p>No waits.</p>\n", f);
+	for (int k = 0; k < c->nrows; k++) {
+		lock_title(f, c, c->rows[k].lock);
+		timeline_svg(f, c, &c->rows[k]);
+	}
+	histograms(f, c);
+	edges(f, c);
+	losses(f, c->merged);
+	fprintf(f, "<p style=\"color:#888;font-size:11px\">ilock %s</p>\n</body>\n</html>\n",
+		ILOCK_VERSION_STR);
+}

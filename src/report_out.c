@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The report's per-interval views: timeline text, JSON `intervals`, CSV. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "counters.h"
+#include "hist.h"
+#include "report.h"
+#include "util.h"
+
+#define TIMELINE_WIDTH 60
+
+static size_t nwin(const struct report_ctx *c)
+{
+	return c->i1 > c->i0 ? c->i1 - c->i0 : 0;
+}
+
+int report_build(struct report_ctx *c)
+{
+	size_t n = nwin(c);
+	int rows = 0;
+
+	while (rows < c->top_n && (size_t)rows < c->merged->nlocks &&
+	       row_waits(&c->merged->locks[rows]))
+		rows++;
+	c->rows = calloc(rows ? (size_t)rows : 1, sizeof(*c->rows));
+	if (!c->rows)
+		return -ENOMEM;
+	c->nrows = rows;
+	for (int k = 0; k < rows; k++) {
+		struct report_row *row = &c->rows[k];
+		uint64_t *mem = calloc(n ? 6 * n : 1, sizeof(uint64_t));
+
+		if (!mem)
+			return -ENOMEM;
+		row->lock = &c->merged->locks[k];
+		for (int m = 0; m < 2; m++) {
+			row->waits[m] = mem + (size_t)(3 * m) * n;
+			row->wait_ns[m] = mem + (size_t)(3 * m + 1) * n;
+			row->max_ns[m] = mem + (size_t)(3 * m + 2) * n;
+		}
+	}
+	for (size_t i = c->i0; i < c->i1; i++) {
+		const struct rec_interval *iv = &c->r->iv[i];
+
+		for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
+			const struct rec_lock *l = &c->r->locks[k];
+			const struct rec_inode *in = &c->r->inodes[l->inode];
+			const struct lock_row *ml;
+			struct report_row *row;
+			size_t idx;
+
+			if (!rec_lock_match(c->r, l, c->f))
+				continue;
+			ml = snap_find_lock(c->merged, in->dev, in->ino, l->class);
+			if (!ml || (idx = (size_t)(ml - c->merged->locks)) >= (size_t)rows)
+				continue;
+			row = &c->rows[idx];
+			for (int m = 0; m < 2; m++) {
+				row->waits[m][i - c->i0] += l->wait[m].count;
+				row->wait_ns[m][i - c->i0] += l->wait[m].total_ns;
+				if (l->wait[m].max_ns > row->max_ns[m][i - c->i0])
+					row->max_ns[m][i - c->i0] = l->wait[m].max_ns;
+			}
+		}
+	}
+	return 0;
+}
+
+void report_free(struct report_ctx *c)
+{
+	for (int k = 0; c->rows && k < c->nrows; k++)
+		free(c->rows[k].waits[0]);
+	free(c->rows);
+	c->rows = NULL;
+	c->nrows = 0;
+}
+
+double report_window_s(const struct report_ctx *c)
+{
+	uint64_t ns = 0;
+
+	for (size_t i = c->i0; i < c->i1; i++)
+		ns += c->r->iv[i].dur_ns;
+	return (double)ns / 1e9;
+}
+
+void report_label(const struct snapshot *s, const struct report_meta *m, uint32_t dev,
+		  uint64_t ino, bool has_hold, char *buf, size_t len)
+{
+	struct inode_view v;
+	char d[24];
+
+	describe_inode(s, m ? m->mounts : NULL, dev, ino, has_hold, &v);
+	if (v.path[0] && v.note)
+		snprintf(buf, len, "%s (%s)", v.path, v.note);
+	else if (v.path[0])
+		snprintf(buf, len, "%s", v.path);
+	else if (v.rel[0])
+		snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v.rel);
+	else
+		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
+}
+
+char *report_fmt_time(char *buf, size_t len, uint64_t realtime_ns)
+{
+	time_t t = (time_t)(realtime_ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!realtime_ns || !localtime_r(&t, &tm))
+		snprintf(buf, len, "?");
+	else
+		strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	return buf;
+}
+
+int report_sparkline(char *buf, size_t len, const double *v, size_t n, int width)
+{
+	int cols = n < (size_t)width ? (int)n : width;
+	double col[TIMELINE_WIDTH * 4], peak = 0;
+	size_t o = 0;
+
+	if (len)
+		buf[0] = 0;
+	if (cols > (int)(sizeof(col) / sizeof(col[0])))
+		cols = (int)(sizeof(col) / sizeof(col[0]));
+	for (int k = 0; k < cols; k++) {
+		size_t a = (size_t)k * n / (size_t)cols, b = (size_t)(k + 1) * n / (size_t)cols;
+		double sum = 0;
+
+		for (size_t i = a; i < b; i++)
+			sum += v[i] > 0 ? v[i] : 0;
+		col[k] = b > a ? sum / (double)(b - a) : 0;
+		if (col[k] > peak)
+			peak = col[k];
+	}
+	for (int k = 0; k < cols; k++) {
+		int level;
+
+		if (o + 4 > len)
+			break;
+		if (col[k] <= 0 || peak <= 0) {
+			buf[o++] = ' ';
+			continue;
+		}
+		/* 1..8: anything above zero shows at least the lowest bar */
+		level = 1 + (int)(col[k] / peak * 7.999);
+		if (level > 8)
+			level = 8;
+		buf[o++] = (char)0xe2;
+		buf[o++] = (char)0x96;
+		buf[o++] = (char)(0x80 + level);
+	}
+	if (o < len)
+		buf[o] = 0;
+	return cols;
+}
+
+static double iv_secs(const struct report_ctx *c, size_t i)
+{
+	double s = (double)c->r->iv[i].dur_ns / 1e9;
+
+	return s > 0 ? s : 1e-9;
+}
+
+void report_timeline_text(FILE *f, const struct report_ctx *c)
+{
+	size_t n = nwin(c);
+	double *v = calloc(n ? n : 1, sizeof(double));
+	size_t per_col = n > TIMELINE_WIDTH ? (n + TIMELINE_WIDTH - 1) / TIMELINE_WIDTH : 1;
+
+	fprintf(f, "\nWAIT TIME PER INTERVAL (wait per second; %zu interval%s, ~%zu per column; "
+		   "each line scaled to its own peak)\n", n, n == 1 ? "" : "s", per_col);
+	if (!v) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	if (!c->nrows)
+		fprintf(f, "  (no inode lock waits)\n");
+	else
+		fprintf(f, "  %-40s %-9s %-*s  %10s %10s\n", "PATH", "CLASS", TIMELINE_WIDTH + 2,
+			"TIMELINE", "PEAK/s", "MEAN/s");
+	for (int k = 0; k < c->nrows; k++) {
+		const struct report_row *row = &c->rows[k];
+		const struct lock_row *l = row->lock;
+		char label[2 * ILOCK_PATH_MAX + 64], path[48], spark[TIMELINE_WIDTH * 3 + 1];
+		char pk[24], mean[24];
+		struct inode_view iv;
+		double peak = 0, total = 0, secs = 0;
+		int cols;
+
+		for (size_t i = 0; i < n; i++) {
+			double s = iv_secs(c, c->i0 + i);
+
+			v[i] = (double)(row->wait_ns[0][i] + row->wait_ns[1][i]) / s;
+			if (v[i] > peak)
+				peak = v[i];
+			total += (double)(row->wait_ns[0][i] + row->wait_ns[1][i]);
+			secs += s;
+		}
+		describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->has_hold, &iv);
+		report_label(c->merged, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+		cols = report_sparkline(spark, sizeof(spark), v, n, TIMELINE_WIDTH);
+		fprintf(f, "  %-40s %-9s |%s|%*s  %10s %10s\n",
+			fmt_path_left(path, sizeof(path), label, 40),
+			class_display_name(l->class, iv.magic), spark, TIMELINE_WIDTH - cols, "",
+			fmt_ns(pk, sizeof(pk), (uint64_t)peak),
+			fmt_ns(mean, sizeof(mean), secs > 0 ? (uint64_t)(total / secs) : 0));
+	}
+	free(v);
+}
+
+static uint64_t iv_lost(const struct rec_interval *iv)
+{
+	uint64_t t = 0;
+
+	for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++)
+		t += iv->counters[i];
+	return t;
+}
+
+void report_json_extra(struct json *j, void *ctx)
+{
+	const struct report_ctx *c = ctx;
+	const struct recording *r = c->r;
+	char ver[16], t[32], d[24];
+	uint64_t from = c->i1 > c->i0 ? r->iv[c->i0].t_start_ns : 0;
+	uint64_t to = c->i1 > c->i0 ? r->iv[c->i1 - 1].t_start_ns + r->iv[c->i1 - 1].dur_ns : 0;
+
+	json_obj_begin(j, "recording");
+	json_str(j, "file", c->file);
+	snprintf(ver, sizeof(ver), "%u.%u", r->major, r->minor);
+	json_str(j, "format_version", ver);
+	json_str(j, "recorded_by", rec_meta(r, "tool_version"));
+	json_str(j, "boot_id", rec_meta(r, "boot_id"));
+	json_str(j, "start_time", report_fmt_time(t, sizeof(t), r->start_realtime_ns));
+	json_u64(j, "start_realtime_ns", r->start_realtime_ns);
+	json_double(j, "interval_s", (double)r->interval_ns / 1e9);
+	json_str(j, "filters", rec_meta(r, "filters"));
+	json_u64(j, "intervals", r->niv);
+	json_double(j, "recorded_s", (double)rec_end_ns(r) / 1e9);
+	json_bool(j, "complete", r->has_end && r->status == REC_OK);
+	json_str(j, "end_reason", r->has_end ? r->end_reason : NULL);
+	if (r->status != REC_OK) {
+		json_obj_begin(j, "damage");
+		json_str(j, "status", rec_status_name(r->status));
+		json_str(j, "message", r->msg);
+		json_u64(j, "offset", r->good_bytes);
+		json_u64(j, "lost_bytes", r->file_size - r->good_bytes);
+		json_obj_end(j);
+	} else {
+		json_null(j, "damage");
+	}
+	json_obj_end(j);
+
+	json_obj_begin(j, "window");
+	json_double(j, "from_s", (double)from / 1e9);
+	json_double(j, "to_s", (double)to / 1e9);
+	json_u64(j, "first_interval", c->i0);
+	json_u64(j, "intervals", nwin(c));
+	json_obj_end(j);
+
+	/* per interval, the top locks (index into "locks") that waited in it */
+	json_arr_begin(j, "intervals");
+	for (size_t i = c->i0; i < c->i1; i++) {
+		const struct rec_interval *iv = &r->iv[i];
+
+		json_obj_begin(j, NULL);
+		json_u64(j, "index", i);
+		json_double(j, "t_start_s", (double)iv->t_start_ns / 1e9);
+		json_double(j, "duration_s", (double)iv->dur_ns / 1e9);
+		json_u64(j, "lost", iv_lost(iv));
+		json_arr_begin(j, "locks");
+		for (int k = 0; k < c->nrows; k++) {
+			const struct report_row *row = &c->rows[k];
+
+			if (!row->waits[0][i - c->i0] && !row->waits[1][i - c->i0])
+				continue;
+			json_obj_begin(j, NULL);
+			json_u64(j, "lock", (uint64_t)k);
+			json_str(j, "dev", fmt_kdev(d, sizeof(d), row->lock->dev));
+			json_u64(j, "ino", row->lock->ino);
+			json_str(j, "class", class_name(row->lock->class));
+			for (int m = 0; m < 2; m++) {
+				json_obj_begin(j, m ? "exclusive" : "shared");
+				json_u64(j, "waits", row->waits[m][i - c->i0]);
+				json_u64(j, "wait_ns", row->wait_ns[m][i - c->i0]);
+				json_u64(j, "max_ns", row->max_ns[m][i - c->i0]);
+				json_obj_end(j);
+			}
+			json_obj_end(j);
+		}
+		json_arr_end(j);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+}
+
+/* RFC 4180: quote fields that need it, double the quotes inside. */
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void report_csv(FILE *f, const struct report_ctx *c)
+{
+	const struct recording *r = c->r;
+
+	fprintf(f, "interval,t_start_s,duration_s,dev,ino,path,fs,class,"
+		   "shared_waits,shared_wait_ns,shared_max_ns,shared_p99_ns,"
+		   "exclusive_waits,exclusive_wait_ns,exclusive_max_ns,exclusive_p99_ns,"
+		   "hold_shared,hold_exclusive,hold_exclusive_p99_ns\n");
+	for (size_t i = c->i0; i < c->i1; i++) {
+		const struct rec_interval *iv = &r->iv[i];
+
+		for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
+			const struct rec_lock *l = &r->locks[k];
+			const struct rec_inode *in = &r->inodes[l->inode];
+			char label[2 * ILOCK_PATH_MAX + 64], d[24];
+			uint32_t magic = rec_lock_magic(r, l);
+
+			if (!rec_lock_match(r, l, c->f))
+				continue;
+			report_label(c->merged, c->meta, in->dev, in->ino, l->has_hold, label,
+				     sizeof(label));
+			fprintf(f, "%zu,%.6f,%.6f,%s,%" PRIu64 ",", i, (double)iv->t_start_ns / 1e9,
+				(double)iv->dur_ns / 1e9, fmt_kdev(d, sizeof(d), in->dev), in->ino);
+			csv_field(f, label);
+			fprintf(f, ",%s,%s", magic ? fs_name(magic) : "", class_name(l->class));
+			for (int m = 0; m < 2; m++)
+				fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
+					(uint64_t)l->wait[m].count, (uint64_t)l->wait[m].total_ns,
+					(uint64_t)l->wait[m].max_ns, stats_percentile(&l->wait[m], 0.99));
+			if (l->has_hold)
+				fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+					(uint64_t)l->hold[ILOCK_MODE_SHARED].count,
+					(uint64_t)l->hold[ILOCK_MODE_EXCL].count,
+					stats_percentile(&l->hold[ILOCK_MODE_EXCL], 0.99));
+			else
+				fprintf(f, ",,,\n");
+		}
+	}
+}

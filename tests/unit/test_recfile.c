@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * The recording format: round trip through the real writer and reader,
+ * every kind of damage, time windows and time arguments, and a replay of
+ * the fuzz corpus and crashers.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zlib.h>
+
+#include "recfile.h"
+#include "recsynth.h"
+#include "recview.h"
+#include "unit.h"
+
+#define DEV_X ILOCK_KDEV(7, 1)
+#define MOUNTINFO "36 35 7:1 / /mnt/x rw,relatime shared:1 - xfs /dev/loop1 rw\n" \
+		  "37 35 8:2 / /mnt/e rw,relatime shared:2 - ext4 /dev/sda2 rw\n"
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Re-seal a block after editing its header or payload, as a forger would. */
+static void reseal(uint8_t *blk)
+{
+	uint32_t len = get32(blk + 4);
+	uint32_t c = (uint32_t)crc32(0, blk, 12);
+
+	c = (uint32_t)crc32(c, blk + REC_BLOCK_HDR_LEN, len);
+	put32(blk + 12, c);
+}
+
+/* Offsets of each block in a file. */
+static size_t block_offsets(const uint8_t *p, size_t len, size_t *offs, size_t max)
+{
+	size_t off = REC_HDR_LEN, n = 0;
+
+	while (off + REC_BLOCK_HDR_LEN <= len && n < max) {
+		offs[n++] = off;
+		off += REC_BLOCK_HDR_LEN + get32(p + off + 4);
+	}
+	return n;
+}
+
+/*
+ * Three intervals on one XFS inode: shared waits behind a writer, then
+ * exclusive waits, then nothing; a second inode appears in interval 2.
+ */
+static void build(struct synth *s)
+{
+	struct snapshot d;
+	struct ilock_edge_key ek = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
+				     .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				     .holder_pid = 100, .holder_tgid = 100, .waiter_pid = 201,
+				     .waiter_tgid = 200 };
+	struct ilock_edge_stats es = { .count = 3, .total_ns = 900000000, .max_ns = 300000000 };
+	struct ilock_key hk = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
+				.mode = ILOCK_MODE_EXCL };
+	struct ilock_stats hold = {};
+
+	memcpy(ek.holder_comm, "lockhold", 9);
+	memcpy(ek.waiter_comm, "exactly16chars!!", 16);  /* a comm without a NUL */
+	synth_begin(s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
+	synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 3, 300000000);
+	synth_add(&hold, 1, 500000000);
+	snap_add_hold(&d, &hk, &hold);
+	snap_add_edge(&d, &ek, &es);
+	d.counters[ILOCK_EV_WAIT] = 3;
+	d.counters[ILOCK_LOST_PATH] = 1;
+	synth_interval(s, &d);
+
+	snap_reset(&d);
+	synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 2, 1000000);
+	/* a second inode: first seen without a path, which arrives later */
+	synth_wait(&d, DEV_X, 999, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_SHARED, 1, 5000);
+	snap_add_edge(&d, &ek, &es);
+	synth_interval(s, &d);
+
+	snap_reset(&d);
+	synth_inode(&d, DEV_X, 999, ILOCK_XFS_SB_MAGIC, "/dir/late");
+	synth_interval(s, &d);
+	synth_end(s);
+	snap_free(&d);
+}
+
+static void test_round_trip(void)
+{
+	struct synth s;
+	struct recording r;
+	struct snapshot m;
+	const struct lock_row *row;
+	const struct inode_meta *im;
+	char buf[64];
+
+	build(&s);
+	CHECK(s.ok);
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	CHECK_STR(r.msg, "");
+	CHECK_EQ_U(r.niv, 3);
+	CHECK(r.has_end);
+	CHECK_STR(r.end_reason, "test");
+	CHECK_EQ_U(r.interval_ns, 1000000000ULL);
+	CHECK_EQ_U(r.start_realtime_ns, SYNTH_START_NS);
+	CHECK_STR(rec_meta(&r, "hostname"), "unit");
+	CHECK_EQ_U(r.good_bytes, s.file.len);
+	/* the mount table, only for the device seen */
+	CHECK_EQ_U(r.mounts.n, 1);
+	if (r.mounts.n)
+		CHECK_STR(r.mounts.e[0].mnt, "/mnt/x");
+	/* inodes written once; the late path arrives as an update */
+	CHECK_EQ_U(r.ninodes, 2);
+	CHECK_EQ_U(r.iv[1].t_start_ns, 1000000000ULL);
+	CHECK_EQ_U(r.iv[0].counters[ILOCK_EV_WAIT], 3);
+	CHECK_EQ_U(r.iv[0].counters[ILOCK_LOST_PATH], 1);
+
+	snap_init(&m);
+	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &m));
+	row = snap_find_lock(&m, DEV_X, 131, ILOCK_CLASS_I_RWSEM);
+	CHECK(row != NULL);
+	if (row) {
+		CHECK_EQ_U(row->wait[ILOCK_MODE_SHARED].count, 3);
+		CHECK_EQ_U(row->wait[ILOCK_MODE_SHARED].total_ns, 900000000);
+		CHECK_EQ_U(row->wait[ILOCK_MODE_SHARED].max_ns, 300000000);
+		CHECK_EQ_U(row->wait[ILOCK_MODE_SHARED].hist[ilock_hist_slot(300000000)], 3);
+		CHECK_EQ_U(row->wait[ILOCK_MODE_EXCL].count, 2);
+		CHECK(row->has_hold);
+		CHECK_EQ_U(row->hold[ILOCK_MODE_EXCL].max_ns, 500000000);
+	}
+	CHECK_EQ_U(m.nedges, 1);
+	if (m.nedges) {
+		CHECK_EQ_U(m.edges[0].s.count, 6);
+		CHECK_EQ_U(m.edges[0].k.waiter_pid, 201);
+		CHECK(!memcmp(m.edges[0].k.waiter_comm, "exactly16chars!!", 16));
+		CHECK_STR(m.edges[0].k.holder_comm, "lockhold");
+	}
+	CHECK_EQ_U(m.counters[ILOCK_EV_WAIT], 3);
+	im = snap_find_inode(&m, DEV_X, 999);
+	CHECK(im && !strcmp(im->path, "/dir/late"));
+	im = snap_find_inode(&m, DEV_X, 131);
+	CHECK(im && !strcmp(im->path, "/data"));
+
+	/* a window of the second interval alone */
+	CHECK(!rec_merge_window(&r, 1, 2, NULL, &m));
+	row = snap_find_lock(&m, DEV_X, 131, ILOCK_CLASS_I_RWSEM);
+	CHECK(row && row->wait[ILOCK_MODE_SHARED].count == 0 && row->wait[ILOCK_MODE_EXCL].count == 2);
+
+	/* filters as report applies them */
+	{
+		struct filters f = { .class_mask = 1U << ILOCK_CLASS_XFS_ILOCK };
+
+		CHECK(!rec_merge_window(&r, 0, r.niv, &f, &m));
+		CHECK_EQ_U(m.nlocks, 1);
+		CHECK_EQ_U(m.nedges, 0);
+		f = (struct filters){ .fs_magic = ILOCK_EXT4_SB_MAGIC };
+		CHECK(!rec_merge_window(&r, 0, r.niv, &f, &m));
+		CHECK_EQ_U(m.nlocks, 0);
+		f = (struct filters){ .tgid = 200 };
+		CHECK(!rec_merge_window(&r, 0, r.niv, &f, &m));
+		CHECK_EQ_U(m.nedges, 1);
+		f = (struct filters){ .tgid = 201 };
+		CHECK(!rec_merge_window(&r, 0, r.niv, &f, &m));
+		CHECK_EQ_U(m.nedges, 0);
+	}
+	snprintf(buf, sizeof(buf), "%s", rec_status_name(r.status));
+	CHECK_STR(buf, "ok");
+	snap_free(&m);
+	rec_free(&r);
+	synth_free(&s);
+}
+
+/* The second interval repeats a known inode: no inode definition again. */
+static void test_written_once(void)
+{
+	struct rec_writer w;
+	struct rec_buf a = {}, b = {};
+	struct snapshot d;
+
+	rec_writer_init(&w);
+	snap_init(&d);
+	synth_inode(&d, DEV_X, 5, ILOCK_XFS_SB_MAGIC, "/a/very/long/path/name/to/notice");
+	synth_wait(&d, DEV_X, 5, 0, 0, 1, 1000);
+	CHECK(!rec_encode_interval(&w, &a, &d, &d, NULL, 0, 1));
+	CHECK(!rec_encode_interval(&w, &b, &d, &d, NULL, 1, 1));
+	CHECK(memmem(a.p, a.len, "notice", 6) != NULL);
+	CHECK(memmem(b.p, b.len, "notice", 6) == NULL);
+	CHECK(b.len + 30 < a.len);
+	rec_buf_free(&a);
+	rec_buf_free(&b);
+	snap_free(&d);
+	rec_writer_free(&w);
+}
+
+static enum rec_status decode_status(const uint8_t *p, size_t len, struct recording *r)
+{
+	rec_free(r);
+	rec_init(r);
+	return rec_decode(r, p, len);
+}
+
+static void test_damage(void)
+{
+	struct synth s;
+	struct recording r;
+	uint8_t *p;
+	size_t len, offs[16], nb;
+	const char *msgs[REC_STATUS_MAX] = { 0 };
+	int seen = 0;
+
+	build(&s);
+	len = s.file.len;
+	p = malloc(len + 64);
+	rec_init(&r);
+	nb = block_offsets(s.file.p, len, offs, 16);
+	CHECK_EQ_U(nb, 5);  /* META, 3 intervals, END */
+
+#define EXPECT(st_, ...)                                                                \
+	do {                                                                            \
+		CHECK_EQ_U(decode_status(__VA_ARGS__, &r), st_);                        \
+		CHECK(r.msg[0] && !strchr(r.msg, '\n'));                                \
+		if (!msgs[st_]) {                                                       \
+			msgs[st_] = strdup(r.msg);                                      \
+			seen++;                                                         \
+		}                                                                       \
+	} while (0)
+
+	EXPECT(REC_EMPTY, s.file.p, 0);
+	EXPECT(REC_NOT_RECORDING, (const uint8_t *)"hello, world: not a recording\n", 30);
+	EXPECT(REC_NOT_RECORDING, (const uint8_t *)"ab", 2);
+	EXPECT(REC_SHORT_HEADER, s.file.p, 10);
+
+	memcpy(p, s.file.p, len);
+	p[3] ^= 0x20;  /* "ILoCK" */
+	EXPECT(REC_BAD_MAGIC, p, len);
+
+	memcpy(p, s.file.p, len);
+	p[8] = 2;  /* major 2 */
+	EXPECT(REC_NEWER_MAJOR, p, len);
+	CHECK(strstr(r.msg, "2.0") != NULL);
+
+	memcpy(p, s.file.p, len);
+	p[10] ^= 1;  /* minor changed without fixing the header CRC */
+	EXPECT(REC_HEADER_CRC, p, len);
+
+	/* cut inside the last interval: the two before it survive */
+	EXPECT(REC_TRUNCATED, s.file.p, offs[3] + 20);
+	CHECK_EQ_U(r.niv, 2);
+	CHECK_EQ_U(r.good_bytes, offs[3]);
+	CHECK(!r.has_end);
+	CHECK(rec_status_partial(r.status));
+	/* cut inside a block header */
+	CHECK_EQ_U(decode_status(s.file.p, offs[4] + 5, &r), REC_TRUNCATED);
+	CHECK_EQ_U(r.niv, 3);
+	/* cut exactly between blocks: no damage, but no end block either */
+	CHECK_EQ_U(decode_status(s.file.p, offs[4], &r), REC_OK);
+	CHECK_EQ_U(r.niv, 3);
+	CHECK(!r.has_end);
+
+	memcpy(p, s.file.p, len);
+	p[offs[2] + REC_BLOCK_HDR_LEN + 3] ^= 0x01;  /* one bit in interval 2's payload */
+	EXPECT(REC_BAD_CRC, p, len);
+	CHECK_EQ_U(r.niv, 1);
+	CHECK_EQ_U(r.good_bytes, offs[2]);
+
+	memcpy(p, s.file.p, len);
+	put32(p + offs[2] + 4, 0xFFFFFFFFU);  /* claims 4 GiB */
+	EXPECT(REC_TOO_BIG, p, len);
+	CHECK(strstr(r.msg, "4294967295") != NULL);
+	CHECK_EQ_U(r.niv, 1);
+
+	/* a zlib bomb declared honestly: 128 MiB of zeros, over the 64 MiB limit */
+	{
+		size_t big = 128U << 20, chunk = 1 << 20;
+		uint8_t *zeros = calloc(1, chunk), *out = malloc(compressBound(big) / 64 + 65536);
+		z_stream zs = { 0 };
+		struct rec_buf f = { 0 };
+		size_t clen;
+
+		deflateInit(&zs, 9);
+		zs.next_out = out;
+		zs.avail_out = (uInt)(compressBound(big) / 64 + 65536);
+		for (size_t done = 0; done < big; done += chunk) {
+			zs.next_in = zeros;
+			zs.avail_in = (uInt)chunk;
+			deflate(&zs, done + chunk >= big ? Z_FINISH : Z_NO_FLUSH);
+		}
+		clen = zs.total_out;
+		deflateEnd(&zs);
+		rec_buf_put(&f, s.file.p, offs[1]);  /* header + META */
+		{
+			uint8_t h[REC_BLOCK_HDR_LEN] = { REC_BLK_INTERVAL, REC_CODEC_ZLIB };
+
+			put32(h + 4, (uint32_t)clen);
+			put32(h + 8, (uint32_t)big);
+			rec_buf_put(&f, h, sizeof(h));
+			rec_buf_put(&f, out, clen);
+			reseal(f.p + offs[1]);
+		}
+		EXPECT(REC_BOMB, f.p, f.len);
+		CHECK(strstr(r.msg, "zlib bomb") != NULL);
+		/* the same bytes declaring 100 bytes: stops at 101 */
+		put32(f.p + offs[1] + 8, 100);
+		reseal(f.p + offs[1]);
+		CHECK_EQ_U(decode_status(f.p, f.len, &r), REC_BOMB);
+		CHECK(strstr(r.msg, "zlib bomb") != NULL);
+		rec_buf_free(&f);
+		free(zeros);
+		free(out);
+	}
+
+	/* checksum right, content wrong: an interval naming inode 77 of 1 */
+	{
+		struct rec_buf f = { 0 }, raw = { 0 };
+
+		rec_buf_put(&f, s.file.p, offs[2]);  /* header, META, interval 1 */
+		rec_buf_varint(&raw, 9);             /* seq */
+		rec_buf_varint(&raw, 0);
+		rec_buf_varint(&raw, 1);
+		rec_buf_varint(&raw, 0);
+		rec_buf_varint(&raw, 0);             /* counters */
+		rec_buf_varint(&raw, 0);             /* mounts */
+		rec_buf_varint(&raw, 0);             /* inode defs */
+		rec_buf_varint(&raw, 0);             /* tasks */
+		rec_buf_varint(&raw, 1);             /* one lock ... */
+		rec_buf_varint(&raw, 77);            /* ... on an inode never defined */
+		rec_buf_put(&raw, "\0\1", 2);
+		rec_buf_put(&raw, "\1\1\1\0\0", 5);
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		EXPECT(REC_MALFORMED, f.p, f.len);
+		CHECK_EQ_U(r.niv, 1);
+		CHECK_EQ_U(r.nlocks, 1);  /* the bad block left nothing behind */
+		/* an unknown block type from a newer minor version is skipped */
+		f.len = offs[2];
+		CHECK(!rec_frame_block(&f, 99, "future", 6));
+		rec_buf_put(&f, s.file.p + offs[2], len - offs[2]);
+		CHECK_EQ_U(decode_status(f.p, f.len, &r), REC_OK);
+		CHECK_EQ_U(r.niv, 3);
+		/* a first block that is not the metadata */
+		f.len = REC_HDR_LEN;
+		rec_buf_put(&f, s.file.p + offs[1], len - offs[1]);
+		EXPECT(REC_NO_META, f.p, f.len);
+		/* the header alone */
+		CHECK_EQ_U(decode_status(s.file.p, REC_HDR_LEN, &r), REC_NO_META);
+		rec_buf_free(&f);
+		rec_buf_free(&raw);
+	}
+	/* metadata and no interval: valid, empty */
+	CHECK_EQ_U(decode_status(s.file.p, offs[1], &r), REC_OK);
+	CHECK_EQ_U(r.niv, 0);
+
+	/* every kind of damage has its own message */
+	CHECK_EQ_U(seen, 12);
+	for (int a = 0; a < REC_STATUS_MAX; a++)
+		for (int b = a + 1; b < REC_STATUS_MAX; b++)
+			if (msgs[a] && msgs[b])
+				CHECK(strcmp(msgs[a], msgs[b]) != 0);
+	for (int a = 0; a < REC_STATUS_MAX; a++)
+		free((void *)msgs[a]);
+#undef EXPECT
+	rec_free(&r);
+	free(p);
+	synth_free(&s);
+}
+
+/* Every truncation point and every single-bit flip: no crash, sane state. */
+static void test_every_cut_and_flip(void)
+{
+	struct synth s;
+	struct recording r;
+	uint8_t *p;
+	size_t offs[16], nb;
+
+	build(&s);
+	p = malloc(s.file.len);
+	rec_init(&r);
+	nb = block_offsets(s.file.p, s.file.len, offs, 16);
+	offs[nb] = s.file.len;
+	for (size_t cut = 0; cut < s.file.len; cut++) {
+		enum rec_status st = decode_status(s.file.p, cut, &r);
+		size_t whole = 0;
+
+		/* every interval block that ends before the cut, and no more */
+		for (size_t b = 1; b <= 3; b++)
+			whole += offs[b + 1] <= cut;
+		CHECK_EQ_U(r.niv, whole);
+		CHECK(r.good_bytes <= cut);
+		CHECK(st == REC_OK || r.msg[0]);
+	}
+	for (size_t i = 0; i < s.file.len; i++) {
+		memcpy(p, s.file.p, s.file.len);
+		p[i] ^= (uint8_t)(1 << (i % 8));
+		/* every byte is under a checksum or the magic: no flip goes unnoticed */
+		CHECK(decode_status(p, s.file.len, &r) != REC_OK);
+	}
+	rec_free(&r);
+	free(p);
+	synth_free(&s);
+}
+
+static void test_select_and_time(void)
+{
+	struct recording r;
+	struct rec_interval iv[4] = {
+		{ .t_start_ns = 0, .dur_ns = 1000000000 },
+		{ .t_start_ns = 1000000000, .dur_ns = 1000000000 },
+		{ .t_start_ns = 2000000000, .dur_ns = 1000000000 },
+		{ .t_start_ns = 3000000000ULL, .dur_ns = 200000000 },
+	};
+	uint64_t ns;
+	size_t a, b;
+	char err[200];
+
+	rec_init(&r);
+	r.iv = iv;
+	r.niv = 4;
+	r.start_realtime_ns = SYNTH_START_NS;
+	rec_select(&r, 0, UINT64_MAX, &a, &b);
+	CHECK(a == 0 && b == 4);
+	rec_select(&r, 1000000000, 2000000000, &a, &b);
+	CHECK(a == 1 && b == 2);
+	/* midpoint rule: 0.9 s to 2.1 s holds intervals 1 only... and not 0 or 2 */
+	rec_select(&r, 900000000, 2100000000, &a, &b);
+	CHECK(a == 1 && b == 2);
+	rec_select(&r, 5000000000ULL, 6000000000ULL, &a, &b);
+	CHECK(a == b);
+	CHECK_EQ_U(rec_end_ns(&r), 3200000000ULL);
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	CHECK(rec_parse_time(&r, "90", &ns, err, sizeof(err)) && ns == 90000000000ULL);
+	CHECK(rec_parse_time(&r, "1.5", &ns, err, sizeof(err)) && ns == 1500000000ULL);
+	CHECK(rec_parse_time(&r, "2m", &ns, err, sizeof(err)) && ns == 120000000000ULL);
+	CHECK(rec_parse_time(&r, "1h", &ns, err, sizeof(err)) && ns == 3600000000000ULL);
+	CHECK(rec_parse_time(&r, "10s", &ns, err, sizeof(err)) && ns == 10000000000ULL);
+	/* the start is 2023-11-14 22:13:20 UTC */
+	CHECK(rec_parse_time(&r, "@1700000010", &ns, err, sizeof(err)) && ns == 10000000000ULL);
+	CHECK(rec_parse_time(&r, "22:13:25", &ns, err, sizeof(err)) && ns == 5000000000ULL);
+	CHECK(rec_parse_time(&r, "22:15", &ns, err, sizeof(err)) && ns == 100000000000ULL);
+	CHECK(rec_parse_time(&r, "2023-11-14 22:14:20", &ns, err, sizeof(err)) &&
+	      ns == 60000000000ULL);
+	CHECK(rec_parse_time(&r, "2023-11-14T22:14:20", &ns, err, sizeof(err)) &&
+	      ns == 60000000000ULL);
+	/* before the start clamps to it; a time of day before it means the next day */
+	CHECK(rec_parse_time(&r, "@1600000000", &ns, err, sizeof(err)) && ns == 0);
+	CHECK(rec_parse_time(&r, "01:00", &ns, err, sizeof(err)) &&
+	      ns == (uint64_t)(2 * 3600 + 46 * 60 + 40) * 1000000000ULL);
+	CHECK(!rec_parse_time(&r, "soon", &ns, err, sizeof(err)));
+	CHECK(strstr(err, "bad time 'soon'") != NULL);
+	CHECK(!rec_parse_time(&r, "-5", &ns, err, sizeof(err)));
+	CHECK(!rec_parse_time(&r, "", &ns, err, sizeof(err)));
+	CHECK(!rec_parse_time(&r, "5x", &ns, err, sizeof(err)));
+	r.iv = NULL;
+	r.niv = 0;
+	rec_free(&r);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p = NULL;
+	long n;
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	if (!fseek(f, 0, SEEK_END) && (n = ftell(f)) >= 0 && !fseek(f, 0, SEEK_SET)) {
+		p = malloc((size_t)n + 1);
+		if (p && fread(p, 1, (size_t)n, f) == (size_t)n)
+			*len = (size_t)n;
+	}
+	fclose(f);
+	return p;
+}
+
+/* What the fuzz target does with one input, so crashers replay here under ASan. */
+static int replay_dir(const char *dir, int *files)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[512];
+		struct recording r;
+		struct snapshot s;
+		size_t len, i0, i1;
+		uint8_t *p;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		p = slurp(path, &len);
+		if (!p)
+			continue;
+		rec_init(&r);
+		snap_init(&s);
+		if (len && p[0] == (uint8_t)REC_MAGIC[0]) {
+			rec_decode(&r, p, len);
+		} else if (len) {
+			rec_decode_payload(&r, p[0] & 3, p + 1, len - 1);
+			rec_decode_payload(&r, REC_BLK_INTERVAL, p + 1, len - 1);
+			rec_finish(&r);
+		}
+		CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &s));
+		rec_select(&r, 0, UINT64_MAX, &i0, &i1);
+		snap_free(&s);
+		rec_free(&r);
+		free(p);
+		(*files)++;
+	}
+	closedir(d);
+	return 0;
+}
+
+static void test_fuzz_regressions(void)
+{
+	int files = 0;
+
+	/* run from the repository root, as `make unit` does */
+	CHECK(replay_dir("tests/fuzz/corpus", &files) == 0);
+	replay_dir("tests/fuzz/crashers", &files);
+	CHECK(files > 0);
+}
+
+int main(void)
+{
+	test_round_trip();
+	test_written_once();
+	test_damage();
+	test_every_cut_and_flip();
+	test_select_and_time();
+	test_fuzz_regressions();
+	UNIT_DONE();
+}
