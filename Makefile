@@ -77,6 +77,21 @@ $(OUT)/helpers/%: tests/helpers/%.c | $(OUT)/helpers
 
 helpers: $(HELPER_BINS)
 
+# Overhead benchmark (scripts/bench/overhead): the empty-program floor, its
+# loader and the metadata load. `make bench` installs perf and bpftrace via
+# scripts/bench/deps.sh; BENCH_ARGS passes options (e.g. BENCH_ARGS=--quick).
+BENCH_BINS := $(OUT)/bench/floor.bpf.o $(OUT)/bench/bpfload $(OUT)/bench/metaload
+
+$(OUT)/bench/metaload: scripts/bench/metaload.c | $(OUT)/bench
+	$(CC) $(CFLAGS) $< -o $@ -lpthread
+
+.PHONY: bench bench-tools
+bench-tools: $(BENCH_BINS)
+
+bench:
+	@$(AS_ROOT); sh scripts/bench/deps.sh && $(MAKE) --no-print-directory all bench-tools && \
+		$(PYTHON) scripts/bench/overhead $(BENCH_ARGS)
+
 # Benchmark helpers: empty programs on ilock's tracepoints, and their loader.
 $(OUT)/bench/floor.bpf.o: scripts/bench/floor.bpf.c | $(OUT)/bench
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -104,14 +119,14 @@ AS_ROOT = if [ "$$(id -u)" != 0 ]; then \
 unit: $(UNIT_BINS)
 	@sh tests/run_unit.sh $(UNIT_BINS)
 
-integration: all helpers
+integration: all helpers bench-tools
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
 # The README's test command: set up, build, then every test layer.
 test:
 	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory test-all
 
-test-all: all helpers $(UNIT_BINS)
+test-all: all helpers bench-tools $(UNIT_BINS)
 	@sh tests/run_unit.sh $(UNIT_BINS)
 	@$(MAKE) --no-print-directory fuzz
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
@@ -142,4 +157,4 @@ $(OUT)/fuzz:
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/bpf/*.d $(OUT)/src/*.d $(OUT)/tests/*.d $(OUT)/helpers/*.d)
+-include $(wildcard $(OUT)/bpf/*.d $(OUT)/src/*.d $(OUT)/tests/*.d $(OUT)/helpers/*.d $(OUT)/bench/*.d)
