@@ -19,6 +19,7 @@ static const struct option long_opts[] = {
 	{ "batch", no_argument, NULL, 'b' },
 	{ "sort", required_argument, NULL, 'o' },
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
+	{ "rows", required_argument, NULL, OPT_ROWS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -37,7 +38,36 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 {
 	if (cmd == CLI_TOP) {
 		fprintf(f,
-"usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--fs xfs|ext4] [-b] [-n ITERATIONS] [-o SORTKEY]\n");
+"usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--fs xfs|ext4] [-b] [-n ITERATIONS] [-o SORTKEY]\n"
+"       ilock top [same options]\n"
+"\n"
+"Live view of inode lock contention: one row per (inode, lock) with shared and\n"
+"exclusive waits per second, wait time per second (1.0 s/s = one thread always\n"
+"blocked), p99 and max wait, and the holder that cost the most.\n"
+"\n"
+"  -i, --interval SECONDS  refresh every SECONDS (default 1)\n"
+"  -p, --pid PID           only waits of this process (tgid)\n"
+"  -c, --comm COMM         only waits of tasks with this command name\n"
+"  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
+"      --ino N             only this inode number\n"
+"      --fs xfs|ext4       only this filesystem type\n"
+"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock\n"
+"                          (or IOLOCK, MMAPLOCK, ILOCK); may repeat\n"
+"  -o, --sort KEY          wait (default), waits, max, p99, shared, exclusive\n"
+"  -b, --batch             plain text, one table per interval (automatic when\n"
+"                          stdout is not a terminal)\n"
+"  -n, --iterations N      stop after N intervals\n"
+"      --rows N            rows per table in batch mode (default 20, 0: all)\n"
+"      --max-inodes N      size of the per-inode maps (default 16384)\n"
+"  -v, --verbose           show probes, attach decisions and libbpf messages\n"
+"\n"
+"keys: q quit, s/S sort key, c cumulative totals, f filter (path part or comm),\n"
+"      p pause, Enter detail (histograms, holders), Esc back, arrows/PgUp/PgDn\n"
+"\n"
+"examples:\n"
+"  ilocktop                          # every filesystem, refresh each second\n"
+"  ilocktop -D /mnt/data -o p99      # one mount, worst p99 first\n"
+"  ilocktop -b -i 5 -n 12 > log.txt  # one minute of tables for a log\n");
 		return;
 	}
 	fprintf(f,
@@ -178,7 +208,7 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
-	o->top_n = 10;
+	o->top_n = cmd == CLI_TOP ? 20 : 10;
 	o->interval_s = cmd == CLI_TOP ? 1.0 : 0.0;
 	o->sort = SORT_WAIT_TIME;
 	err[0] = 0;
@@ -206,6 +236,15 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 				o->iterations = (long)v;
 			else
 				o->top_n = (int)v;
+			break;
+		case OPT_ROWS:
+			if (cmd != CLI_TOP) {
+				snprintf(err, errlen, "unknown option --rows");
+				return -1;
+			}
+			if (!parse_u64(optarg, 1000000, &v))
+				goto bad_value;
+			o->top_n = (int)v;
 			break;
 		case OPT_MAX_INODES:
 			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)

@@ -28,7 +28,7 @@ struct ilock_opts {
 	double duration_s;             /* -d; 0: until interrupted */
 	double interval_s;             /* -i; 0: no interval output */
 	struct filters f;
-	int top_n;                     /* -n */
+	int top_n;                     /* -n; ilocktop: --rows (0: all) */
 	bool json;                     /* -j */
 	int verbose;                   /* -v */
 	/* live view */
@@ -47,7 +47,7 @@ enum cli_cmd { CLI_STAT, CLI_TOP };
  * Put CLI_FILTER_LONGOPTS in a getopt_long table and CLI_FILTER_SHORTOPTS
  * in the short-option string, then pass each option to cli_filter_option().
  */
-enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_CLI_FIRST_FREE = 300 };
+enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_CLI_FIRST_FREE = 300 };
 #define CLI_FILTER_SHORTOPTS "p:c:D:"
 #define CLI_FILTER_LONGOPTS                                     \
 	{ "pid", required_argument, NULL, 'p' },                \

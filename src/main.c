@@ -14,6 +14,7 @@ static const struct {
 } commands[] = {
 	{ "stat", cmd_stat, "trace, then show inode lock waits, histograms and who waited on whom" },
 	{ "probe", cmd_probe, "show what this kernel offers and how ilock will attach" },
+	{ "top", cmd_top, "live view of inode lock waits, like top (also installed as ilocktop)" },
 	{ "record", cmd_record, "trace into a recording file, one block per interval" },
 	{ "report", cmd_report, "show a recording (or a time window of it): text, JSON, CSV or HTML" },
 	{ "diff", cmd_diff, "compare two recordings, with a significance verdict per change" },
@@ -30,6 +31,9 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* installed as a link named ilocktop: that name means `ilock top` */
+	if (argc > 0 && !strcmp(basename(argv[0]), "ilocktop"))
+		return cmd_top(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

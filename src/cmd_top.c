@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * `ilocktop` / `ilock top`: the live view. Start the tracer (every error
+ * is printed before the screen is taken), then every interval read the
+ * maps, rebuild the view model and draw it: on a curses screen, or as one
+ * plain table per interval with -b or when stdout is not a terminal.
+ */
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <term.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "commands.h"
+#include "log.h"
+#include "signals.h"
+#include "top_app.h"
+#include "util.h"
+
+#define NS_PER_S 1000000000ULL
+/* Batch mode is for logs: wide enough that paths are rarely cut. */
+#define BATCH_WIDTH 200
+
+/* ------------------------------------------------------- app state */
+
+static void follow_selection(struct top_app *a)
+{
+	long i;
+
+	if (a->batch)
+		return;
+	/* while its lock stays among the sorted rows, the cursor stays on it */
+	i = a->sel_id.set ? top_view_find(&a->view, a->sel_id.dev, a->sel_id.ino,
+					  a->sel_id.class) : -1;
+	if (i >= 0 && i < (long)a->view.sorted)
+		a->sel = i;
+	if (a->sel >= (long)a->view.nrows)
+		a->sel = (long)a->view.nrows - 1;
+	if (a->sel < 0)
+		a->sel = 0;
+	if (a->view.nrows) {
+		const struct top_row *r = &a->view.rows[a->sel];
+
+		a->sel_id = (struct lock_id){ true, r->dev, r->ino, r->class };
+	}
+}
+
+/* Rows a screen or a batch table may show: the rest need not be in order. */
+static size_t rows_wanted(const struct top_app *a)
+{
+	if (a->batch)
+		return a->o.top_n > 0 ? (size_t)a->o.top_n : 0;
+	return (size_t)(a->top > a->sel ? a->top : a->sel) + 256;
+}
+
+int top_app_window(struct top_app *a, const struct snapshot **win, const struct snapshot **edges,
+		   double *secs)
+{
+	const struct snapshot *latest = sampler_latest(&a->smp);
+
+	if (!a->cumulative) {
+		*win = *edges = &a->smp.delta;
+		*secs = a->smp.window_s;
+		return 0;
+	}
+	*win = latest;
+	*edges = top_store_edges(&a->smp.store);
+	*secs = (double)(latest->mono_ns - a->t.start_mono_ns) / 1e9;
+	return *edges ? 0 : -ENOMEM;
+}
+
+int top_app_rebuild(struct top_app *a)
+{
+	const struct snapshot *latest = sampler_latest(&a->smp), *win, *edges;
+	double secs;
+	int err;
+
+	err = top_app_window(a, &win, &edges, &secs);
+	if (err)
+		return err;
+
+	/* a path filter needs every candidate's path: look up the missing ones once */
+	if (a->filter.text[0])
+		for (size_t i = 0; i < win->nlocks; i++)
+			sampler_ensure_inode(&a->smp, win->locks[i].dev, win->locks[i].ino);
+	err = top_view_build(&a->view, win, edges, latest, &a->mt, secs, a->cumulative, &a->filter);
+	if (err)
+		return err;
+	top_view_sort(&a->view, a->sort, rows_wanted(a));
+	follow_selection(a);
+	return 0;
+}
+
+void top_app_resort(struct top_app *a)
+{
+	top_view_sort(&a->view, a->sort, rows_wanted(a));
+	follow_selection(a);
+}
+
+void top_app_prepare_rows(struct top_app *a, size_t from, size_t to)
+{
+	top_view_prepare(&a->view, to);
+	for (size_t i = from; i < to && i < a->view.nrows; i++)
+		sampler_ensure_inode(&a->smp, a->view.rows[i].dev, a->view.rows[i].ino);
+}
+
+void top_app_status(const struct top_app *a, struct top_status *st)
+{
+	const struct snapshot *latest = sampler_latest(&a->smp);
+
+	memset(st, 0, sizeof(*st));
+	st->host = a->host;
+	st->kernel = a->t.probe.kernel;
+	st->uptime_s = (double)(now_monotonic_ns() - a->t.start_mono_ns) / 1e9;
+	st->interval_s = a->o.interval_s;
+	st->window_s = a->view.secs;
+	st->attach = a->t.attach;
+	st->nattach = a->t.nattach;
+	st->events_ps = a->smp.events_ps;
+	st->waits_ps = a->smp.waits_ps;
+	st->in_flight = latest->in_flight;
+	st->tracked = latest->nlocks;
+	st->active = a->view.total;
+	st->shown = a->view.nrows;
+	st->lost = latest->counters;
+	st->lost_window = a->smp.lost_window;
+	st->bpf_stats = a->smp.bpf_stats;
+	st->bpf_ns_ps = a->smp.bpf_ns_ps;
+	st->cpu_pct = a->smp.cpu_pct;
+	st->cumulative = a->cumulative;
+	st->paused = a->paused;
+	st->sort = a->sort;
+	st->filter = a->filter.text;
+}
+
+static int load_mounts(struct top_app *a)
+{
+	mounts_free(&a->mt);
+	return mounts_load(&a->mt);
+}
+
+void top_app_check_mounts(struct top_app *a)
+{
+	struct pollfd p = { .fd = a->mount_fd, .events = POLLPRI };
+
+	/* mountinfo raises POLLPRI|POLLERR once per change in the mount table */
+	if (a->mount_fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & (POLLPRI | POLLERR)))
+		load_mounts(a);
+}
+
+/* ------------------------------------------------------------ batch */
+
+static void emit_plain(void *ctx, enum top_line_kind kind, const char *line)
+{
+	FILE *f = ctx;
+
+	/* no colours in a log: the alert gets a marker that grep finds */
+	fprintf(f, "%s%s\n", kind == TOP_LINE_ALERT ? "!! " : "", line);
+}
+
+static void print_batch(struct top_app *a, FILE *f, long iteration)
+{
+	const struct snapshot *meta = sampler_latest(&a->smp);
+	struct top_status st;
+	struct top_layout l;
+	char line[2048];
+	size_t rows = a->view.nrows;
+
+	if (a->o.top_n > 0 && rows > (size_t)a->o.top_n)
+		rows = (size_t)a->o.top_n;
+	top_app_prepare_rows(a, 0, rows);
+	fprintf(f, "--- interval %ld ---\n", iteration);
+	top_app_status(a, &st);
+	top_format_status(&st, 0, emit_plain, f);
+	top_layout_compute(&l, BATCH_WIDTH, a->cumulative);
+	top_format_header(line, sizeof(line), &l, a->sort);
+	fprintf(f, "%s\n", line);
+	for (size_t i = 0; i < rows; i++) {
+		const struct top_row *r = &a->view.rows[i];
+		char label[2 * ILOCK_PATH_MAX + 64];
+		struct inode_view v;
+
+		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->has_hold);
+		top_format_row(line, sizeof(line), &l, r, label, &v);
+		fprintf(f, "%s\n", line);
+	}
+	if (!a->view.nrows)
+		fprintf(f, "(no inode lock waits in this interval)\n");
+	else if (rows < a->view.nrows)
+		fprintf(f, "(%zu more rows; --rows 0 shows all)\n", a->view.nrows - rows);
+	fputc('\n', f);
+	fflush(f);
+}
+
+static void sleep_until(uint64_t deadline_ns)
+{
+	struct timespec ts = { .tv_sec = (time_t)(deadline_ns / NS_PER_S),
+			       .tv_nsec = (long)(deadline_ns % NS_PER_S) };
+
+	while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+/* The next tick on the schedule after now: absolute deadlines do not drift. */
+static uint64_t next_tick(uint64_t tick, uint64_t interval_ns, uint64_t now)
+{
+	while (tick <= now)
+		tick += interval_ns;
+	return tick;
+}
+
+static int run_batch(struct top_app *a)
+{
+	uint64_t interval_ns = (uint64_t)(a->o.interval_s * 1e9);
+	uint64_t tick = a->t.start_mono_ns + interval_ns;
+	int err;
+
+	for (long i = 1; !stop_requested && (!a->o.iterations || i <= a->o.iterations); i++) {
+		sleep_until(tick);
+		if (stop_requested)
+			break;
+		err = sampler_sample(&a->smp);
+		if (err) {
+			log_error("reading the BPF maps failed: %s", strerror(-err));
+			return err;
+		}
+		top_app_check_mounts(a);
+		err = top_app_rebuild(a);
+		if (err) {
+			log_error("out of memory");
+			return err;
+		}
+		print_batch(a, stdout, i);
+		if (ferror(stdout)) {
+			/* a closed pipe (head -n) is a normal end for batch output */
+			return 0;
+		}
+		tick = next_tick(tick, interval_ns, now_monotonic_ns());
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------ interactive */
+
+static int run_screen(struct top_app *a)
+{
+	uint64_t interval_ns = (uint64_t)(a->o.interval_s * 1e9);
+	uint64_t tick = a->t.start_mono_ns + interval_ns;
+	bool dirty = true;
+	int err = 0;
+
+	while (!a->quit && !stop_requested) {
+		struct pollfd pfd[2] = {
+			{ .fd = STDIN_FILENO, .events = POLLIN },
+			{ .fd = a->mount_fd, .events = POLLPRI },
+		};
+		uint64_t now;
+		struct timespec ts;
+		int r;
+
+		if (resize_pending) {
+			resize_pending = 0;
+			ui_resize();
+			dirty = true;
+		}
+		now = now_monotonic_ns();
+		if (now >= tick) {
+			if (!a->paused) {
+				err = sampler_sample(&a->smp);
+				if (err)
+					break;
+				err = top_app_rebuild(a);
+				if (err)
+					break;
+				dirty = true;
+			}
+			tick = next_tick(tick, interval_ns, now);
+			continue;
+		}
+		if (dirty) {
+			ui_draw(a);
+			dirty = false;
+		}
+		ts.tv_sec = (time_t)((tick - now) / NS_PER_S);
+		ts.tv_nsec = (long)((tick - now) % NS_PER_S);
+		r = ppoll(pfd, a->mount_fd >= 0 ? 2 : 1, &ts, NULL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;  /* a signal: stop or resize, checked above */
+			err = -errno;
+			break;
+		}
+		if (r == 0)
+			continue;
+		if (pfd[1].revents & (POLLPRI | POLLERR)) {
+			load_mounts(a);
+			dirty = true;
+		}
+		if (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			/* the terminal went away: nobody to draw for */
+			break;
+		}
+		if (pfd[0].revents & POLLIN) {
+			ui_keys(a);
+			dirty = true;
+		}
+	}
+	return err;
+}
+
+/* -------------------------------------------------------------- main */
+
+static void at_exit_restore(void)
+{
+	ui_close();
+}
+
+static bool terminal_usable(void)
+{
+	int e = 0;
+
+	if (setupterm(NULL, STDOUT_FILENO, &e) != OK)
+		return false;
+	del_curterm(cur_term);
+	return true;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_app *a;
+	char err[256];
+	bool batch;
+	int r, ret = 1;
+
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		fprintf(stderr, "ilocktop: out of memory\n");
+		return 1;
+	}
+	a->mount_fd = -1;
+	r = cli_parse(CLI_TOP, argc, argv, &a->o, err, sizeof(err));
+	if (r == 1) {
+		cli_usage(CLI_TOP, stdout);
+		free(a);
+		return 0;
+	}
+	if (r < 0) {
+		fprintf(stderr, "ilocktop: %s\n", err);
+		cli_usage_brief(CLI_TOP, stderr);
+		free(a);
+		return 2;
+	}
+	batch = a->o.batch || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
+	a->batch = batch;
+	if (!batch && !terminal_usable()) {
+		fprintf(stderr, "ilocktop: cannot use terminal type '%s'; set TERM or use -b for "
+				"batch output\n", getenv("TERM") ? getenv("TERM") : "(unset)");
+		free(a);
+		return 1;
+	}
+	a->sort = a->o.sort;
+	if (gethostname(a->host, sizeof(a->host)))
+		snprintf(a->host, sizeof(a->host), "?");
+	a->host[sizeof(a->host) - 1] = 0;
+	top_view_init(&a->view);
+
+	signals_setup(ui_emergency_restore);
+	/* every error that can stop us comes here, before the screen is ours */
+	if (tracer_start(&a->t, &a->o)) {
+		free(a);
+		return 1;
+	}
+	if (sampler_init(&a->smp, &a->t)) {
+		log_error("out of memory");
+		goto out;
+	}
+	if (load_mounts(a))
+		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
+	a->mount_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+
+	if (batch) {
+		ret = run_batch(a) ? 1 : 0;
+		goto out;
+	}
+	atexit(at_exit_restore);
+	if (ui_open()) {
+		log_error("cannot start the screen (TERM=%s); use -b for batch output",
+			  getenv("TERM") ? getenv("TERM") : "(unset)");
+		goto out;
+	}
+	r = run_screen(a);
+	ui_close();
+	if (r) {
+		log_error("stopped: reading the BPF maps failed: %s", strerror(-r));
+		goto out;
+	}
+	ret = 0;
+out:
+	ui_close();
+	tracer_stop(&a->t);
+	sampler_free(&a->smp);
+	top_view_free(&a->view);
+	mounts_free(&a->mt);
+	if (a->mount_fd >= 0)
+		close(a->mount_fd);
+	free(a);
+	return ret;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ilocktop's parts and the state they share: the sampler (reads the maps
+ * every interval, keeps two cumulative snapshots and their delta, measures
+ * its own cost), the curses screen, and the command that runs them.
+ * The maths and the text live in the pure top_model.c / top_format.c.
+ */
+#ifndef ILOCK_TOP_APP_H
+#define ILOCK_TOP_APP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+#include "model.h"
+#include "mounts.h"
+#include "top_format.h"
+#include "top_model.h"
+#include "top_store.h"
+#include "tracer.h"
+
+struct lock_id {
+	bool set;
+	uint32_t dev;
+	uint64_t ino;
+	uint8_t class;
+};
+
+struct top_sampler {
+	struct tracer *t;
+	struct top_store store;        /* store.cum: everything since start */
+	struct snapshot delta;         /* what changed in the last interval */
+	double window_s;               /* length of the last interval */
+	uint64_t samples;
+	bool moved_before;             /* the counters moved at the previous read */
+	struct lock_id hold_id;        /* the lock whose hold times we read */
+	/* read buffers, reused */
+	void *keys, *vals;
+	size_t buf_cap;
+	uint64_t *percpu;
+	int ncpus;
+	/* costs, cumulative at the last sample, and per second over the interval */
+	bool bpf_stats;
+	uint64_t bpf_ns, bpf_cnt, cpu_ns;
+	double bpf_ns_ps, events_ps, waits_ps, cpu_pct;
+	uint64_t lost_window;
+};
+
+int sampler_init(struct top_sampler *s, struct tracer *t);
+/* One read of the maps into the store and delta. Returns 0 or -errno. */
+int sampler_sample(struct top_sampler *s);
+/* The cumulative snapshot: waits and edges since start, inodes looked up so far. */
+const struct snapshot *sampler_latest(const struct top_sampler *s);
+/* Look an inode's path up in the BPF map once; false if it is not there (yet). */
+bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino);
+/* From now on also read this lock's hold times (the detail view's). */
+void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint8_t class);
+void sampler_free(struct top_sampler *s);
+
+struct top_app {
+	struct ilock_opts o;
+	bool batch;                    /* plain tables, not a screen */
+	struct tracer t;
+	struct top_sampler smp;
+	struct mount_table mt;
+	int mount_fd;                  /* /proc/self/mountinfo, polled for changes */
+	struct top_view view;
+	struct top_filter filter;
+	enum sort_key sort;
+	bool cumulative, paused;
+	char host[256];
+	/* screen state */
+	long sel, top;                 /* selected row, first row shown */
+	struct lock_id sel_id;         /* the selection follows its lock across re-sorts */
+	bool detail;
+	struct lock_id detail_id;
+	long detail_top;
+	bool prompting;
+	char prompt[sizeof(((struct top_filter *)0)->text)];
+	bool quit;
+};
+
+/* The window shown: the last interval, or since start (cumulative). */
+int top_app_window(struct top_app *a, const struct snapshot **win, const struct snapshot **edges,
+		   double *secs);
+/* Rebuild the view from the sampler's data for the current mode and filter. */
+int top_app_rebuild(struct top_app *a);
+/* Re-sort after a key changed the order, keeping the selection. */
+void top_app_resort(struct top_app *a);
+void top_app_status(const struct top_app *a, struct top_status *st);
+/* Before showing rows [from, to): in order, p99 computed, paths looked up. */
+void top_app_prepare_rows(struct top_app *a, size_t from, size_t to);
+/* Reload the mount table when /proc/self/mountinfo says it changed. */
+void top_app_check_mounts(struct top_app *a);
+
+/* The curses screen. */
+int ui_open(void);
+/* Leave curses; safe to call more than once and from atexit. */
+void ui_close(void);
+bool ui_active(void);
+void ui_draw(struct top_app *a);
+void ui_resize(void);
+/* Read and act on every pending key. */
+void ui_keys(struct top_app *a);
+/* Async-signal-safe terminal reset for the forced exit on a second signal. */
+void ui_emergency_restore(void);
+
+#endif

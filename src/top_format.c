@@ -1,0 +1,595 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+#include "hist.h"
+#include "top_format.h"
+#include "util.h"
+
+static const struct col_def {
+	const char *rate_title, *cum_title;
+	int min, pref;
+	bool right;
+} cols[COL_COUNT] = {
+	[COL_PATH] = { "PATH", "PATH", 14, 40, false },
+	[COL_DEVINO] = { "DEV:INO", "DEV:INO", 16, 16, false },
+	[COL_FS] = { "FS", "FS", 5, 5, false },
+	[COL_CLASS] = { "CLASS", "CLASS", 8, 8, false },
+	[COL_SH] = { "SH/s", "SHARED", 7, 7, true },
+	[COL_EX] = { "EX/s", "EXCL", 7, 7, true },
+	[COL_WAIT] = { "WAIT s/s", "WAITED", 9, 9, true },
+	[COL_P99] = { "P99", "P99", 7, 7, true },
+	[COL_MAX] = { "MAX", "MAX", 7, 7, true },
+	[COL_HOLDER] = { "TOP HOLDER", "TOP HOLDER", 12, 26, false },
+};
+
+/* What goes first when the terminal is narrow: identity before numbers. */
+static const enum top_col drop_order[] = {
+	COL_DEVINO, COL_FS, COL_MAX, COL_P99, COL_HOLDER, COL_CLASS, COL_EX, COL_SH,
+};
+
+static int layout_total(const struct top_layout *l)
+{
+	int t = 0, n = 0;
+
+	for (int c = 0; c < COL_COUNT; c++) {
+		if (!l->w[c])
+			continue;
+		t += l->w[c];
+		n++;
+	}
+	return t + (n > 1 ? n - 1 : 0);  /* one space between columns */
+}
+
+void top_layout_compute(struct top_layout *l, int width, bool cumulative)
+{
+	int extra, add;
+
+	memset(l, 0, sizeof(*l));
+	l->width = width;
+	l->cumulative = cumulative;
+	for (int c = 0; c < COL_COUNT; c++)
+		l->w[c] = cols[c].min;
+	for (size_t i = 0; i < ARRAY_SIZE(drop_order) && layout_total(l) > width; i++)
+		l->w[drop_order[i]] = 0;
+	extra = width - layout_total(l);
+	if (extra < 0) {
+		/* only PATH and WAIT left and still too wide: shrink the path */
+		l->w[COL_PATH] += extra;
+		if (l->w[COL_PATH] < 1)
+			l->w[COL_PATH] = 1;
+		extra = 0;
+	}
+	/* the path first, then the holder, then the path takes the rest */
+	add = cols[COL_PATH].pref - l->w[COL_PATH];
+	add = add < extra ? add : extra;
+	l->w[COL_PATH] += add;
+	extra -= add;
+	if (l->w[COL_HOLDER]) {
+		add = cols[COL_HOLDER].pref - l->w[COL_HOLDER];
+		add = add < extra ? add : extra;
+		l->w[COL_HOLDER] += add;
+		extra -= add;
+	}
+	l->w[COL_PATH] += extra;
+	l->used = layout_total(l);
+	if (l->used > width)
+		l->used = width;
+}
+
+char *top_fmt_rate(char *buf, size_t len, double v)
+{
+	if (v <= 0)
+		snprintf(buf, len, "0");
+	else if (v < 0.1)
+		snprintf(buf, len, "%.2f", v);
+	else if (v < 10)
+		snprintf(buf, len, "%.1f", v);
+	else if (v < 9999.5)
+		snprintf(buf, len, "%.0f", v);
+	else if (v < 99950)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else if (v < 999500)
+		snprintf(buf, len, "%.0fk", v / 1e3);
+	else if (v < 99950000)
+		snprintf(buf, len, "%.1fM", v / 1e6);
+	else
+		snprintf(buf, len, "%.0fM", v / 1e6);
+	return buf;
+}
+
+char *top_fmt_count(char *buf, size_t len, uint64_t n)
+{
+	if (n < 100000)
+		snprintf(buf, len, "%" PRIu64, n);
+	else
+		top_fmt_rate(buf, len, (double)n);
+	return buf;
+}
+
+char *top_fmt_sps(char *buf, size_t len, double v)
+{
+	if (v <= 0)
+		snprintf(buf, len, "0");
+	else if (v < 9.9995)
+		snprintf(buf, len, "%.3f", v);
+	else if (v < 99.995)
+		snprintf(buf, len, "%.2f", v);
+	else
+		snprintf(buf, len, "%.1f", v);
+	return buf;
+}
+
+char *top_fmt_ns(char *buf, size_t len, uint64_t ns)
+{
+	char t[32], *o = t;
+
+	fmt_ns(t, sizeof(t), ns);
+	/* "16.2 ms" -> "16.2ms": the unit still reads, the column stays narrow */
+	for (const char *p = t; *p; p++)
+		if (*p != ' ')
+			*o++ = *p;
+	*o = 0;
+	snprintf(buf, len, "%s", t);
+	return buf;
+}
+
+char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
+{
+	char t[48];
+
+	if (!e)
+		snprintf(buf, len, "-");
+	else if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
+		snprintf(buf, len, "(queued)");
+	else if (e->k.holder_mode == ILOCK_MODE_READERS)
+		snprintf(buf, len, "readers, %s",
+			 fmt_task(t, sizeof(t), e->k.holder_comm, e->k.holder_pid));
+	else
+		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), e->k.holder_comm, e->k.holder_pid),
+			 e->k.holder_mode == ILOCK_MODE_EXCL ? "excl" : "shared");
+	return buf;
+}
+
+const char *top_class_name(uint8_t class, uint32_t magic)
+{
+	if (magic != ILOCK_XFS_SB_MAGIC && class == ILOCK_CLASS_INVALIDATE)
+		return "inv_lock";  /* "invalidate_lock" does not fit the column */
+	return class_display_name(class, magic);
+}
+
+/* Append text in a cell of width w; left-aligned text is cut on the right. */
+static void put_cell(char *buf, size_t len, size_t *pos, const char *text, int w, bool right,
+		     bool last)
+{
+	int n = (int)strlen(text), pad;
+
+	if (*pos + (size_t)w + 2 > len)
+		return;
+	if (*pos)
+		buf[(*pos)++] = ' ';
+	if (n > w)
+		n = w;
+	pad = w - n;
+	if (right) {
+		memset(buf + *pos, ' ', (size_t)pad);
+		*pos += (size_t)pad;
+	}
+	memcpy(buf + *pos, text, (size_t)n);
+	*pos += (size_t)n;
+	if (!right && !last) {
+		memset(buf + *pos, ' ', (size_t)pad);
+		*pos += (size_t)pad;
+	}
+	buf[*pos] = 0;
+}
+
+static int last_col(const struct top_layout *l)
+{
+	int last = -1;
+
+	for (int c = 0; c < COL_COUNT; c++)
+		if (l->w[c])
+			last = c;
+	return last;
+}
+
+static bool is_sort_col(enum top_col c, enum sort_key k)
+{
+	switch (k) {
+	case SORT_WAIT_TIME: return c == COL_WAIT;
+	case SORT_WAITS: return c == COL_SH || c == COL_EX;
+	case SORT_MAX: return c == COL_MAX;
+	case SORT_P99: return c == COL_P99;
+	case SORT_SHARED: return c == COL_SH;
+	case SORT_EXCL: return c == COL_EX;
+	default: return false;
+	}
+}
+
+int top_format_header(char *buf, size_t len, const struct top_layout *l, enum sort_key sort)
+{
+	int last = last_col(l);
+	size_t pos = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	for (int c = 0; c < COL_COUNT; c++) {
+		char t[32];
+
+		if (!l->w[c])
+			continue;
+		snprintf(t, sizeof(t), "%s%s", l->cumulative ? cols[c].cum_title : cols[c].rate_title,
+			 is_sort_col(c, sort) ? "*" : "");
+		put_cell(buf, len, &pos, t, l->w[c], cols[c].right, c == last);
+	}
+	return (int)pos;
+}
+
+/* Keep the end of s: "...b/c" within w columns. */
+static void tail_fit(char *out, size_t len, const char *s, int w)
+{
+	size_t n = strlen(s);
+
+	if (w <= 0)
+		out[0] = 0;
+	else if ((int)n <= w)
+		snprintf(out, len, "%s", s);
+	else if (w <= 3)
+		snprintf(out, len, "%s", s + n - (size_t)w);
+	else
+		fmt_path_left(out, len, s, w);
+}
+
+int top_format_row(char *buf, size_t len, const struct top_layout *l, const struct top_row *r,
+		   const char *label, const struct inode_view *v)
+{
+	int last = last_col(l);
+	size_t pos = 0;
+
+	if (!len)
+		return 0;
+	buf[0] = 0;
+	for (int c = 0; c < COL_COUNT; c++) {
+		char t[2 * ILOCK_PATH_MAX + 64], d[24];
+
+		if (!l->w[c])
+			continue;
+		switch (c) {
+		case COL_PATH:
+			tail_fit(t, sizeof(t), label, l->w[c]);
+			break;
+		case COL_DEVINO: {
+			char di[48];
+
+			snprintf(di, sizeof(di), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
+			tail_fit(t, sizeof(t), di, l->w[c]);
+			break;
+		}
+		case COL_FS:
+			snprintf(t, sizeof(t), "%s", v && v->fs ? v->fs : "?");
+			break;
+		case COL_CLASS:
+			snprintf(t, sizeof(t), "%s", top_class_name(r->class, v && v->magic ? v->magic : r->magic));
+			break;
+		case COL_SH:
+		case COL_EX: {
+			int m = c == COL_SH ? ILOCK_MODE_SHARED : ILOCK_MODE_EXCL;
+
+			if (l->cumulative)
+				top_fmt_count(t, sizeof(t), r->waits[m]);
+			else
+				top_fmt_rate(t, sizeof(t), r->rate[m]);
+			break;
+		}
+		case COL_WAIT:
+			if (l->cumulative)
+				top_fmt_ns(t, sizeof(t), r->wait_ns);
+			else
+				top_fmt_sps(t, sizeof(t), r->wait_sps);
+			break;
+		case COL_P99:
+			top_fmt_ns(t, sizeof(t), r->p99_ns);
+			break;
+		case COL_MAX:
+			top_fmt_ns(t, sizeof(t), r->max_ns);
+			break;
+		case COL_HOLDER:
+			top_fmt_holder(t, sizeof(t), r->holder);
+			break;
+		}
+		put_cell(buf, len, &pos, t, l->w[c], cols[c].right, c == last);
+	}
+	return (int)pos;
+}
+
+static const char *const sort_titles[SORT_KEY_MAX] = {
+	[SORT_WAIT_TIME] = "wait time", [SORT_WAITS] = "waits", [SORT_MAX] = "max wait",
+	[SORT_P99] = "p99 wait", [SORT_SHARED] = "shared waits", [SORT_EXCL] = "exclusive waits",
+};
+
+const char *top_sort_title(enum sort_key k)
+{
+	return k < SORT_KEY_MAX ? sort_titles[k] : "?";
+}
+
+const char *top_help_line(bool detail)
+{
+	if (detail)
+		return "Esc/Enter back  arrows/PgUp/PgDn scroll  c cumulative  p pause  q quit";
+	return "q quit  s/S sort  c cumulative  f filter  p pause  Enter detail  "
+	       "arrows/PgUp/PgDn move";
+}
+
+static void fmt_duration(char *buf, size_t len, double s)
+{
+	unsigned long t = s > 0 ? (unsigned long)(s + 0.5) : 0;
+
+	if (s < 60)
+		snprintf(buf, len, "%.1f s", s);
+	else if (t < 3600)
+		snprintf(buf, len, "%lum%02lus", t / 60, t % 60);
+	else
+		snprintf(buf, len, "%luh%02lum", t / 3600, t / 60 % 60);
+}
+
+/* A line builder that never overflows and cuts at width columns. */
+struct line {
+	char buf[1024];
+	size_t n;
+	int width;
+};
+
+static void __attribute__((format(printf, 2, 3))) addf(struct line *l, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	if (l->n >= sizeof(l->buf) - 1)
+		return;
+	va_start(ap, fmt);
+	r = vsnprintf(l->buf + l->n, sizeof(l->buf) - l->n, fmt, ap);
+	va_end(ap);
+	if (r > 0)
+		l->n += (size_t)r < sizeof(l->buf) - l->n ? (size_t)r : sizeof(l->buf) - l->n - 1;
+}
+
+static void flush(struct line *l, enum top_line_kind kind,
+		  void (*emit)(void *, enum top_line_kind, const char *), void *ctx, int *count)
+{
+	if (l->width > 0 && l->n > (size_t)l->width)
+		l->n = (size_t)l->width;
+	l->buf[l->n] = 0;
+	emit(ctx, kind, l->buf);
+	l->n = 0;
+	l->buf[0] = 0;
+	(*count)++;
+}
+
+int top_format_status(const struct top_status *st, int width,
+		      void (*emit)(void *ctx, enum top_line_kind kind, const char *line),
+		      void *ctx)
+{
+	struct line l = { .width = width };
+	char a[32], b[32], c[32];
+	uint64_t lost = 0;
+	int count = 0;
+
+	fmt_duration(a, sizeof(a), st->uptime_s);
+	addf(&l, "ilocktop  host %s  kernel %s  up %s  every %.2g s%s", st->host ? st->host : "?",
+	     st->kernel ? st->kernel : "?", a, st->interval_s, st->paused ? "  [PAUSED]" : "");
+	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+
+	/* probes grouped by how they are attached */
+	addf(&l, "probes:");
+	for (int i = 0; i < st->nattach; i++) {
+		bool first = !i || strcmp(st->attach[i - 1].mode, st->attach[i].mode);
+		bool end = i + 1 == st->nattach || strcmp(st->attach[i + 1].mode, st->attach[i].mode);
+
+		addf(&l, "%s%s", first ? (i ? "; " : " ") : ",", st->attach[i].probe);
+		if (end)
+			addf(&l, " (%s)", st->attach[i].mode);
+	}
+	if (!st->nattach)
+		addf(&l, " none");
+	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+
+	addf(&l, "events %s/s  inode lock waits %s/s  in flight %" PRIu64 "  locks: %s tracked, ",
+	     top_fmt_rate(a, sizeof(a), st->events_ps), top_fmt_rate(b, sizeof(b), st->waits_ps),
+	     st->in_flight, fmt_count(c, sizeof(c), st->tracked));
+	addf(&l, "%s with waits", fmt_count(a, sizeof(a), st->active));
+	if (st->filter && st->filter[0])
+		addf(&l, ", %s match", fmt_count(b, sizeof(b), st->shown));
+	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+
+	if (st->bpf_stats)
+		addf(&l, "cost: BPF %s/s (%.2f%% of a CPU)", fmt_ns(a, sizeof(a), (uint64_t)st->bpf_ns_ps),
+		     st->bpf_ns_ps / 1e7);
+	else
+		addf(&l, "cost: BPF run time unknown (bpf_stats unavailable)");
+	addf(&l, "  ilocktop %.2f%% of a CPU", st->cpu_pct);
+	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+
+	for (int i = ILOCK_FIRST_LOST; st->lost && i < ILOCK_COUNTER_MAX; i++)
+		lost += st->lost[i];
+	if (lost) {
+		bool first = true;
+
+		addf(&l, "LOST EVENTS: %s since start, %s in the last interval:",
+		     fmt_count(a, sizeof(a), lost), fmt_count(b, sizeof(b), st->lost_window));
+		for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++) {
+			if (!st->lost[i])
+				continue;
+			addf(&l, "%s %s %s", first ? "" : ",", counter_name(i),
+			     fmt_count(a, sizeof(a), st->lost[i]));
+			first = false;
+		}
+		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
+	} else {
+		addf(&l, "lost events: none");
+		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+	}
+
+	addf(&l, "sort: %s   ", top_sort_title(st->sort));
+	if (st->cumulative)
+		addf(&l, "showing: totals since start (%.1f s)", st->window_s);
+	else
+		addf(&l, "showing: rates over the last %.2f s", st->window_s);
+	if (st->filter && st->filter[0])
+		addf(&l, "   filter: \"%s\"", st->filter);
+	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+	return count;
+}
+
+static int cmp_edge_ptr(const void *pa, const void *pb)
+{
+	const struct edge_row *a = *(const struct edge_row *const *)pa;
+	const struct edge_row *b = *(const struct edge_row *const *)pb;
+
+	if (a->s.total_ns != b->s.total_ns)
+		return a->s.total_ns < b->s.total_ns ? 1 : -1;
+	if (a->s.count != b->s.count)
+		return a->s.count < b->s.count ? 1 : -1;
+	return memcmp(&a->k, &b->k, sizeof(a->k));
+}
+
+static void hold_summary(FILE *f, const char *mode, const struct ilock_stats *h)
+{
+	char n[24], p50[24], p99[24], mx[24];
+
+	if (!h->count)
+		return;
+	fprintf(f, "  held %-9s %s times, p50 %s, p99 %s, max %s\n", mode,
+		fmt_count(n, sizeof(n), h->count), fmt_ns(p50, sizeof(p50), stats_percentile(h, 0.5)),
+		fmt_ns(p99, sizeof(p99), stats_percentile(h, 0.99)), fmt_ns(mx, sizeof(mx), h->max_ns));
+}
+
+/* hist_print_pair titles its range column "wait": these ranges are holds */
+static void hold_hist(FILE *f, const struct lock_row *r)
+{
+	char *text = NULL, *p, *nl;
+	size_t size = 0;
+	FILE *m = open_memstream(&text, &size);
+
+	if (!m)
+		return;
+	hist_print_pair(m, "shared", r->hold[ILOCK_MODE_SHARED].hist, "exclusive",
+			r->hold[ILOCK_MODE_EXCL].hist, 2);
+	fclose(m);
+	p = text ? strstr(text, "wait ") : NULL;
+	nl = text ? strchr(text, '\n') : NULL;
+	if (p && nl && p < nl)
+		memcpy(p, "held", 4);
+	if (text)
+		fputs(text, f);
+	free(text);
+}
+
+static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
+			 uint32_t magic)
+{
+	const struct edge_row **list = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < win->nedges; i++) {
+		const struct edge_row *e = &win->edges[i];
+
+		if (e->k.dev != dev || e->k.ino != ino)
+			continue;
+		if (n == cap) {
+			const struct edge_row **p = realloc(list, (cap ? cap * 2 : 16) * sizeof(*p));
+
+			if (!p)
+				break;
+			list = p;
+			cap = cap ? cap * 2 : 16;
+		}
+		list[n++] = e;
+	}
+	if (!n) {
+		fprintf(f, "  (none in this window)\n");
+		free(list);
+		return;
+	}
+	qsort(list, n, sizeof(*list), cmp_edge_ptr);
+	fprintf(f, "  %-30s    %-22s %-9s %-8s %9s %9s %9s\n", "HOLDER", "WAITER", "MODE", "LOCK",
+		"WAITS", "WAITED", "MAX");
+	for (size_t i = 0; i < n && i < 100; i++) {
+		const struct edge_row *e = list[i];
+		char h[64], w[40], c[24], t[24], mx[24];
+
+		fprintf(f, "  %-30s -> %-22s %-9s %-8s %9s %9s %9s\n", top_fmt_holder(h, sizeof(h), e),
+			fmt_task(w, sizeof(w), e->k.waiter_comm, e->k.waiter_pid),
+			mode_name(e->k.waiter_mode), top_class_name(e->k.class, magic),
+			fmt_count(c, sizeof(c), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),
+			fmt_ns(mx, sizeof(mx), e->s.max_ns));
+	}
+	if (n > 100)
+		fprintf(f, "  ... %zu more pairs\n", n - 100);
+	free(list);
+}
+
+void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
+		       const struct snapshot *meta,
+		       const struct mount_table *mt, uint32_t dev, uint64_t ino, uint8_t class,
+		       double secs, bool cumulative)
+{
+	const struct lock_row *r = snap_find_lock(win, dev, ino, class);
+	const struct lock_row *any = r ? r : snap_find_lock(meta, dev, ino, class);
+	char label[2 * ILOCK_PATH_MAX + 64], d[24], a[24], b[24], c[24], e[24], g[24];
+	struct inode_view v;
+	struct ilock_stats both = {};
+
+	top_inode_label(label, sizeof(label), &v, meta, mt, dev, ino, any && any->has_hold);
+	fprintf(f, "%s\n", label);
+	fprintf(f, "  dev %s  ino %" PRIu64 "  fs %s  lock %s (%s)   ", fmt_kdev(d, sizeof(d), dev),
+		ino, v.fs, class_display_name(class, v.magic), class_name(class));
+	if (cumulative)
+		fprintf(f, "window: since start, %.1f s\n", secs);
+	else
+		fprintf(f, "window: the last %.2f s\n", secs);
+	if (!r || !row_waits(r)) {
+		fprintf(f, "\n  (no waits on this lock in this window)\n");
+	} else {
+		both = r->wait[ILOCK_MODE_SHARED];
+		stats_merge(&both, &r->wait[ILOCK_MODE_EXCL]);
+		fprintf(f, "  waits: shared %s (%s/s), exclusive %s (%s/s); waited %s (%s s/s)\n",
+			fmt_count(a, sizeof(a), r->wait[ILOCK_MODE_SHARED].count),
+			top_fmt_rate(b, sizeof(b), top_rate(r->wait[ILOCK_MODE_SHARED].count, secs)),
+			fmt_count(c, sizeof(c), r->wait[ILOCK_MODE_EXCL].count),
+			top_fmt_rate(e, sizeof(e), top_rate(r->wait[ILOCK_MODE_EXCL].count, secs)),
+			fmt_ns(g, sizeof(g), both.total_ns),
+			top_fmt_sps(d, sizeof(d), secs > 0 ? (double)both.total_ns / 1e9 / secs : 0));
+		fprintf(f, "  p50 %s  p99 %s  max %s\n",
+			fmt_ns(a, sizeof(a), stats_percentile(&both, 0.5)),
+			fmt_ns(b, sizeof(b), stats_percentile(&both, 0.99)),
+			fmt_ns(c, sizeof(c), both.max_ns));
+	}
+
+	fprintf(f, "\nWAIT HISTOGRAM (time each waiter was blocked)\n");
+	if (r)
+		hist_print_pair(f, "shared", r->wait[ILOCK_MODE_SHARED].hist, "exclusive",
+				r->wait[ILOCK_MODE_EXCL].hist, 2);
+	else
+		fprintf(f, "  (no waits)\n");
+
+	fprintf(f, "\nHOLD HISTOGRAM (how long the lock was held)\n");
+	if (r && r->has_hold && (r->hold[0].count || r->hold[1].count)) {
+		hold_summary(f, "shared", &r->hold[ILOCK_MODE_SHARED]);
+		hold_summary(f, "exclusive", &r->hold[ILOCK_MODE_EXCL]);
+		hold_hist(f, r);
+	} else if (v.magic == ILOCK_XFS_SB_MAGIC) {
+		fprintf(f, "  (no holds recorded in this window)\n");
+	} else {
+		fprintf(f, "  (not available: only XFS reports lock holds)\n");
+	}
+
+	fprintf(f, "\nHOLDER -> WAITER on this inode\n");
+	detail_edges(f, edges, dev, ino, v.magic);
+
+	fprintf(f, "\nHOLDER STACKS\n  (not recorded by the capture)\n");
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ilocktop's text: column layout for a given width, the table header and
+ * rows, the status lines above the table and the detail view. Pure: the
+ * same strings go to curses and to batch output, and unit tests check them
+ * at several widths.
+ */
+#ifndef ILOCK_TOP_FORMAT_H
+#define ILOCK_TOP_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "render.h"
+#include "top_model.h"
+
+enum top_col {
+	COL_PATH, COL_DEVINO, COL_FS, COL_CLASS, COL_SH, COL_EX, COL_WAIT, COL_P99, COL_MAX,
+	COL_HOLDER, COL_COUNT,
+};
+
+struct top_layout {
+	int width;                     /* what was asked for */
+	int used;                      /* what the columns take, <= width */
+	int w[COL_COUNT];              /* 0: column not shown */
+	bool cumulative;               /* totals instead of rates */
+};
+
+void top_layout_compute(struct top_layout *l, int width, bool cumulative);
+
+/* Compact numbers that fit the columns: "0.50", "812", "12.3k", "1.2M". */
+char *top_fmt_rate(char *buf, size_t len, double v);
+char *top_fmt_count(char *buf, size_t len, uint64_t n);
+/* Seconds waited per second: "0.012", "1.000", "12.50". */
+char *top_fmt_sps(char *buf, size_t len, double v);
+/* "16.2ms", "950ns", "3.40s". */
+char *top_fmt_ns(char *buf, size_t len, uint64_t ns);
+/* "fio[4257] excl", "readers, fio[12]", "(queued)"; "-" for NULL. */
+char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e);
+/* The table's class name: XFS's own names on XFS. */
+const char *top_class_name(uint8_t class, uint32_t magic);
+
+/* Column titles; the sort column is marked with '*'. Returns the length. */
+int top_format_header(char *buf, size_t len, const struct top_layout *l, enum sort_key sort);
+/*
+ * One row, at most l->used columns. label is the inode's name (abbreviated
+ * here from the left), v gives fs and magic. Returns the length.
+ */
+int top_format_row(char *buf, size_t len, const struct top_layout *l, const struct top_row *r,
+		   const char *label, const struct inode_view *v);
+
+/* Everything the lines above the table say. */
+struct top_status {
+	const char *host, *kernel;
+	double uptime_s;               /* since the tracer started */
+	double interval_s;             /* -i */
+	double window_s;               /* what the rates are over */
+	const struct attach_info *attach;
+	int nattach;
+	double events_ps;              /* BPF program runs per second */
+	double waits_ps;               /* inode lock waits recorded per second */
+	uint64_t in_flight;
+	size_t tracked;                /* locks in the maps since start */
+	size_t active;                 /* rows with waits in the window */
+	size_t shown;                  /* after the filter */
+	const uint64_t *lost;          /* cumulative counters (ILOCK_COUNTER_MAX) */
+	uint64_t lost_window;          /* lost in the last interval */
+	bool bpf_stats;                /* bpf_ns_ps is known */
+	double bpf_ns_ps;              /* BPF run time per second */
+	double cpu_pct;                /* our own CPU, % of one core */
+	bool cumulative, paused;
+	enum sort_key sort;
+	const char *filter;            /* NULL or "" : none */
+};
+
+enum top_line_kind { TOP_LINE_NORMAL, TOP_LINE_ALERT };
+
+/* Call emit once per status line, at most width columns each. Returns the count. */
+int top_format_status(const struct top_status *st, int width,
+		      void (*emit)(void *ctx, enum top_line_kind kind, const char *line),
+		      void *ctx);
+
+const char *top_sort_title(enum sort_key k);
+/* The help line at the bottom of the screen. */
+const char *top_help_line(bool detail);
+
+/*
+ * The detail view of one lock, as text lines: wait histograms by mode, hold
+ * histograms when XFS gave them, the holder -> waiter pairs of the inode.
+ * win and edges are the window the view shows (interval or cumulative),
+ * meta as in top_view_build.
+ */
+void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
+		       const struct snapshot *meta,
+		       const struct mount_table *mt, uint32_t dev, uint64_t ino, uint8_t class,
+		       double secs, bool cumulative);
+
+#endif

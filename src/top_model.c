@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "top_model.h"
+#include "util.h"
+
+double top_rate(uint64_t n, double secs)
+{
+	return secs > 0 ? (double)n / secs : 0.0;
+}
+
+void top_view_init(struct top_view *v)
+{
+	memset(v, 0, sizeof(*v));
+}
+
+void top_view_free(struct top_view *v)
+{
+	free(v->rows);
+	free(v->row_of_lock);
+	top_view_init(v);
+}
+
+void top_inode_label(char *buf, size_t len, struct inode_view *v, const struct snapshot *meta,
+		     const struct mount_table *mt, uint32_t dev, uint64_t ino, bool has_hold)
+{
+	char d[24];
+
+	describe_inode(meta, mt, dev, ino, has_hold, v);
+	if (v->path[0] && v->note)
+		snprintf(buf, len, "%s (%s)", v->path, v->note);
+	else if (v->path[0])
+		snprintf(buf, len, "%s", v->path);
+	else if (v->rel[0])
+		snprintf(buf, len, "%s:%s (%s)", fmt_kdev(d, sizeof(d), dev), v->rel, v->note);
+	else
+		snprintf(buf, len, "%s:%" PRIu64 " (%s)", fmt_kdev(d, sizeof(d), dev), ino,
+			 v->note ? v->note : "unknown");
+}
+
+static bool comm_has(const char *comm, const char *text)
+{
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	return strstr(c, text) != NULL;
+}
+
+static int grow_rows(struct top_view *v, size_t need)
+{
+	void *p;
+
+	if (need > v->cap) {
+		size_t cap = v->cap ? v->cap : 256;
+
+		while (cap < need)
+			cap *= 2;
+		p = realloc(v->rows, cap * sizeof(*v->rows));
+		if (!p)
+			return -ENOMEM;
+		v->rows = p;
+		v->cap = cap;
+	}
+	if (need > v->row_of_cap) {
+		p = realloc(v->row_of_lock, need * sizeof(*v->row_of_lock));
+		if (!p)
+			return -ENOMEM;
+		v->row_of_lock = p;
+		v->row_of_cap = need;
+	}
+	return 0;
+}
+
+static void fill_row(struct top_row *r, const struct lock_row *l, const struct snapshot *meta,
+		     double secs)
+{
+	const struct inode_meta *m = snap_find_inode(meta, l->dev, l->ino);
+
+	memset(r, 0, sizeof(*r));
+	r->dev = l->dev;
+	r->ino = l->ino;
+	r->class = l->class;
+	r->has_hold = l->has_hold;
+	/* holds come only from the XFS tracepoints */
+	r->magic = m && m->magic ? m->magic : l->has_hold ? ILOCK_XFS_SB_MAGIC : 0;
+	r->lock = l;
+	for (int mode = 0; mode < 2; mode++) {
+		r->waits[mode] = l->wait[mode].count;
+		r->rate[mode] = top_rate(l->wait[mode].count, secs);
+	}
+	r->wait_ns = l->wait[0].total_ns + l->wait[1].total_ns;
+	r->max_ns = row_max_ns(l);
+	r->wait_sps = secs > 0 ? (double)r->wait_ns / 1e9 / secs : 0.0;
+}
+
+static void row_p99(struct top_row *r)
+{
+	const struct ilock_stats *w = r->lock->wait;
+	struct ilock_stats both;
+
+	if (r->p99_known)
+		return;
+	/* one mode only is the common case: no need to merge histograms */
+	if (!w[ILOCK_MODE_EXCL].count) {
+		r->p99_ns = stats_percentile(&w[ILOCK_MODE_SHARED], 0.99);
+	} else if (!w[ILOCK_MODE_SHARED].count) {
+		r->p99_ns = stats_percentile(&w[ILOCK_MODE_EXCL], 0.99);
+	} else {
+		both = w[ILOCK_MODE_SHARED];
+		stats_merge(&both, &w[ILOCK_MODE_EXCL]);
+		r->p99_ns = stats_percentile(&both, 0.99);
+	}
+	r->p99_known = true;
+}
+
+int top_view_build(struct top_view *v, const struct snapshot *win, const struct snapshot *edges,
+		   const struct snapshot *meta, const struct mount_table *mt, double secs,
+		   bool cumulative, const struct top_filter *f)
+{
+	bool filtering = f && f->text[0];
+	size_t n = 0;
+
+	v->nrows = 0;
+	v->total = 0;
+	v->sorted = 0;
+	v->secs = secs;
+	v->cumulative = cumulative;
+	if (grow_rows(v, win->nlocks ? win->nlocks : 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < win->nlocks; i++) {
+		const struct lock_row *l = &win->locks[i];
+
+		v->row_of_lock[i] = -1;
+		if (!row_waits(l))
+			continue;
+		fill_row(&v->rows[n], l, meta, secs);
+		v->row_of_lock[i] = (int32_t)n++;
+	}
+	v->total = n;
+
+	/* one pass over the edges: each lock's costliest holder, comm hits */
+	for (size_t i = 0; i < edges->nedges; i++) {
+		const struct edge_row *e = &edges->edges[i];
+		const struct lock_row *l = snap_find_lock(win, e->k.dev, e->k.ino, e->k.class);
+		struct top_row *r;
+		int32_t ri;
+
+		if (!l)
+			continue;
+		ri = v->row_of_lock[l - win->locks];
+		if (ri < 0)
+			continue;
+		r = &v->rows[ri];
+		if (!r->holder || e->s.total_ns > r->holder->s.total_ns ||
+		    (e->s.total_ns == r->holder->s.total_ns &&
+		     memcmp(&e->k, &r->holder->k, sizeof(e->k)) < 0))
+			r->holder = e;
+		if (filtering && !r->comm_hit &&
+		    (comm_has(e->k.waiter_comm, f->text) ||
+		     (e->k.holder_mode != ILOCK_MODE_UNKNOWN && comm_has(e->k.holder_comm, f->text))))
+			r->comm_hit = true;
+	}
+
+	if (filtering) {
+		size_t kept = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			struct top_row *r = &v->rows[i];
+			char label[2 * ILOCK_PATH_MAX + 64];
+			struct inode_view iv;
+
+			if (!r->comm_hit) {
+				top_inode_label(label, sizeof(label), &iv, meta, mt, r->dev, r->ino,
+						r->has_hold);
+				if (!strstr(label, f->text))
+					continue;
+			}
+			v->rows[kept++] = *r;
+		}
+		n = kept;
+	}
+	v->nrows = n;
+	/* the rows come in map order; callers sort */
+	return 0;
+}
+
+uint64_t top_sort_value(const struct top_row *r, enum sort_key key)
+{
+	switch (key) {
+	case SORT_WAITS: return r->waits[0] + r->waits[1];
+	case SORT_MAX: return r->max_ns;
+	case SORT_P99: return r->p99_known ? r->p99_ns : 0;
+	case SORT_SHARED: return r->waits[ILOCK_MODE_SHARED];
+	case SORT_EXCL: return r->waits[ILOCK_MODE_EXCL];
+	case SORT_WAIT_TIME:
+	default: return r->wait_ns;
+	}
+}
+
+static int cmp_desc(uint64_t a, uint64_t b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *arg)
+{
+	const struct top_row *a = pa, *b = pb;
+	enum sort_key key = *(const enum sort_key *)arg;
+	int c = cmp_desc(top_sort_value(a, key), top_sort_value(b, key));
+
+	if (!c)
+		c = cmp_desc(a->wait_ns, b->wait_ns);
+	if (!c)
+		c = a->dev < b->dev ? -1 : a->dev > b->dev;
+	if (!c)
+		c = a->ino < b->ino ? -1 : a->ino > b->ino;
+	if (!c)
+		c = (int)a->class - (int)b->class;
+	return c;
+}
+
+static void swap_rows(struct top_row *a, struct top_row *b)
+{
+	struct top_row t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Move the `want` first rows in sort order to the front, in any order. */
+static void select_front(struct top_row *rows, size_t n, size_t want, enum sort_key *key)
+{
+	size_t lo = 0, hi = n;  /* the boundary lies in [lo, hi) */
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2, store = lo;
+
+		/* median of three as the pivot, parked at hi - 1 */
+		if (cmp_rows(&rows[mid], &rows[lo], key) < 0)
+			swap_rows(&rows[mid], &rows[lo]);
+		if (cmp_rows(&rows[hi - 1], &rows[lo], key) < 0)
+			swap_rows(&rows[hi - 1], &rows[lo]);
+		if (cmp_rows(&rows[mid], &rows[hi - 1], key) < 0)
+			swap_rows(&rows[mid], &rows[hi - 1]);
+		for (size_t i = lo; i < hi - 1; i++)
+			if (cmp_rows(&rows[i], &rows[hi - 1], key) < 0)
+				swap_rows(&rows[i], &rows[store++]);
+		swap_rows(&rows[store], &rows[hi - 1]);
+		/* rows[store] is in its final place */
+		if (store == want || store + 1 == want)
+			return;
+		if (store > want)
+			hi = store;
+		else
+			lo = store + 1;
+	}
+}
+
+void top_view_sort(struct top_view *v, enum sort_key key, size_t want)
+{
+	v->sort = key;
+	if (key == SORT_P99)
+		for (size_t i = 0; i < v->nrows; i++)
+			row_p99(&v->rows[i]);
+	if (!want || want >= v->nrows / 2) {
+		qsort_r(v->rows, v->nrows, sizeof(*v->rows), cmp_rows, &key);
+		v->sorted = v->nrows;
+		return;
+	}
+	select_front(v->rows, v->nrows, want, &key);
+	qsort_r(v->rows, want, sizeof(*v->rows), cmp_rows, &key);
+	v->sorted = want;
+}
+
+void top_view_prepare(struct top_view *v, size_t upto)
+{
+	if (upto > v->nrows)
+		upto = v->nrows;
+	if (upto > v->sorted)
+		top_view_sort(v, v->sort, upto * 2);
+	for (size_t i = 0; i < upto; i++)
+		row_p99(&v->rows[i]);
+}
+
+long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint8_t class)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct top_row *r = &v->rows[i];
+
+		if (r->dev == dev && r->ino == ino && r->class == class)
+			return (long)i;
+	}
+	return -1;
+}
+
+enum sort_key top_sort_next(enum sort_key k, int dir)
+{
+	int n = SORT_KEY_MAX;
+
+	return (enum sort_key)((((int)k + (dir < 0 ? -1 : 1)) % n + n) % n);
+}

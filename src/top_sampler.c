@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ilocktop's sampler: every interval, read the counters; when they moved,
+ * stream the wait and edge maps (batched, bpf_map_lookup_batch) through
+ * the incremental store, which leaves the interval's changes in a delta
+ * snapshot. Inode paths and hold times are looked up one key at a time,
+ * only for what is on screen. Also measures what tracing costs: BPF run
+ * time from bpf_stats and our own CPU from getrusage.
+ *
+ * It reads the maps itself rather than through tracer_read(): that one
+ * rebuilds a full snapshot per read, which at 10,000 inodes costs more CPU
+ * than ilocktop may use (docs/PERFORMANCE.md).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "ilock.h"
+#include "ilock.skel.h"
+#include "top_app.h"
+#include "util.h"
+
+#define SCAN_CHUNK 4096
+
+static uint64_t self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ULL +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+int sampler_init(struct top_sampler *s, struct tracer *t)
+{
+	memset(s, 0, sizeof(*s));
+	s->t = t;
+	top_store_init(&s->store);
+	snap_init(&s->delta);
+	s->ncpus = t->ncpus > 0 ? t->ncpus : 1;
+	s->percpu = calloc((size_t)s->ncpus, sizeof(*s->percpu));
+	if (!s->percpu)
+		return -ENOMEM;
+	/* the "previous read" of the first interval is the empty maps at start */
+	s->store.cum.mono_ns = s->delta.mono_ns = t->start_mono_ns;
+	s->bpf_stats = tracer_enable_stats(t) == 0 &&
+		       tracer_prog_stats(t, &s->bpf_ns, &s->bpf_cnt) == 0;
+	s->cpu_ns = self_cpu_ns();
+	return 0;
+}
+
+const struct snapshot *sampler_latest(const struct top_sampler *s)
+{
+	return &s->store.cum;
+}
+
+static int grow_bufs(struct top_sampler *s, size_t need)
+{
+	void *k, *v;
+
+	if (need <= s->buf_cap)
+		return 0;
+	k = realloc(s->keys, need);
+	if (!k)
+		return -ENOMEM;
+	s->keys = k;
+	v = realloc(s->vals, need);
+	if (!v)
+		return -ENOMEM;
+	s->vals = v;
+	s->buf_cap = need;
+	return 0;
+}
+
+typedef int (*entry_fn)(struct top_sampler *s, const void *key, const void *val);
+
+/* Every entry of a hash map, a chunk per syscall; get_next_key without batch ops. */
+static int scan_map(struct top_sampler *s, struct bpf_map *map, entry_fn fn)
+{
+	int fd = bpf_map__fd(map), err;
+	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
+	__u64 batch = 0;
+	bool first = true;
+
+	err = grow_bufs(s, (size_t)SCAN_CHUNK * (vsz > ksz ? vsz : ksz));
+	if (err)
+		return err;
+	for (;;) {
+		__u32 count = SCAN_CHUNK;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, s->keys, s->vals, &count,
+					   NULL);
+		if (err && errno != ENOENT) {
+			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
+				goto slow;
+			return -errno;
+		}
+		for (__u32 i = 0; i < count; i++) {
+			int e = fn(s, (char *)s->keys + i * ksz, (char *)s->vals + i * vsz);
+
+			if (e < 0)
+				return e;
+		}
+		if (err)  /* ENOENT: that was the last chunk */
+			return 0;
+		first = false;
+	}
+
+slow: {
+	char key[256], next[256];
+	bool have = false;
+
+	if (ksz > sizeof(key))
+		return -E2BIG;
+	while (!bpf_map_get_next_key(fd, have ? key : NULL, next)) {
+		memcpy(key, next, ksz);
+		have = true;
+		if (bpf_map_lookup_elem(fd, key, s->vals))
+			continue;  /* deleted meanwhile */
+		err = fn(s, key, s->vals);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+}
+
+static int take_wait(struct top_sampler *s, const void *k, const void *v)
+{
+	return top_store_wait(&s->store, &s->delta, k, v);
+}
+
+static int take_edge(struct top_sampler *s, const void *k, const void *v)
+{
+	return top_store_edge(&s->store, &s->delta, k, v);
+}
+
+static int read_counters(struct top_sampler *s, uint64_t *out)
+{
+	int fd = bpf_map__fd(s->t->skel->maps.counters);
+
+	for (uint32_t c = 0; c < ILOCK_COUNTER_MAX; c++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(fd, &c, s->percpu))
+			return -errno;
+		for (int i = 0; i < s->ncpus; i++)
+			sum += s->percpu[i];
+		out[c] = sum;
+	}
+	return 0;
+}
+
+/* Hold times of the lock the detail view shows: two lookups, no scan. */
+static int read_holds(struct top_sampler *s, struct snapshot *delta)
+{
+	int fd = bpf_map__fd(s->t->skel->maps.lock_holds);
+
+	for (uint8_t m = ILOCK_MODE_SHARED; m <= ILOCK_MODE_EXCL; m++) {
+		struct ilock_key k = { .ino = s->hold_id.ino, .dev = s->hold_id.dev,
+				       .class = s->hold_id.class, .mode = m };
+		struct ilock_stats st;
+		int err;
+
+		if (bpf_map_lookup_elem(fd, &k, &st))
+			continue;  /* never held in this mode */
+		err = top_store_hold(&s->store, delta, &k, &st);
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}
+
+void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint8_t class)
+{
+	struct snapshot scratch;
+
+	if (s->hold_id.set && s->hold_id.dev == dev && s->hold_id.ino == ino &&
+	    s->hold_id.class == class)
+		return;
+	s->hold_id = (struct lock_id){ true, dev, ino, class };
+	/*
+	 * Catch up on the holds so far into a throw-away delta: the next
+	 * interval then shows its own holds, not everything since start.
+	 */
+	snap_init(&scratch);
+	read_holds(s, &scratch);
+	snap_free(&scratch);
+}
+
+bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino)
+{
+	struct ilock_inode_key k = { .ino = ino, .dev = dev };
+	struct ilock_inode_info info;
+	struct inode_meta m = { .ino = ino, .dev = dev };
+	unsigned off;
+
+	if (snap_find_inode(&s->store.cum, dev, ino))
+		return true;
+	/* the path is written once, on first sight: a found entry never changes */
+	if (bpf_map_lookup_elem(bpf_map__fd(s->t->skel->maps.inodes), &k, &info))
+		return false;
+	m.magic = info.magic;
+	m.flags = info.flags;
+	off = info.path_off < ILOCK_PATH_MAX ? info.path_off : ILOCK_PATH_MAX - 1;
+	str_copy(m.path, sizeof(m.path), info.path + off, ILOCK_PATH_MAX - off);
+	return snap_add_inode(&s->store.cum, &m) == 0;
+}
+
+int sampler_sample(struct top_sampler *s)
+{
+	struct ilock_bpf *k = s->t->skel;
+	uint64_t counters[ILOCK_COUNTER_MAX], now, bpf_ns = 0, bpf_cnt = 0, cpu, done;
+	double secs;
+	bool moved;
+	int err;
+
+	err = read_counters(s, counters);
+	if (err)
+		return err;
+	now = now_monotonic_ns();
+	snap_reset(&s->delta);
+	moved = top_store_counters(&s->store, &s->delta, counters);
+	/*
+	 * A BPF program bumps a counter before it updates a map: when nothing
+	 * moved since the last read and the read before that, no entry can
+	 * have changed, and 10,000 idle entries cost nothing to watch.
+	 */
+	if (moved || s->moved_before || !s->samples) {
+		if ((err = scan_map(s, k->maps.lock_waits, take_wait)) < 0 ||
+		    (err = scan_map(s, k->maps.lock_edges, take_edge)) < 0)
+			return err;
+	}
+	if (s->hold_id.set && (err = read_holds(s, &s->delta)) < 0)
+		return err;
+	s->moved_before = moved;
+
+	secs = (double)sub0(now, s->store.cum.mono_ns) / 1e9;
+	s->store.cum.mono_ns = s->delta.mono_ns = now;
+	/* begun, minus ended, minus those a later begin replaced */
+	done = counters[ILOCK_EV_WAIT] + counters[ILOCK_LOST_BEGIN_NO_END];
+	s->store.cum.in_flight = s->delta.in_flight = sub0(counters[ILOCK_EV_WAIT_BEGUN], done);
+	s->window_s = secs;
+	s->samples++;
+
+	s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], secs);
+	s->lost_window = snap_lost_total(&s->delta);
+	if (s->bpf_stats && !tracer_prog_stats(s->t, &bpf_ns, &bpf_cnt)) {
+		s->bpf_ns_ps = secs > 0 ? (double)sub0(bpf_ns, s->bpf_ns) / secs : 0;
+		s->events_ps = top_rate(sub0(bpf_cnt, s->bpf_cnt), secs);
+		s->bpf_ns = bpf_ns;
+		s->bpf_cnt = bpf_cnt;
+	} else {
+		/* no run counts: the tracepoint hits the programs count themselves */
+		s->bpf_stats = false;
+		s->events_ps = top_rate(s->delta.counters[ILOCK_EV_BEGIN] +
+					s->delta.counters[ILOCK_EV_XFS_LOCK] +
+					s->delta.counters[ILOCK_EV_XFS_UNLOCK], secs);
+	}
+	cpu = self_cpu_ns();
+	s->cpu_pct = secs > 0 ? (double)sub0(cpu, s->cpu_ns) / 1e9 / secs * 100.0 : 0;
+	s->cpu_ns = cpu;
+	return 0;
+}
+
+void sampler_free(struct top_sampler *s)
+{
+	top_store_free(&s->store);
+	snap_free(&s->delta);
+	free(s->keys);
+	free(s->vals);
+	free(s->percpu);
+	s->keys = s->vals = NULL;
+	s->percpu = NULL;
+}

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "top_store.h"
+
+void top_store_init(struct top_store *st)
+{
+	memset(st, 0, sizeof(*st));
+	snap_init(&st->cum);
+	snap_init(&st->cum_edges);
+}
+
+void top_store_free(struct top_store *st)
+{
+	snap_free(&st->cum);
+	snap_free(&st->cum_edges);
+	free(st->edges);
+	free(st->edge_idx);
+	top_store_init(st);
+}
+
+static bool same_stats(const struct ilock_stats *a, const struct ilock_stats *b)
+{
+	/* every BPF update adds to the count: equal counts mean an untouched entry */
+	return a->count == b->count && a->total_ns == b->total_ns && a->max_ns == b->max_ns;
+}
+
+static int take_stats(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
+		      const struct ilock_stats *cur, bool hold)
+{
+	struct lock_row *c, *d;
+	struct ilock_stats *prev, *out;
+
+	if (k->mode > ILOCK_MODE_EXCL || k->class >= ILOCK_CLASS_MAX)
+		return -EINVAL;
+	c = snap_lock(&st->cum, k->dev, k->ino, k->class);
+	if (!c)
+		return -ENOMEM;
+	prev = hold ? &c->hold[k->mode] : &c->wait[k->mode];
+	if (same_stats(cur, prev))
+		return 0;
+	d = snap_lock(delta, k->dev, k->ino, k->class);
+	if (!d)
+		return -ENOMEM;
+	out = hold ? &d->hold[k->mode] : &d->wait[k->mode];
+	if (hold)
+		c->has_hold = d->has_hold = true;
+	stats_delta(out, cur, prev);
+	/*
+	 * When the max did not rise, stats_delta can only bound it by a
+	 * histogram slot; no single wait is longer than all of them together.
+	 */
+	if (out->max_ns > out->total_ns)
+		out->max_ns = out->total_ns;
+	*prev = *cur;
+	return 1;
+}
+
+int top_store_wait(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
+		   const struct ilock_stats *cur)
+{
+	return take_stats(st, delta, k, cur, false);
+}
+
+int top_store_hold(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
+		   const struct ilock_stats *cur)
+{
+	return take_stats(st, delta, k, cur, true);
+}
+
+/* 64-bit words at a time: the byte-wise FNV of model.c is the hot spot here */
+static uint64_t edge_hash(const struct ilock_edge_key *k)
+{
+	uint64_t w, h = 0x9e3779b97f4a7c15ULL;
+	const char *p = (const char *)k;
+
+	for (size_t i = 0; i + 8 <= sizeof(*k); i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	return h ^ (h >> 29);
+}
+
+static int edge_idx_grow(struct top_store *st)
+{
+	size_t want = st->edge_idx_cap ? st->edge_idx_cap * 2 : 1024;
+	uint32_t *t;
+
+	while (want < st->nedges * 2 + 2)
+		want *= 2;
+	t = calloc(want, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->nedges; i++) {
+		size_t h = edge_hash(&st->edges[i].k) & (want - 1);
+
+		while (t[h])
+			h = (h + 1) & (want - 1);
+		t[h] = (uint32_t)(i + 1);
+	}
+	free(st->edge_idx);
+	st->edge_idx = t;
+	st->edge_idx_cap = want;
+	return 0;
+}
+
+static struct store_edge *edge_get(struct top_store *st, const struct ilock_edge_key *k)
+{
+	size_t h;
+
+	if ((st->nedges + 1) * 2 + 2 > st->edge_idx_cap && edge_idx_grow(st))
+		return NULL;
+	h = edge_hash(k) & (st->edge_idx_cap - 1);
+	while (st->edge_idx[h]) {
+		struct store_edge *e = &st->edges[st->edge_idx[h] - 1];
+
+		if (!memcmp(&e->k, k, sizeof(*k)))
+			return e;
+		h = (h + 1) & (st->edge_idx_cap - 1);
+	}
+	if (st->nedges == st->cap_edges) {
+		size_t cap = st->cap_edges ? st->cap_edges * 2 : 256;
+		struct store_edge *p = realloc(st->edges, cap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		st->edges = p;
+		st->cap_edges = cap;
+	}
+	memset(&st->edges[st->nedges], 0, sizeof(st->edges[0]));
+	st->edges[st->nedges].k = *k;
+	st->edge_idx[h] = (uint32_t)++st->nedges;
+	return &st->edges[st->nedges - 1];
+}
+
+void top_edge_delta(struct ilock_edge_stats *out, const struct ilock_edge_stats *cur,
+		    const struct ilock_edge_stats *prev)
+{
+	out->count = cur->count > prev->count ? cur->count - prev->count : 0;
+	out->total_ns = cur->total_ns > prev->total_ns ? cur->total_ns - prev->total_ns : 0;
+	/* as snap_delta: the max is exact only when it rose; else a bound */
+	if (!out->count)
+		out->max_ns = 0;
+	else if (cur->max_ns > prev->max_ns)
+		out->max_ns = cur->max_ns;
+	else
+		out->max_ns = out->total_ns < prev->max_ns ? out->total_ns : prev->max_ns;
+}
+
+int top_store_edge(struct top_store *st, struct snapshot *delta, const struct ilock_edge_key *k,
+		   const struct ilock_edge_stats *cur)
+{
+	struct store_edge *e = edge_get(st, k);
+	struct ilock_edge_stats d;
+
+	if (!e)
+		return -ENOMEM;
+	if (e->s.count == cur->count && e->s.total_ns == cur->total_ns)
+		return 0;
+	top_edge_delta(&d, cur, &e->s);
+	e->s = *cur;
+	if (!d.count)
+		return 0;
+	st->edges_stale = true;
+	if (snap_add_edge(delta, k, &d))
+		return -ENOMEM;
+	return 1;
+}
+
+const struct snapshot *top_store_edges(struct top_store *st)
+{
+	if (!st->edges_stale)
+		return &st->cum_edges;
+	snap_reset(&st->cum_edges);
+	for (size_t i = 0; i < st->nedges; i++)
+		if (st->edges[i].s.count &&
+		    snap_add_edge(&st->cum_edges, &st->edges[i].k, &st->edges[i].s))
+			return NULL;
+	st->cum_edges.mono_ns = st->cum.mono_ns;
+	st->edges_stale = false;
+	return &st->cum_edges;
+}
+
+bool top_store_counters(struct top_store *st, struct snapshot *delta, const uint64_t *cur)
+{
+	bool moved = false;
+
+	for (int i = 0; i < ILOCK_COUNTER_MAX; i++) {
+		uint64_t prev = st->cum.counters[i];
+
+		delta->counters[i] = cur[i] >= prev ? cur[i] - prev : 0;
+		moved |= cur[i] != prev;
+		st->cum.counters[i] = cur[i];
+	}
+	return moved;
+}

@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ilocktop's pure parts: the incremental store (deltas and rates from two
+ * reads, checked against snap_delta), the view model (rates, holders,
+ * filters, sorting, partial sorting), and the text (layout and rows at
+ * several widths, path abbreviation, status lines, the detail view).
+ */
+#include <stdlib.h>
+
+#include "hist.h"
+#include "top_format.h"
+#include "top_model.h"
+#include "top_store.h"
+#include "unit.h"
+#include "util.h"
+
+#define XFS ILOCK_XFS_SB_MAGIC
+#define EXT4 ILOCK_EXT4_SB_MAGIC
+#define MS 1000000ULL
+
+static const uint32_t DEV = ILOCK_KDEV(7, 3);
+
+static void add(struct ilock_stats *s, uint64_t v)
+{
+	s->count++;
+	s->total_ns += v;
+	s->hist[ilock_hist_slot(v)]++;
+	if (v > s->max_ns)
+		s->max_ns = v;
+}
+
+static struct ilock_key key(uint64_t ino, uint8_t class, uint8_t mode)
+{
+	struct ilock_key k = { .ino = ino, .dev = DEV, .class = class, .mode = mode };
+
+	return k;
+}
+
+static struct ilock_edge_key ekey(uint64_t ino, uint32_t holder, const char *hcomm,
+				  uint32_t waiter, const char *wcomm, uint8_t hmode)
+{
+	struct ilock_edge_key k;
+
+	memset(&k, 0, sizeof(k));
+	k.ino = ino;
+	k.dev = DEV;
+	k.class = ILOCK_CLASS_I_RWSEM;
+	k.holder_mode = hmode;
+	k.waiter_mode = ILOCK_MODE_SHARED;
+	k.holder_pid = k.holder_tgid = holder;
+	k.waiter_pid = k.waiter_tgid = waiter;
+	/* comm fields need no NUL when full, as the kernel's */
+	memcpy(k.holder_comm, hcomm, strnlen(hcomm, sizeof(k.holder_comm)));
+	memcpy(k.waiter_comm, wcomm, strnlen(wcomm, sizeof(k.waiter_comm)));
+	return k;
+}
+
+static void add_inode(struct snapshot *s, uint64_t ino, uint32_t magic, const char *path)
+{
+	struct inode_meta m = { .ino = ino, .dev = DEV, .magic = magic };
+
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	snap_add_inode(s, &m);
+}
+
+/* ------------------------------------------------------------- store */
+
+static void test_store_deltas(void)
+{
+	struct top_store st;
+	struct snapshot delta;
+	struct ilock_key k = key(100, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+	struct ilock_stats a = {}, b;
+	const struct lock_row *r;
+
+	top_store_init(&st);
+	snap_init(&delta);
+
+	/* first read: everything is new */
+	add(&a, 2 * MS);
+	add(&a, 8 * MS);
+	CHECK_EQ_U(top_store_wait(&st, &delta, &k, &a), 1);
+	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	CHECK(r != NULL);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 2);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].total_ns, 10 * MS);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 8 * MS);
+	CHECK_EQ_U(st.cum.nlocks, 1);
+
+	/* same values again: nothing changed, nothing in the delta */
+	snap_reset(&delta);
+	CHECK_EQ_U(top_store_wait(&st, &delta, &k, &a), 0);
+	CHECK_EQ_U(delta.nlocks, 0);
+
+	/* one more short wait: the delta is exactly it, max clamped to it */
+	b = a;
+	add(&b, 1 * MS);
+	snap_reset(&delta);
+	CHECK_EQ_U(top_store_wait(&st, &delta, &k, &b), 1);
+	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	CHECK(r != NULL);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 1);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].total_ns, 1 * MS);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].hist[ilock_hist_slot(MS)], 1);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 1 * MS);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_EXCL].count, 0);
+	/* cum holds the latest read */
+	r = snap_find_lock(&st.cum, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 3);
+
+	/* a longer one: the max rose, so it is exact */
+	a = b;
+	add(&a, 50 * MS);
+	snap_reset(&delta);
+	top_store_wait(&st, &delta, &k, &a);
+	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 50 * MS);
+
+	/* holds land in hold[], and mark the row */
+	snap_reset(&delta);
+	k.mode = ILOCK_MODE_EXCL;
+	CHECK_EQ_U(top_store_hold(&st, &delta, &k, &a), 1);
+	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->has_hold);
+	CHECK_EQ_U(r->hold[ILOCK_MODE_EXCL].count, 4);
+	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 0);
+
+	/* bad keys are refused */
+	k.mode = ILOCK_MODE_READERS;
+	CHECK(top_store_wait(&st, &delta, &k, &a) < 0);
+
+	top_store_free(&st);
+	snap_free(&delta);
+}
+
+/* The store's deltas must be those of snap_delta on the same two reads. */
+static void test_store_matches_snap_delta(void)
+{
+	struct snapshot prev, cur, ref, delta;
+	struct top_store st;
+	unsigned seed = 7;
+
+	snap_init(&prev);
+	snap_init(&cur);
+	snap_init(&ref);
+	snap_init(&delta);
+	top_store_init(&st);
+	for (int round = 0; round < 3; round++) {
+		snap_reset(&cur);
+		snap_reset(&delta);
+		for (uint64_t ino = 1; ino <= 50; ino++) {
+			for (uint8_t m = 0; m < 2; m++) {
+				struct ilock_key k = key(ino, (uint8_t)(ino % 3), m);
+				const struct lock_row *p = snap_find_lock(&prev, DEV, ino, k.class);
+				struct ilock_stats s = p ? p->wait[m] : (struct ilock_stats){};
+
+				/* some entries move, some do not */
+				for (int n = rand_r(&seed) % 3; n > 0; n--)
+					add(&s, (uint64_t)(rand_r(&seed) % 100000) + 1);
+				if (!s.count)
+					continue;
+				snap_add_wait(&cur, &k, &s);
+				CHECK(top_store_wait(&st, &delta, &k, &s) >= 0);
+			}
+		}
+		snap_delta(&ref, &cur, round ? &prev : NULL);
+		CHECK_EQ_U(delta.nlocks, ref.nlocks);
+		for (size_t i = 0; i < ref.nlocks; i++) {
+			const struct lock_row *a = &ref.locks[i];
+			const struct lock_row *b = snap_find_lock(&delta, a->dev, a->ino, a->class);
+
+			CHECK(b != NULL);
+			if (!b)
+				continue;
+			for (int m = 0; m < 2; m++) {
+				CHECK_EQ_U(b->wait[m].count, a->wait[m].count);
+				CHECK_EQ_U(b->wait[m].total_ns, a->wait[m].total_ns);
+				CHECK(!memcmp(b->wait[m].hist, a->wait[m].hist, sizeof(a->wait[m].hist)));
+				/* the store only tightens the bound: never above, never below the truth */
+				CHECK(b->wait[m].max_ns <= a->wait[m].max_ns);
+				CHECK(b->wait[m].max_ns <= b->wait[m].total_ns);
+			}
+		}
+		snap_copy(&prev, &cur);
+	}
+	snap_free(&prev);
+	snap_free(&cur);
+	snap_free(&ref);
+	snap_free(&delta);
+	top_store_free(&st);
+}
+
+static void test_store_edges_and_counters(void)
+{
+	struct top_store st;
+	struct snapshot delta;
+	struct ilock_edge_key k = ekey(100, 10, "fio", 11, "reader", ILOCK_MODE_EXCL);
+	struct ilock_edge_stats e = { .count = 3, .total_ns = 30 * MS, .max_ns = 20 * MS };
+	struct ilock_edge_stats out, p, c;
+	const struct snapshot *cum;
+	uint64_t counters[ILOCK_COUNTER_MAX] = {};
+
+	top_store_init(&st);
+	snap_init(&delta);
+	CHECK_EQ_U(top_store_edge(&st, &delta, &k, &e), 1);
+	CHECK_EQ_U(delta.nedges, 1);
+	CHECK_EQ_U(delta.edges[0].s.count, 3);
+	snap_reset(&delta);
+	CHECK_EQ_U(top_store_edge(&st, &delta, &k, &e), 0);
+	CHECK_EQ_U(delta.nedges, 0);
+	e.count = 5;
+	e.total_ns = 32 * MS;
+	CHECK_EQ_U(top_store_edge(&st, &delta, &k, &e), 1);
+	CHECK_EQ_U(delta.edges[0].s.count, 2);
+	CHECK_EQ_U(delta.edges[0].s.total_ns, 2 * MS);
+	CHECK_EQ_U(delta.edges[0].s.max_ns, 2 * MS);  /* did not rise: bounded by the total */
+	cum = top_store_edges(&st);
+	CHECK(cum && cum->nedges == 1);
+	CHECK_EQ_U(cum->edges[0].s.count, 5);
+	CHECK_EQ_U(cum->edges[0].s.max_ns, 20 * MS);
+
+	/* many edges: the index grows and still finds every one */
+	for (uint32_t i = 0; i < 3000; i++) {
+		struct ilock_edge_key k2 = ekey(1000 + i, i, "w", i + 1, "r", ILOCK_MODE_EXCL);
+		struct ilock_edge_stats one = { 1, 1000, 1000 };
+
+		top_store_edge(&st, &delta, &k2, &one);
+	}
+	snap_reset(&delta);
+	for (uint32_t i = 0; i < 3000; i++) {
+		struct ilock_edge_key k2 = ekey(1000 + i, i, "w", i + 1, "r", ILOCK_MODE_EXCL);
+		struct ilock_edge_stats one = { 1, 1000, 1000 };
+
+		CHECK(top_store_edge(&st, &delta, &k2, &one) == 0);
+	}
+	CHECK_EQ_U(st.nedges, 3001);
+
+	p = (struct ilock_edge_stats){ 10, 100, 50 };
+	c = (struct ilock_edge_stats){ 12, 400, 250 };
+	top_edge_delta(&out, &c, &p);
+	CHECK_EQ_U(out.count, 2);
+	CHECK_EQ_U(out.total_ns, 300);
+	CHECK_EQ_U(out.max_ns, 250);
+	c = (struct ilock_edge_stats){ 10, 100, 50 };
+	top_edge_delta(&out, &c, &p);
+	CHECK_EQ_U(out.count, 0);
+	CHECK_EQ_U(out.max_ns, 0);
+
+	counters[ILOCK_EV_WAIT] = 10;
+	CHECK(top_store_counters(&st, &delta, counters));
+	CHECK_EQ_U(delta.counters[ILOCK_EV_WAIT], 10);
+	CHECK(!top_store_counters(&st, &delta, counters));
+	CHECK_EQ_U(delta.counters[ILOCK_EV_WAIT], 0);
+	counters[ILOCK_EV_WAIT] = 25;
+	counters[ILOCK_LOST_WAIT_MAP_FULL] = 2;
+	CHECK(top_store_counters(&st, &delta, counters));
+	CHECK_EQ_U(delta.counters[ILOCK_EV_WAIT], 15);
+	CHECK_EQ_U(snap_lost_total(&delta), 2);
+	CHECK_EQ_U(st.cum.counters[ILOCK_EV_WAIT], 25);
+
+	top_store_free(&st);
+	snap_free(&delta);
+}
+
+/* --------------------------------------------------------- view model */
+
+/* Two XFS inodes and one ext4 one, with waits, holders and paths. */
+static void fixture(struct snapshot *s)
+{
+	struct ilock_key k;
+	struct ilock_stats st = {};
+	struct ilock_edge_key ek;
+	struct ilock_edge_stats es;
+
+	snap_init(s);
+	/* ino 100: 3 shared waits, 300 ms in all; the busiest */
+	for (int i = 0; i < 3; i++)
+		add(&st, 100 * MS);
+	k = key(100, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+	snap_add_wait(s, &k, &st);
+	/* ino 200: 10 exclusive waits of 1 ms: most waits, little time */
+	memset(&st, 0, sizeof(st));
+	for (int i = 0; i < 10; i++)
+		add(&st, 1 * MS);
+	k = key(200, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_EXCL);
+	snap_add_wait(s, &k, &st);
+	/* ino 300 on ext4: one long shared and one exclusive wait */
+	memset(&st, 0, sizeof(st));
+	add(&st, 150 * MS);
+	k = key(300, ILOCK_CLASS_INVALIDATE, ILOCK_MODE_SHARED);
+	snap_add_wait(s, &k, &st);
+	k.mode = ILOCK_MODE_EXCL;
+	snap_add_wait(s, &k, &st);
+	/* ino 400: holds only, no waits: not a row */
+	k = key(400, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL);
+	snap_add_hold(s, &k, &st);
+
+	add_inode(s, 100, XFS, "/db/table.ibd");
+	add_inode(s, 200, XFS, "/db/log");
+	add_inode(s, 300, EXT4, "/var/spool/q");
+
+	/* ino 100: fio held it (250 ms of waits), cp a little (50 ms) */
+	ek = ekey(100, 4257, "fio", 900, "reader", ILOCK_MODE_EXCL);
+	es = (struct ilock_edge_stats){ 2, 250 * MS, 200 * MS };
+	snap_add_edge(s, &ek, &es);
+	ek = ekey(100, 77, "cp", 901, "reader", ILOCK_MODE_EXCL);
+	es = (struct ilock_edge_stats){ 1, 50 * MS, 50 * MS };
+	snap_add_edge(s, &ek, &es);
+	/* ino 200: nobody owned it (queued behind others) */
+	ek = ekey(200, 0, "", 902, "postgres", ILOCK_MODE_UNKNOWN);
+	ek.class = ILOCK_CLASS_XFS_ILOCK;
+	es = (struct ilock_edge_stats){ 10, 10 * MS, 1 * MS };
+	snap_add_edge(s, &ek, &es);
+}
+
+static const struct top_row *row_of(const struct top_view *v, uint64_t ino)
+{
+	for (size_t i = 0; i < v->nrows; i++)
+		if (v->rows[i].ino == ino)
+			return &v->rows[i];
+	return NULL;
+}
+
+static void test_view_rates(void)
+{
+	struct snapshot s;
+	struct top_view v;
+	const struct top_row *r;
+
+	fixture(&s);
+	top_view_init(&v);
+	CHECK_EQ_U(top_view_build(&v, &s, &s, &s, NULL, 2.0, false, NULL), 0);
+	CHECK_EQ_U(v.nrows, 3);  /* the hold-only lock is not a row */
+	CHECK_EQ_U(v.total, 3);
+	r = row_of(&v, 100);
+	CHECK(r != NULL);
+	/* 3 waits in 2 s; 300 ms waited in 2 s = 0.15 s/s */
+	CHECK(r->rate[ILOCK_MODE_SHARED] > 1.49 && r->rate[ILOCK_MODE_SHARED] < 1.51);
+	CHECK(r->rate[ILOCK_MODE_EXCL] == 0.0);
+	CHECK(r->wait_sps > 0.1499 && r->wait_sps < 0.1501);
+	CHECK_EQ_U(r->wait_ns, 300 * MS);
+	CHECK_EQ_U(r->max_ns, 100 * MS);
+	CHECK_EQ_U(r->magic, XFS);
+	/* the holder that cost the most */
+	CHECK(r->holder && r->holder->k.holder_pid == 4257);
+	r = row_of(&v, 300);
+	CHECK(r && r->wait_sps > 0.1499 && r->wait_sps < 0.1501);
+	CHECK(r && r->rate[0] == 0.5 && r->rate[1] == 0.5);
+	CHECK(r && r->holder == NULL);
+	/* 1.0 s/s means one thread blocked the whole time */
+	CHECK(top_rate(5, 0) == 0.0);
+	CHECK(top_rate(5, 2.5) == 2.0);
+	top_view_free(&v);
+	snap_free(&s);
+}
+
+static void test_view_filter(void)
+{
+	struct snapshot s;
+	struct top_view v;
+	struct top_filter f = {};
+	struct mount_table mt;
+
+	fixture(&s);
+	mounts_parse(&mt, "36 25 7:3 / /srv rw - xfs /dev/loop3 rw\n");
+	top_view_init(&v);
+	/* a path part (the full path, through the mount) */
+	snprintf(f.text, sizeof(f.text), "/srv/db/");
+	top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
+	CHECK_EQ_U(v.nrows, 3 - 1 + 0);  /* /srv/db/table.ibd and /srv/db/log */
+	CHECK(row_of(&v, 100) && row_of(&v, 200) && !row_of(&v, 300));
+	CHECK_EQ_U(v.total, 3);
+	/* a waiter's comm */
+	snprintf(f.text, sizeof(f.text), "postgres");
+	top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
+	CHECK_EQ_U(v.nrows, 1);
+	CHECK(row_of(&v, 200) != NULL);
+	/* a holder's comm */
+	snprintf(f.text, sizeof(f.text), "fio");
+	top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
+	CHECK_EQ_U(v.nrows, 1);
+	CHECK(row_of(&v, 100) != NULL);
+	/* nothing */
+	snprintf(f.text, sizeof(f.text), "no-such-thing");
+	top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
+	CHECK_EQ_U(v.nrows, 0);
+	top_view_free(&v);
+	mounts_free(&mt);
+	snap_free(&s);
+}
+
+static void test_view_sort(void)
+{
+	struct snapshot s;
+	struct top_view v;
+
+	fixture(&s);
+	top_view_init(&v);
+	top_view_build(&v, &s, &s, &s, NULL, 1.0, false, NULL);
+	top_view_sort(&v, SORT_WAIT_TIME, 0);
+	/* 300 ms (100), 300 ms (300: ties by dev, ino), 10 ms (200) */
+	CHECK_EQ_U(v.rows[0].ino, 100);
+	CHECK_EQ_U(v.rows[1].ino, 300);
+	CHECK_EQ_U(v.rows[2].ino, 200);
+	top_view_sort(&v, SORT_WAITS, 0);
+	CHECK_EQ_U(v.rows[0].ino, 200);
+	top_view_sort(&v, SORT_EXCL, 0);
+	CHECK_EQ_U(v.rows[0].ino, 200);
+	CHECK_EQ_U(v.rows[1].ino, 300);
+	top_view_sort(&v, SORT_SHARED, 0);
+	CHECK_EQ_U(v.rows[0].ino, 100);
+	top_view_sort(&v, SORT_MAX, 0);
+	CHECK_EQ_U(v.rows[0].ino, 300);
+	top_view_sort(&v, SORT_P99, 0);
+	CHECK_EQ_U(v.rows[0].ino, 300);
+	CHECK(v.rows[0].p99_known && v.rows[0].p99_ns <= 150 * MS && v.rows[0].p99_ns >= 128 * MS);
+	CHECK_EQ_U(v.sorted, 3);
+	CHECK_EQ_U(top_view_find(&v, DEV, 200, ILOCK_CLASS_XFS_ILOCK), 2);
+	CHECK(top_view_find(&v, DEV, 200, ILOCK_CLASS_I_RWSEM) < 0);
+
+	CHECK_EQ_U(top_sort_next(SORT_WAIT_TIME, 1), SORT_WAITS);
+	CHECK_EQ_U(top_sort_next(SORT_WAIT_TIME, -1), SORT_EXCL);
+	CHECK_EQ_U(top_sort_next(SORT_EXCL, 1), SORT_WAIT_TIME);
+	top_view_free(&v);
+	snap_free(&s);
+}
+
+static int cmp_ref(const void *a, const void *b)
+{
+	const struct top_row *x = a, *y = b;
+
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns < y->wait_ns ? 1 : -1;
+	return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+/* Partial sorting gives the same first rows as a full sort. */
+static void test_partial_sort(void)
+{
+	struct snapshot s;
+	struct top_view v;
+	struct top_row *ref;
+	unsigned seed = 3;
+	const size_t n = 5000;
+
+	snap_init(&s);
+	for (uint64_t ino = 1; ino <= n; ino++) {
+		struct ilock_key k = key(ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+		struct ilock_stats st = {};
+
+		/* plenty of equal totals, so the ties are exercised too */
+		add(&st, (uint64_t)(rand_r(&seed) % 200) * 1000 + 1000);
+		snap_add_wait(&s, &k, &st);
+	}
+	top_view_init(&v);
+	top_view_build(&v, &s, &s, &s, NULL, 1.0, false, NULL);
+	ref = malloc(n * sizeof(*ref));
+	memcpy(ref, v.rows, n * sizeof(*ref));
+	qsort(ref, n, sizeof(*ref), cmp_ref);
+	for (size_t want = 1; want < n; want = want * 3 + 1) {
+		bool same = true;
+
+		top_view_build(&v, &s, &s, &s, NULL, 1.0, false, NULL);
+		top_view_sort(&v, SORT_WAIT_TIME, want);
+		CHECK(v.sorted >= want);
+		for (size_t i = 0; i < want; i++)
+			same &= v.rows[i].ino == ref[i].ino;
+		CHECK(same);
+		/* asking for more later extends the sorted part */
+		top_view_prepare(&v, want + 100 < n ? want + 100 : n);
+		same = true;
+		for (size_t i = 0; i < want + 100 && i < n; i++)
+			same &= v.rows[i].ino == ref[i].ino;
+		CHECK(same);
+	}
+	free(ref);
+	top_view_free(&v);
+	snap_free(&s);
+}
+
+/* ------------------------------------------------------------- format */
+
+static void test_numbers(void)
+{
+	char b[32];
+
+	CHECK_STR(top_fmt_rate(b, sizeof(b), 0), "0");
+	CHECK_STR(top_fmt_rate(b, sizeof(b), 0.05), "0.05");
+	CHECK_STR(top_fmt_rate(b, sizeof(b), 1.5), "1.5");
+	CHECK_STR(top_fmt_rate(b, sizeof(b), 812), "812");
+	CHECK_STR(top_fmt_rate(b, sizeof(b), 12345), "12.3k");
+	CHECK_STR(top_fmt_rate(b, sizeof(b), 345678), "346k");
+	CHECK_STR(top_fmt_rate(b, sizeof(b), 2500000), "2.5M");
+	CHECK_STR(top_fmt_count(b, sizeof(b), 99999), "99999");
+	CHECK_STR(top_fmt_count(b, sizeof(b), 123456), "123k");
+	CHECK_STR(top_fmt_sps(b, sizeof(b), 0), "0");
+	CHECK_STR(top_fmt_sps(b, sizeof(b), 1.0), "1.000");
+	CHECK_STR(top_fmt_sps(b, sizeof(b), 0.0123), "0.012");
+	CHECK_STR(top_fmt_sps(b, sizeof(b), 12.5), "12.50");
+	CHECK_STR(top_fmt_sps(b, sizeof(b), 150), "150.0");
+	CHECK_STR(top_fmt_ns(b, sizeof(b), 16200000), "16.2ms");
+	CHECK_STR(top_fmt_ns(b, sizeof(b), 950), "950ns");
+	CHECK_STR(top_fmt_ns(b, sizeof(b), 3400000000ULL), "3.40s");
+	CHECK_STR(top_class_name(ILOCK_CLASS_I_RWSEM, XFS), "IOLOCK");
+	CHECK_STR(top_class_name(ILOCK_CLASS_INVALIDATE, XFS), "MMAPLOCK");
+	CHECK_STR(top_class_name(ILOCK_CLASS_XFS_ILOCK, XFS), "ILOCK");
+	CHECK_STR(top_class_name(ILOCK_CLASS_I_RWSEM, EXT4), "i_rwsem");
+	CHECK_STR(top_class_name(ILOCK_CLASS_INVALIDATE, EXT4), "inv_lock");
+}
+
+static void test_layout(void)
+{
+	static const int widths[] = { 40, 60, 80, 100, 120, 160, 200, 300 };
+	struct top_layout l;
+
+	for (size_t i = 0; i < ARRAY_SIZE(widths); i++) {
+		top_layout_compute(&l, widths[i], false);
+		CHECK(l.used <= widths[i]);
+		/* the identity and the key number are always there */
+		CHECK(l.w[COL_PATH] > 0 && l.w[COL_WAIT] > 0);
+	}
+	top_layout_compute(&l, 80, false);
+	CHECK_EQ_U(l.used, 80);
+	CHECK(l.w[COL_DEVINO] == 0 && l.w[COL_FS] == 0);   /* dropped first */
+	CHECK(l.w[COL_HOLDER] > 0 && l.w[COL_P99] > 0 && l.w[COL_MAX] > 0);
+	top_layout_compute(&l, 120, false);
+	CHECK_EQ_U(l.used, 120);
+	CHECK(l.w[COL_DEVINO] > 0 && l.w[COL_FS] > 0 && l.w[COL_HOLDER] > 0);
+	top_layout_compute(&l, 200, false);
+	CHECK_EQ_U(l.used, 200);
+	CHECK(l.w[COL_PATH] >= 80);  /* the path gets the room */
+	top_layout_compute(&l, 60, false);
+	CHECK(l.w[COL_MAX] == 0);    /* numbers go after identity */
+}
+
+static void test_rows_at_widths(void)
+{
+	static const int widths[] = { 80, 120, 200 };
+	struct snapshot s;
+	struct top_view v;
+	struct mount_table mt;
+	char line[2048], label[600], hdr[2048];
+	struct inode_view iv;
+
+	fixture(&s);
+	mounts_parse(&mt, "36 25 7:3 / /srv/very/long/mount/point/for/databases rw - xfs /dev/loop3 rw\n");
+	top_view_init(&v);
+	top_view_build(&v, &s, &s, &s, &mt, 1.0, false, NULL);
+	top_view_sort(&v, SORT_WAIT_TIME, 0);
+	top_view_prepare(&v, v.nrows);
+	for (size_t i = 0; i < ARRAY_SIZE(widths); i++) {
+		struct top_layout l;
+		int n;
+
+		top_layout_compute(&l, widths[i], false);
+		n = top_format_header(hdr, sizeof(hdr), &l, SORT_WAIT_TIME);
+		CHECK(n <= widths[i] && (int)strlen(hdr) == n);
+		CHECK(strstr(hdr, "WAIT s/s*") != NULL);
+		CHECK(strstr(hdr, "PATH") == hdr);
+		top_inode_label(label, sizeof(label), &iv, &s, &mt, v.rows[0].dev, v.rows[0].ino,
+				v.rows[0].has_hold);
+		CHECK_STR(label, "/srv/very/long/mount/point/for/databases/db/table.ibd");
+		n = top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv);
+		CHECK(n <= widths[i] && (int)strlen(line) == n);
+		CHECK(strstr(line, "IOLOCK") != NULL);
+		CHECK(strstr(line, "0.300") != NULL);  /* 300 ms in 1 s */
+		CHECK(strstr(line, "3.0") != NULL);    /* shared waits/s */
+		/* narrow: the path is cut from the left, its end kept */
+		if (l.w[COL_PATH] < (int)strlen(label))
+			CHECK(strstr(line, "...") == line && strstr(line, "table.ibd") != NULL);
+		else
+			CHECK(strstr(line, label) == line);
+		/* the holder shows when its column does */
+		if (l.w[COL_HOLDER] >= 14)
+			CHECK(strstr(line, "fio[4257] excl") != NULL);
+		if (l.w[COL_DEVINO])
+			CHECK(strstr(line, "7:3:100") != NULL);
+		if (l.w[COL_FS])
+			CHECK(strstr(line, " xfs ") != NULL);
+	}
+	/* at 200 columns nothing is cut */
+	{
+		struct top_layout l;
+
+		top_layout_compute(&l, 200, false);
+		top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv);
+		CHECK(strstr(line, label) == line);
+	}
+	/* the ext4 row: no XFS names, and the queued holder */
+	{
+		struct top_layout l;
+		const struct top_row *r = row_of(&v, 300);
+
+		top_layout_compute(&l, 160, false);
+		top_inode_label(label, sizeof(label), &iv, &s, &mt, r->dev, r->ino, r->has_hold);
+		CHECK_STR(label, "/srv/very/long/mount/point/for/databases/var/spool/q");
+		top_format_row(line, sizeof(line), &l, r, label, &iv);
+		CHECK(strstr(line, "inv_lock") != NULL);
+		CHECK(strstr(line, "ext4") != NULL);
+		r = row_of(&v, 200);
+		top_format_row(line, sizeof(line), &l, r, "/x", &iv);
+		CHECK(strstr(line, "(queued)") != NULL);
+	}
+	/* cumulative: totals and their titles */
+	{
+		struct top_layout l;
+
+		top_view_build(&v, &s, &s, &s, &mt, 10.0, true, NULL);
+		top_view_sort(&v, SORT_WAITS, 0);
+		top_layout_compute(&l, 120, true);
+		top_format_header(hdr, sizeof(hdr), &l, SORT_WAITS);
+		CHECK(strstr(hdr, "SHARED*") != NULL && strstr(hdr, "EXCL*") != NULL);
+		CHECK(strstr(hdr, "WAITED") != NULL && !strstr(hdr, "s/s"));
+		top_format_row(line, sizeof(line), &l, &v.rows[0], "/db/log", &iv);
+		CHECK(strstr(line, " 10 ") != NULL);    /* 10 exclusive waits, not 1.0/s */
+		CHECK(strstr(line, "10.0ms") != NULL);  /* waited in all */
+	}
+	top_view_free(&v);
+	mounts_free(&mt);
+	snap_free(&s);
+}
+
+static void test_path_abbrev(void)
+{
+	struct top_layout l;
+	struct top_row r = { .ino = 5, .dev = DEV, .class = ILOCK_CLASS_I_RWSEM, .magic = XFS };
+	char line[512];
+	const char *path = "/a/very/long/path/that/does/not/fit/anywhere/file.dat";
+
+	top_layout_compute(&l, 80, false);
+	top_format_row(line, sizeof(line), &l, &r, path, NULL);
+	/* "..." then an end of the path, within the column */
+	{
+		char cell[256];
+		size_t n;
+
+		snprintf(cell, sizeof(cell), "%.*s", l.w[COL_PATH], line);
+		n = strcspn(cell, " ");
+		cell[n] = 0;
+		CHECK(!strncmp(cell, "...", 3));
+		CHECK(n > 3 && n <= (size_t)l.w[COL_PATH]);
+		CHECK(!strcmp(cell + 3, path + strlen(path) - (n - 3)));
+		CHECK(strstr(cell, "file.dat") != NULL);
+		CHECK(line[l.w[COL_PATH]] == ' ');
+	}
+	/* short paths are padded, never cut */
+	top_format_row(line, sizeof(line), &l, &r, "/f", NULL);
+	CHECK(!strncmp(line, "/f ", 3));
+	/* a tiny terminal still gets a valid, bounded line */
+	top_layout_compute(&l, 12, false);
+	CHECK(top_format_row(line, sizeof(line), &l, &r, path, NULL) <= 12);
+}
+
+struct lines {
+	char text[16][1100];
+	enum top_line_kind kind[16];
+	int n;
+};
+
+static void collect(void *ctx, enum top_line_kind kind, const char *line)
+{
+	struct lines *l = ctx;
+
+	if (l->n < 16) {
+		snprintf(l->text[l->n], sizeof(l->text[0]), "%s", line);
+		l->kind[l->n++] = kind;
+	}
+}
+
+static void test_status(void)
+{
+	struct attach_info att[] = {
+		{ "contention_begin", "tp_btf" }, { "contention_end", "tp_btf" },
+		{ "xfs_ilock", "raw_tp" },
+	};
+	uint64_t counters[ILOCK_COUNTER_MAX] = {};
+	struct top_status st = {
+		.host = "db1", .kernel = "6.18.0", .uptime_s = 75, .interval_s = 1, .window_s = 1,
+		.attach = att, .nattach = 3, .events_ps = 12345, .waits_ps = 812, .tracked = 10000,
+		.active = 42, .lost = counters, .bpf_stats = true, .bpf_ns_ps = 2.5e6,
+		.cpu_pct = 0.42, .sort = SORT_WAIT_TIME,
+	};
+	struct lines l = {};
+	bool loud = false;
+
+	CHECK_EQ_U(top_format_status(&st, 200, collect, &l), 6);
+	CHECK(strstr(l.text[0], "db1") && strstr(l.text[0], "6.18.0") && strstr(l.text[0], "1m15s"));
+	CHECK(strstr(l.text[1], "contention_begin,contention_end (tp_btf); xfs_ilock (raw_tp)") != NULL);
+	CHECK(strstr(l.text[2], "12.3k/s") && strstr(l.text[2], "10,000 tracked"));
+	CHECK(strstr(l.text[3], "2.50 ms/s") && strstr(l.text[3], "0.42%"));
+	CHECK(strstr(l.text[4], "lost events: none") && l.kind[4] == TOP_LINE_NORMAL);
+	CHECK(strstr(l.text[5], "sort: wait time") && strstr(l.text[5], "rates over the last"));
+
+	counters[ILOCK_LOST_WAIT_MAP_FULL] = 1234;
+	counters[ILOCK_LOST_PATH] = 1;
+	st.lost_window = 7;
+	st.paused = true;
+	st.cumulative = true;
+	st.filter = "fio";
+	memset(&l, 0, sizeof(l));
+	top_format_status(&st, 200, collect, &l);
+	for (int i = 0; i < l.n; i++) {
+		if (l.kind[i] != TOP_LINE_ALERT)
+			continue;
+		loud = true;
+		CHECK(strstr(l.text[i], "LOST EVENTS: 1,235") && strstr(l.text[i], "7 in the last"));
+		CHECK(strstr(l.text[i], "wait_map_full 1,234") != NULL);
+	}
+	CHECK(loud);
+	CHECK(strstr(l.text[0], "[PAUSED]") != NULL);
+	CHECK(strstr(l.text[5], "totals since start") && strstr(l.text[5], "filter: \"fio\""));
+	/* every line fits the width asked for */
+	memset(&l, 0, sizeof(l));
+	top_format_status(&st, 50, collect, &l);
+	for (int i = 0; i < l.n; i++)
+		CHECK(strlen(l.text[i]) <= 50);
+}
+
+static void test_detail(void)
+{
+	struct snapshot s;
+	struct ilock_key k = key(100, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL);
+	struct ilock_stats h = {};
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	fixture(&s);
+	add(&h, 40 * MS);
+	snap_add_hold(&s, &k, &h);
+	f = open_memstream(&text, &size);
+	top_format_detail(f, &s, &s, &s, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 2.0, false);
+	fclose(f);
+	CHECK(strstr(text, "ino 100") && strstr(text, "lock IOLOCK (i_rwsem)"));
+	CHECK(strstr(text, "shared 3 (1.5/s)") != NULL);
+	CHECK(strstr(text, "WAIT HISTOGRAM") != NULL);
+	CHECK(strstr(text, "67.1 ms - 134 ms") != NULL);  /* the slot of the 100 ms waits */
+	CHECK(strstr(text, "HOLD HISTOGRAM") && strstr(text, "held exclusive 1 times"));
+	CHECK(strstr(text, "  held  ") != NULL);  /* the range column says what it ranges */
+	CHECK(strstr(text, "fio[4257] excl") && strstr(text, "-> reader[900]"));
+	CHECK(strstr(text, "cp[77] excl") != NULL);
+	/* the costlier holder first */
+	CHECK(strstr(text, "fio[4257]") < strstr(text, "cp[77]"));
+	free(text);
+
+	text = NULL;
+	f = open_memstream(&text, &size);
+	top_format_detail(f, &s, &s, &s, NULL, DEV, 300, ILOCK_CLASS_INVALIDATE, 1.0, true);
+	fclose(f);
+	CHECK(strstr(text, "only XFS reports lock holds") != NULL);
+	CHECK(strstr(text, "since start") != NULL);
+	CHECK(strstr(text, "(none in this window)") != NULL);
+	free(text);
+
+	/* a lock with no waits in the window */
+	text = NULL;
+	f = open_memstream(&text, &size);
+	top_format_detail(f, &s, &s, &s, NULL, DEV, 999, ILOCK_CLASS_I_RWSEM, 1.0, false);
+	fclose(f);
+	CHECK(strstr(text, "no waits on this lock in this window") != NULL);
+	free(text);
+	snap_free(&s);
+}
+
+int main(void)
+{
+	test_store_deltas();
+	test_store_matches_snap_delta();
+	test_store_edges_and_counters();
+	test_view_rates();
+	test_view_filter();
+	test_view_sort();
+	test_partial_sort();
+	test_numbers();
+	test_layout();
+	test_rows_at_widths();
+	test_path_abbrev();
+	test_status();
+	test_detail();
+	UNIT_DONE();
+}
