@@ -217,3 +217,78 @@ int BPF_PROG(contention_end_raw, void *lock, int ret)
 {
 	return on_end(lock);
 }
+
+/*
+ * Kernels without lock:contention_* (they came in 5.19 with "locking/rwsem:
+ * Add lock contention tracepoints"): the rw_semaphore slow paths, same
+ * bodies. fentry/fexit where BPF trampolines work, kprobes otherwise;
+ * userspace picks one and names the function as this kernel spells it.
+ * Entering a slow path is not always a sleep (a reader may steal the lock
+ * first), so a few sub-microsecond "waits" may be counted that the
+ * tracepoints would not see.
+ */
+SEC("?fentry/rwsem_down_read_slowpath")
+int BPF_PROG(slow_read_begin_fentry, struct rw_semaphore *sem)
+{
+	return on_begin(sem, ILOCK_LCB_F_READ);
+}
+
+SEC("?fexit/rwsem_down_read_slowpath")
+int BPF_PROG(slow_read_end_fexit, struct rw_semaphore *sem)
+{
+	return on_end(sem);
+}
+
+SEC("?fentry/rwsem_down_write_slowpath")
+int BPF_PROG(slow_write_begin_fentry, struct rw_semaphore *sem)
+{
+	return on_begin(sem, ILOCK_LCB_F_WRITE);
+}
+
+SEC("?fexit/rwsem_down_write_slowpath")
+int BPF_PROG(slow_write_end_fexit, struct rw_semaphore *sem)
+{
+	return on_end(sem);
+}
+
+/*
+ * A kretprobe sees only the return value: the semaphore on success, an
+ * ERR_PTR when a killable wait was interrupted; then the lock this thread
+ * began waiting for is the one that ended.
+ */
+static __always_inline int on_end_ret(void *ret)
+{
+	struct task_state *ts;
+
+	if ((unsigned long)ret >= (unsigned long)-4095L) {
+		ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+		ret = ts ? (void *)ts->wait.lock : NULL;
+		if (!ret)
+			return 0;
+	}
+	return on_end(ret);
+}
+
+SEC("?kprobe/rwsem_down_read_slowpath")
+int BPF_KPROBE(slow_read_begin_kprobe, struct rw_semaphore *sem)
+{
+	return on_begin(sem, ILOCK_LCB_F_READ);
+}
+
+SEC("?kretprobe/rwsem_down_read_slowpath")
+int BPF_KRETPROBE(slow_read_end_kretprobe, void *ret)
+{
+	return on_end_ret(ret);
+}
+
+SEC("?kprobe/rwsem_down_write_slowpath")
+int BPF_KPROBE(slow_write_begin_kprobe, struct rw_semaphore *sem)
+{
+	return on_begin(sem, ILOCK_LCB_F_WRITE);
+}
+
+SEC("?kretprobe/rwsem_down_write_slowpath")
+int BPF_KRETPROBE(slow_write_end_kretprobe, void *ret)
+{
+	return on_end_ret(ret);
+}

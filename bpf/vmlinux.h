@@ -67,6 +67,12 @@ struct task_struct {
 	char comm[16];
 };
 
+/* x86-64 registers as kprobes see them (BPF_KPROBE/BPF_KRETPROBE read these). */
+struct pt_regs {
+	unsigned long r15, r14, r13, r12, bp, bx, r11, r10, r9, r8;
+	unsigned long ax, cx, dx, si, di, orig_ax, ip, cs, flags, sp, ss;
+};
+
 /* name/len sit in anonymous unions in the kernel; CO-RE descends into them. */
 struct qstr {
 	u32 len;

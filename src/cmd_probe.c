@@ -8,13 +8,39 @@
 #include "json.h"
 #include "probe.h"
 
+static void usage(FILE *f)
+{
+	fprintf(f,
+"usage: ilock probe [-j] [--holds=xfs|all]\n"
+"\n"
+"Show what this kernel offers (BTF, tracepoints, XFS, struct layouts, and\n"
+"which attach types really load and attach: tp_btf, raw_tp, kprobe, fentry)\n"
+"and the strategy ilock uses for each capture, with the reason. Every other\n"
+"subcommand runs the same probes once at start; -v prints them there.\n"
+"\n"
+"  -j, --json          JSON instead of text\n"
+"      --holds=all     show the strategy as if --holds=all were given\n"
+"\n"
+"Environment (tests, troubleshooting): ILOCK_FORCE_RAW_TP=1 (raw_tp, not\n"
+"tp_btf), ILOCK_NO_XFS=1 (no XFS hold programs), ILOCK_NO_CONTENTION_TP=1\n"
+"(act as on a kernel before 5.19: rwsem slow paths), ILOCK_NO_FENTRY=1\n"
+"(kprobes rather than fentry).\n"
+"\n"
+"examples:\n"
+"  ilock probe\n"
+"  ilock probe -j | jq .strategy\n");
+}
+
 int cmd_probe(int argc, char **argv)
 {
+	enum { OPT_HOLDS = 256 };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "holds", required_argument, NULL, OPT_HOLDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct strategy_req req = {};
 	struct probe_result r;
 	struct strategy s;
 	bool json = false;
@@ -22,48 +48,49 @@ int cmd_probe(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
-		if (c == 'j') {
+	while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
 			json = true;
-		} else if (c == 'h') {
-			printf("usage: ilock probe [-j|--json]\n");
+			break;
+		case 'h':
+			usage(stdout);
 			return 0;
-		} else {
-			fprintf(stderr, "ilock probe: unknown option %s\nusage: ilock probe [-j|--json]\n",
-				argv[optind - 1]);
-			return 2;
+		case OPT_HOLDS:
+			if (!strcmp(optarg, "all")) {
+				req.holds_all = true;
+			} else if (strcmp(optarg, "xfs")) {
+				fprintf(stderr, "ilock probe: bad value for --holds: %s (xfs or all)\n",
+					optarg);
+				goto bad;
+			}
+			break;
+		case ':':
+			fprintf(stderr, "ilock probe: option %s needs a value\n", argv[optind - 1]);
+			goto bad;
+		default:
+			fprintf(stderr, "ilock probe: unknown option %s\n", argv[optind - 1]);
+			goto bad;
 		}
 	}
-	probe_kernel(&r);
-	choose_strategy(&r, &s);
-	if (!json) {
-		probe_print(stdout, &r, &s);
-		return 0;
+	if (optind < argc) {
+		fprintf(stderr, "ilock probe: unexpected argument %s\n", argv[optind]);
+		goto bad;
 	}
-	{
+	probe_kernel(&r);
+	choose_strategy(&r, &req, &s);
+	if (json) {
 		struct json j;
 
 		json_init(&j, stdout);
-		json_obj_begin(&j, NULL);
-		json_str(&j, "kernel", r.kernel);
-		json_bool(&j, "privileged", r.has_caps);
-		json_bool(&j, "vmlinux_btf", r.vmlinux_btf);
-		json_bool(&j, "lock_contention_tracepoints", r.tp_contention);
-		json_bool(&j, "lock_contention_btf", r.tp_contention_btf);
-		json_str(&j, "xfs", r.xfs_btf ? (r.xfs_module ? "module" : "builtin") : NULL);
-		json_bool(&j, "xfs_tracepoints", r.tp_xfs);
-		json_bool(&j, "invalidate_lock", r.invalidate_lock);
-		json_obj_begin(&j, "strategy");
-		json_obj_begin(&j, "lock_waits");
-		json_str(&j, "attach", attach_mode_name(s.lock_waits));
-		json_str(&j, "why", s.lock_waits_why);
-		json_obj_end(&j);
-		json_obj_begin(&j, "xfs_holds");
-		json_str(&j, "attach", attach_mode_name(s.xfs_holds));
-		json_str(&j, "why", s.xfs_holds_why);
-		json_obj_end(&j);
-		json_obj_end(&j);
-		json_obj_end(&j);
+		probe_json(&j, &r, &s);
+		fputc('\n', stdout);
+	} else {
+		probe_print(stdout, &r, &s);
 	}
 	return 0;
+
+bad:
+	fprintf(stderr, "usage: ilock probe [-j] [--holds=xfs|all]\n");
+	return 2;
 }

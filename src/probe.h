@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Feature probes, all in one place: what this kernel offers and which
- * attach strategy each capture uses. Decided from BTF and tracepoint
- * existence, never from the kernel version.
+ * attach strategy each capture uses. Decided from BTF types and fields,
+ * tracepoint existence and trial loads (and attaches) of a trivial program
+ * of each attach type; never from the kernel version.
+ *
+ * probe_kernel() talks to the kernel (probe.c). choose_strategy() and the
+ * printers are pure (strategy.c, probe_report.c) and unit-tested with
+ * hand-made probe results.
  */
 #ifndef ILOCK_PROBE_H
 #define ILOCK_PROBE_H
@@ -10,34 +15,96 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-enum attach_mode { ATTACH_OFF = 0, ATTACH_TP_BTF, ATTACH_RAW_TP };
+struct json;
+
+enum attach_mode {
+	ATTACH_OFF = 0,
+	ATTACH_TP_BTF,   /* BTF-typed tracepoint */
+	ATTACH_RAW_TP,   /* raw tracepoint */
+	ATTACH_FENTRY,   /* fentry/fexit (BPF trampolines) */
+	ATTACH_KPROBE,   /* kprobe/kretprobe */
+};
+
+/* The attach types tried for real, each with a trivial program. */
+enum probe_kind { PROBE_TP_BTF, PROBE_RAW_TP, PROBE_KPROBE, PROBE_FENTRY, PROBE_KIND_MAX };
+
+struct attach_trial {
+	bool tried;
+	bool ok;
+	int err;             /* errno of the step that failed */
+	char step[16];       /* "load", "attach", "find"; "" when ok */
+	char target[64];     /* tracepoint or function it was tried on */
+	const char *note;    /* why it could not even be tried, or NULL */
+};
+
+#define PROBE_SYM_LEN 64
 
 struct probe_result {
 	char kernel[65];
 	bool has_caps;              /* root, or CAP_BPF + CAP_PERFMON */
 	bool vmlinux_btf;
-	bool tp_contention_btf;     /* btf_trace_contention_begin in BTF */
-	bool tp_contention;         /* the tracepoint exists at all */
+	bool task_storage;          /* BPF task storage (5.11+): ilock needs it */
+	bool tp_contention_btf;     /* btf_trace_contention_begin/end in BTF */
+	bool tp_contention;         /* lock:contention_begin exists at all (5.19+) */
 	bool xfs_btf;               /* struct xfs_inode known (vmlinux or module) */
 	bool xfs_module;            /* XFS BTF comes from /sys/kernel/btf/xfs */
 	bool tp_xfs_btf;            /* btf_trace_xfs_ilock in BTF */
 	bool tp_xfs;                /* xfs:xfs_ilock exists */
 	bool invalidate_lock;       /* address_space.invalidate_lock (5.15+) */
+	bool xfs_mmaplock;          /* xfs_inode.i_mmaplock (before 5.15) */
+	/*
+	 * The rwsem slow paths, for the fallback when the contention
+	 * tracepoints are missing. slow_*: BTF FUNC names (fentry targets);
+	 * ksym_*: kprobe targets as kallsyms spells them (a compiler suffix
+	 * such as ".constprop.0" included), looked up only when kprobes exist.
+	 */
+	char slow_read[PROBE_SYM_LEN], slow_write[PROBE_SYM_LEN];
+	char ksym_read[PROBE_SYM_LEN], ksym_write[PROBE_SYM_LEN];
+	bool slow_in_btf, slow_in_kallsyms;
+	/* down_read, down_write, up_read, up_write, ... in BTF (--holds=all) */
+	bool hold_funcs_btf;
+	char hold_funcs_missing[PROBE_SYM_LEN];
+	struct attach_trial trial[PROBE_KIND_MAX];
+	struct attach_trial xfs_trial;   /* tp_btf on xfs_ilock (module BTF) */
+	/* test and troubleshooting switches, from the environment */
 	bool forced_raw_tp;         /* ILOCK_FORCE_RAW_TP=1 */
 	bool forced_no_xfs;         /* ILOCK_NO_XFS=1 */
+	bool forced_no_contention;  /* ILOCK_NO_CONTENTION_TP=1: act as before 5.19 */
+	bool forced_no_fentry;      /* ILOCK_NO_FENTRY=1: prefer kprobes */
 };
+
+#define STRATEGY_WHY_LEN 320
 
 struct strategy {
 	enum attach_mode lock_waits;
 	enum attach_mode xfs_holds;
-	const char *lock_waits_why;
-	const char *xfs_holds_why;
+	enum attach_mode rwsem_holds;    /* --holds=all */
+	char lock_waits_why[STRATEGY_WHY_LEN];
+	char xfs_holds_why[STRATEGY_WHY_LEN];
+	char rwsem_holds_why[STRATEGY_WHY_LEN];
 };
 
+/* What the user asked for that changes the strategy. */
+struct strategy_req {
+	bool holds_all;   /* --holds=all: hold times of every inode rwsem */
+};
+
+/* The kernel functions --holds=all hooks, NULL-terminated. */
+extern const char *const probe_hold_funcs[];
+
+/* Probe once; fills r. Never fails: what cannot be probed is "absent". */
 int probe_kernel(struct probe_result *r);
-/* Pure: the strategy for a set of probe results. */
-void choose_strategy(const struct probe_result *r, struct strategy *s);
+
+/* Pure: the strategy for a set of probe results and a request. */
+void choose_strategy(const struct probe_result *r, const struct strategy_req *req,
+		     struct strategy *s);
 const char *attach_mode_name(enum attach_mode m);
+const char *probe_kind_name(enum probe_kind k);
+/* "ok on contention_begin", "refused at load on down_read: Operation not permitted" */
+char *fmt_trial(char *buf, size_t len, const struct attach_trial *t);
+
+/* Pure printers of a probe result and its strategy (probe_report.c). */
 void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s);
+void probe_json(struct json *j, const struct probe_result *r, const struct strategy *s);
 
 #endif

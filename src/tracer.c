@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "fallback.h"
 #include "ilock.h"
 #include "ilock.skel.h"
 #include "log.h"
@@ -60,7 +61,7 @@ static int attach_all(struct tracer *t)
 
 		if (!bpf_program__autoload(prog))
 			continue;
-		link = bpf_program__attach(prog);
+		link = fallback_attach(t, prog);
 		err = -errno;
 		if (!link) {
 			log_error("cannot attach %s: %s", bpf_program__name(prog), strerror(-err));
@@ -77,13 +78,15 @@ static int attach_all(struct tracer *t)
 int tracer_start(struct tracer *t, const struct ilock_opts *o)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
+	struct strategy_req req = { .holds_all = o->holds_all };
+	enum attach_mode tp_mode;
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->stats_fd = -1;
 	log_setup_libbpf(o->verbose);
 	probe_kernel(&t->probe);
-	choose_strategy(&t->probe, &t->strat);
+	choose_strategy(&t->probe, &req, &t->strat);
 	if (o->verbose)
 		probe_print(stderr, &t->probe, &t->strat);
 
@@ -92,8 +95,15 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 		return -EPERM;
 	}
 	if (t->strat.lock_waits == ATTACH_OFF) {
-		log_error("this kernel (%s) has no lock:contention_begin/end tracepoints; "
-			  "they arrived in Linux 5.19 (run `ilock probe` for details)", t->probe.kernel);
+		const char *why = t->strat.lock_waits_why;
+
+		log_error("cannot trace lock waits on this kernel (%s): %s (run `ilock probe` for "
+			  "details)", t->probe.kernel, strncmp(why, "off: ", 5) ? why : why + 5);
+		return -ENOTSUP;
+	}
+	if (o->holds_all && t->strat.rwsem_holds == ATTACH_OFF) {
+		log_error("--holds=all: %s (run `ilock probe --holds=all` for details)",
+			  t->strat.rwsem_holds_why);
 		return -ENOTSUP;
 	}
 	t->ncpus = libbpf_num_possible_cpus();
@@ -120,12 +130,16 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 				     t->skel->progs.xfs_iunlock_raw };
 	demote = (struct prog_pair){ "xfs_ilock_demote", t->skel->progs.xfs_ilock_demote_btf,
 				     t->skel->progs.xfs_ilock_demote_raw };
-	set_mode(t, &begin, t->strat.lock_waits);
-	set_mode(t, &end, t->strat.lock_waits);
+	/* with fentry or kprobes the rwsem slow paths stand in for the tracepoints */
+	tp_mode = t->strat.lock_waits == ATTACH_TP_BTF || t->strat.lock_waits == ATTACH_RAW_TP ?
+		  t->strat.lock_waits : ATTACH_OFF;
+	set_mode(t, &begin, tp_mode);
+	set_mode(t, &end, tp_mode);
 	set_mode(t, &lock, t->strat.xfs_holds);
 	set_mode(t, &nowait, t->strat.xfs_holds);
 	set_mode(t, &unlock, t->strat.xfs_holds);
 	set_mode(t, &demote, t->strat.xfs_holds);
+	fallback_configure(t);
 	configure(t, o);
 
 	err = ilock_bpf__load(t->skel);

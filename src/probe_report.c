@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Probe results and the chosen strategy as text (`ilock probe`, -v) or JSON. */
+#include <string.h>
+
+#include "json.h"
+#include "probe.h"
+
+static const char *yes_no(bool b)
+{
+	return b ? "yes" : "no";
+}
+
+static const char *xfs_state(const struct probe_result *r)
+{
+	return r->xfs_btf ? (r->xfs_module ? "module" : "builtin") : NULL;
+}
+
+static void forced_list(const struct probe_result *r, char *buf, size_t len)
+{
+	buf[0] = 0;
+	if (r->forced_raw_tp)
+		strncat(buf, " ILOCK_FORCE_RAW_TP", len - strlen(buf) - 1);
+	if (r->forced_no_xfs)
+		strncat(buf, " ILOCK_NO_XFS", len - strlen(buf) - 1);
+	if (r->forced_no_contention)
+		strncat(buf, " ILOCK_NO_CONTENTION_TP", len - strlen(buf) - 1);
+	if (r->forced_no_fentry)
+		strncat(buf, " ILOCK_NO_FENTRY", len - strlen(buf) - 1);
+}
+
+void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s)
+{
+	char t[200], forced[128];
+
+	fprintf(f, "kernel %s: privileged %s, BTF %s, BPF task storage %s\n", r->kernel,
+		yes_no(r->has_caps), yes_no(r->vmlinux_btf), yes_no(r->task_storage));
+	fprintf(f, "  tracepoints: lock:contention_* %s, xfs:xfs_ilock %s\n",
+		r->tp_contention_btf ? "yes (BTF)" : yes_no(r->tp_contention),
+		r->tp_xfs_btf ? "yes (BTF)" : yes_no(r->tp_xfs));
+	fprintf(f, "  XFS: %s\n",
+		!r->xfs_btf ? "not built in or loaded"
+		: r->xfs_module ? "module, BTF from /sys/kernel/btf/xfs" : "built in");
+	fprintf(f, "  layout: address_space.invalidate_lock %s, xfs_inode.i_mmaplock %s\n",
+		yes_no(r->invalidate_lock), r->xfs_btf ? yes_no(r->xfs_mmaplock) : "-");
+	if (r->slow_in_btf)
+		fprintf(f, "  rwsem slow paths in BTF (fentry targets): %s, %s\n", r->slow_read,
+			r->slow_write);
+	else
+		fprintf(f, "  rwsem slow paths in BTF (fentry targets): none\n");
+	if (r->slow_in_kallsyms)
+		fprintf(f, "  rwsem slow paths for kprobes: %s, %s\n", r->ksym_read, r->ksym_write);
+	else
+		fprintf(f, "  rwsem slow paths for kprobes: %s\n",
+			r->trial[PROBE_KPROBE].note ? "-" : "not found");
+	fprintf(f, "  rwsem lock functions in BTF (--holds=all): %s\n",
+		r->hold_funcs_btf ? "yes" : r->hold_funcs_missing[0] ? r->hold_funcs_missing : "no");
+	fprintf(f, "  attach types (a trivial program loaded and attached):\n");
+	for (int k = 0; k < PROBE_KIND_MAX; k++)
+		fprintf(f, "    %-7s %s\n", probe_kind_name(k), fmt_trial(t, sizeof(t), &r->trial[k]));
+	if (r->xfs_trial.tried)
+		fprintf(f, "    %-7s %s (xfs)\n", "tp_btf", fmt_trial(t, sizeof(t), &r->xfs_trial));
+	forced_list(r, forced, sizeof(forced));
+	if (forced[0])
+		fprintf(f, "  forced by the environment:%s\n", forced);
+	fprintf(f, "strategy:\n  lock waits:  %s\n  XFS holds:   %s\n  rwsem holds: %s\n",
+		s->lock_waits_why, s->xfs_holds_why, s->rwsem_holds_why);
+}
+
+static void trial_json(struct json *j, const char *key, const struct attach_trial *t)
+{
+	json_obj_begin(j, key);
+	json_bool(j, "tried", t->tried);
+	json_bool(j, "ok", t->tried && t->ok);
+	json_str(j, "target", t->target[0] ? t->target : NULL);
+	if (t->tried && !t->ok) {
+		json_str(j, "step", t->step);
+		json_str(j, "error", t->note ? t->note : strerror(t->err));
+	}
+	json_obj_end(j);
+}
+
+static void capture_json(struct json *j, const char *key, enum attach_mode m, const char *why)
+{
+	json_obj_begin(j, key);
+	json_str(j, "attach", attach_mode_name(m));
+	json_str(j, "why", why);
+	json_obj_end(j);
+}
+
+void probe_json(struct json *j, const struct probe_result *r, const struct strategy *s)
+{
+	json_obj_begin(j, NULL);
+	json_str(j, "kernel", r->kernel);
+	json_bool(j, "privileged", r->has_caps);
+	json_bool(j, "vmlinux_btf", r->vmlinux_btf);
+	json_bool(j, "task_storage", r->task_storage);
+	json_bool(j, "lock_contention_tracepoints", r->tp_contention);
+	json_bool(j, "lock_contention_btf", r->tp_contention_btf);
+	json_str(j, "xfs", xfs_state(r));
+	json_bool(j, "xfs_tracepoints", r->tp_xfs);
+	json_bool(j, "xfs_tracepoints_btf", r->tp_xfs_btf);
+	json_obj_begin(j, "layout");
+	json_bool(j, "invalidate_lock", r->invalidate_lock);
+	json_bool(j, "xfs_mmaplock", r->xfs_mmaplock);
+	json_obj_end(j);
+	json_obj_begin(j, "rwsem_slowpath");
+	json_str(j, "read", r->slow_read[0] ? r->slow_read : NULL);
+	json_str(j, "write", r->slow_write[0] ? r->slow_write : NULL);
+	json_bool(j, "btf", r->slow_in_btf);
+	json_str(j, "kprobe_read", r->slow_in_kallsyms ? r->ksym_read : NULL);
+	json_str(j, "kprobe_write", r->slow_in_kallsyms ? r->ksym_write : NULL);
+	json_obj_end(j);
+	json_bool(j, "hold_functions_btf", r->hold_funcs_btf);
+	json_obj_begin(j, "attach_types");
+	for (int k = 0; k < PROBE_KIND_MAX; k++)
+		trial_json(j, probe_kind_name(k), &r->trial[k]);
+	trial_json(j, "tp_btf_xfs", &r->xfs_trial);
+	json_obj_end(j);
+	json_arr_begin(j, "forced");
+	if (r->forced_raw_tp)
+		json_str(j, NULL, "ILOCK_FORCE_RAW_TP");
+	if (r->forced_no_xfs)
+		json_str(j, NULL, "ILOCK_NO_XFS");
+	if (r->forced_no_contention)
+		json_str(j, NULL, "ILOCK_NO_CONTENTION_TP");
+	if (r->forced_no_fentry)
+		json_str(j, NULL, "ILOCK_NO_FENTRY");
+	json_arr_end(j);
+	json_obj_begin(j, "strategy");
+	capture_json(j, "lock_waits", s->lock_waits, s->lock_waits_why);
+	capture_json(j, "xfs_holds", s->xfs_holds, s->xfs_holds_why);
+	capture_json(j, "rwsem_holds", s->rwsem_holds, s->rwsem_holds_why);
+	json_obj_end(j);
+	json_obj_end(j);
+}
