@@ -4,7 +4,8 @@
 set -eu
 
 PKGS="clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev libncurses-dev libmicrohttpd-dev
-pkg-config make gcc xfsprogs e2fsprogs fio util-linux tmux python3 python3-pytest jq chromium libclang-rt-14-dev"
+pkg-config make gcc xfsprogs e2fsprogs fio util-linux tmux python3 python3-pytest jq chromium libclang-rt-14-dev
+prometheus"
 # Optional extras other parts use; installed when the package exists here.
 EXTRA="${ILOCK_EXTRA_PKGS:-}"
 

@@ -34,6 +34,7 @@ enum {
 	OPT_TOP_INODES,
 	OPT_MAX_PAIRS,
 	OPT_NO_BPF_STATS,
+	OPT_HTTP_TIMEOUT,
 };
 
 struct export_opts {
@@ -42,6 +43,7 @@ struct export_opts {
 	unsigned top_k;
 	size_t max_pairs;
 	double interval_s;
+	unsigned http_timeout_s;
 	bool bpf_stats;
 };
 
@@ -51,6 +53,7 @@ static const struct option long_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	{ "max-pairs", required_argument, NULL, OPT_MAX_PAIRS },
 	{ "no-bpf-stats", no_argument, NULL, OPT_NO_BPF_STATS },
+	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 	CLI_FILTER_LONGOPTS,
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -68,8 +71,9 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
-"                    [--max-pairs N] [--no-bpf-stats] [-p PID] [-c COMM] [-D DEV|PATH]\n"
-"                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N] [-v]\n"
+"                    [--max-pairs N] [--http-timeout SECONDS] [--no-bpf-stats]\n"
+"                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs xfs|ext4]\n"
+"                    [--class C] [--max-inodes N] [-v]\n"
 "\n"
 "Serve inode lock contention as Prometheus metrics on /metrics (text format\n"
 "0.0.4, or OpenMetrics 1.0.0 when the Accept header asks for it).\n"
@@ -82,6 +86,7 @@ static void usage(FILE *f)
 "  -i, --interval SECONDS  read the BPF maps this often (default %.0f)\n"
 "      --max-pairs N       most holder/waiter command pairs with their own\n"
 "                          series (default %d); the rest fold into \"other\"\n"
+"      --http-timeout SECONDS  close a connection idle this long (default %d)\n"
 "      --no-bpf-stats      do not turn on the kernel's BPF run-time stats\n"
 "                          (ilock_bpf_run_seconds_total is then not exported)\n"
 "  -p, -c, -D, --ino, --fs, --class   filters, as for ilock stat\n"
@@ -92,7 +97,8 @@ static void usage(FILE *f)
 "  ilock export                                  # 127.0.0.1:9435/metrics\n"
 "  ilock export --listen 127.0.0.1:9435 --fs xfs -i 15\n"
 "  curl -s localhost:9435/metrics | grep ilock_lock_wait_seconds_count\n",
-		PROM_DEFAULT_TOP_INODES, EXPORT_DEFAULT_INTERVAL_S, PROM_DEFAULT_MAX_PAIRS);
+		PROM_DEFAULT_TOP_INODES, EXPORT_DEFAULT_INTERVAL_S, PROM_DEFAULT_MAX_PAIRS,
+		HTTP_TIMEOUT_S);
 }
 
 /* 0 ok, 1 help, -1 bad arguments (reason in err). */
@@ -107,6 +113,7 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 	e->max_pairs = PROM_DEFAULT_MAX_PAIRS;
 	e->interval_s = EXPORT_DEFAULT_INTERVAL_S;
 	e->bpf_stats = true;
+	e->http_timeout_s = HTTP_TIMEOUT_S;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:" CLI_FILTER_SHORTOPTS "vh", long_opts, NULL)) != -1) {
@@ -140,6 +147,13 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 				snprintf(err, errlen, "-i %s: seconds from 0.1 to 3600", optarg);
 				return -1;
 			}
+			break;
+		case OPT_HTTP_TIMEOUT:
+			if (!parse_u64(optarg, 3600, &v) || !v) {
+				snprintf(err, errlen, "--http-timeout %s: seconds from 1 to 3600", optarg);
+				return -1;
+			}
+			e->http_timeout_s = (unsigned)v;
 			break;
 		case OPT_NO_BPF_STATS:
 			e->bpf_stats = false;
@@ -226,9 +240,9 @@ struct exporter {
 	bool have_tracer;
 	struct metrics_http *http;
 	struct prom_series ps;
-	struct snapshot snap;
+	struct snapshot snap, prev;    /* this collection's and the last good one */
+	bool have_prev;
 	struct prom_meta meta;
-	bool warned_read;
 };
 
 /* One collection: read, fold, render both formats, publish. */
@@ -248,7 +262,8 @@ static void collect(struct exporter *x)
 		/* fresh mounts name the paths of newly admitted inodes */
 		if (mounts_load(&mt))
 			mounts_free(&mt);
-		err = prom_series_update(&x->ps, &x->snap, mt.n ? &mt : NULL);
+		err = prom_series_update(&x->ps, &x->snap, x->have_prev ? &x->prev : NULL,
+					 mt.n ? &mt : NULL);
 		mounts_free(&mt);
 		if (err)
 			log_error("cannot update the series: %s", strerror(-err));
@@ -256,6 +271,14 @@ static void collect(struct exporter *x)
 	if (err) {
 		x->meta.collect_errors++;
 		return;  /* the previous exposition stays up */
+	}
+	/* swap, not copy: the next read reuses the old buffers */
+	{
+		struct snapshot tmp = x->prev;
+
+		x->prev = x->snap;
+		x->snap = tmp;
+		x->have_prev = true;
 	}
 
 	if (x->e.bpf_stats && x->meta.have_bpf_stats &&
@@ -321,12 +344,13 @@ int cmd_export(int argc, char **argv)
 
 	ho.conn_limit = fit_conn_limit(HTTP_CONN_LIMIT);
 	ho.per_ip_limit = HTTP_PER_IP_LIMIT < ho.conn_limit ? HTTP_PER_IP_LIMIT : ho.conn_limit;
-	ho.timeout_s = HTTP_TIMEOUT_S;
+	ho.timeout_s = x.e.http_timeout_s;
 	ho.conn_memory = HTTP_CONN_MEMORY;
 	ho.verbose = x.e.o.verbose > 0;
 
 	signals_setup(NULL);
 	snap_init(&x.snap);
+	snap_init(&x.prev);
 	prom_series_init(&x.ps, x.e.top_k, x.e.max_pairs);
 	x.meta.version = ILOCK_VERSION_STR;
 	x.meta.start_unix = (double)now_realtime_ns() / 1e9;
@@ -375,5 +399,6 @@ out:
 		tracer_stop(&x.t);
 	prom_series_free(&x.ps);
 	snap_free(&x.snap);
+	snap_free(&x.prev);
 	return ret;
 }

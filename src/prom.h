@@ -125,10 +125,10 @@ struct prom_series {
 	struct prom_devfs *devs;
 	size_t ndevs, cap_devs;
 
-	struct prom_ino_total *totals, *prev_totals;
-	size_t ntotals, cap_totals, nprev_totals, cap_prev_totals;
-	struct prom_pair *scratch_pairs;  /* aggregated edges, reused */
-	size_t cap_scratch_pairs;
+	struct prom_ino_total *totals;  /* this update's, reused */
+	size_t ntotals, cap_totals;
+	struct prom_pair *agg, *prev_agg;  /* edges by comm/mode pair, reused */
+	size_t nagg, cap_agg, nprev_agg, cap_prev_agg;
 
 	uint64_t counters[ILOCK_COUNTER_MAX];
 	uint64_t in_flight;
@@ -140,13 +140,16 @@ struct prom_series {
 int prom_series_init(struct prom_series *ps, unsigned top_k, size_t max_pairs);
 void prom_series_free(struct prom_series *ps);
 /*
- * Fold one cumulative snapshot (as tracer_read returns) into ps. mt may be
- * NULL; it names paths and filesystems of newly seen inodes and devices.
- * Returns 0 or -ENOMEM (ps is then left as it was before the call, or with
- * this update half-applied but still within its bounds).
+ * Fold one cumulative snapshot (as tracer_read returns) into ps. prev is
+ * the snapshot of the previous successful update (NULL for the first): the
+ * interval between them ranks inodes, and a series admitted now counts from
+ * prev on, since everything before prev was exported in "other" already.
+ * mt may be NULL; it names paths and filesystems of newly seen inodes and
+ * devices. Returns 0 or -ENOMEM (the update may then be half-applied, but
+ * within its bounds; the caller keeps its previous exposition).
  */
-int prom_series_update(struct prom_series *ps, const struct snapshot *s,
-		       const struct mount_table *mt);
+int prom_series_update(struct prom_series *ps, const struct snapshot *cur,
+		       const struct snapshot *prev, const struct mount_table *mt);
 const char *prom_dev_fs(const struct prom_series *ps, uint32_t dev);
 
 /* What the exporter knows about itself, rendered next to the data. */

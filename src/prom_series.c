@@ -6,10 +6,11 @@
  * Series must stay stable and counters monotonic while the hot inodes
  * change. So an inode, once among the top K of an interval, keeps its own
  * series for good, up to 2 * K inodes; the rest fold into inode="other".
- * An inode admitted after the first collection starts its series at zero:
- * what it waited before stays in "other" (its baseline), so "other" never
- * goes down and the per-inode series of a (device, class, mode) still add
- * up exactly to the aggregate. Holder/waiter command pairs work the same way.
+ * An inode admitted at a collection counts from the previous one: what it
+ * waited before that was already exported in "other" and stays there (its
+ * baseline), so "other" never goes down and the per-inode series of a
+ * (device, class, mode) still add up exactly to the aggregate.
+ * Holder/waiter command pairs work the same way.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -53,8 +54,8 @@ void prom_series_free(struct prom_series *ps)
 	free(ps->folded);
 	free(ps->devs);
 	free(ps->totals);
-	free(ps->prev_totals);
-	free(ps->scratch_pairs);
+	free(ps->agg);
+	free(ps->prev_agg);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -187,7 +188,21 @@ static int cmp_rank(const void *pa, const void *pb)
 	return cmp_total(a, b);
 }
 
-static int build_totals(struct prom_series *ps, const struct snapshot *s)
+static uint64_t inode_wait_ns(const struct snapshot *s, uint32_t dev, uint64_t ino)
+{
+	uint64_t ns = 0;
+
+	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
+		const struct lock_row *r = snap_find_lock(s, dev, ino, c);
+
+		if (r)
+			ns += row_wait_ns(r);
+	}
+	return ns;
+}
+
+static int build_totals(struct prom_series *ps, const struct snapshot *s,
+			const struct snapshot *prev)
 {
 	struct prom_ino_total *t;
 	size_t n = 0, j = 0;
@@ -213,15 +228,11 @@ static int build_totals(struct prom_series *ps, const struct snapshot *s)
 			t[j++] = t[i];
 	}
 	ps->ntotals = j;
-	/* interval wait = now - previous collection (sorted merge) */
-	for (size_t i = 0, p = 0; i < ps->ntotals; i++) {
-		while (p < ps->nprev_totals && cmp_total(&ps->prev_totals[p], &t[i]) < 0)
-			p++;
-		if (p < ps->nprev_totals && !cmp_total(&ps->prev_totals[p], &t[i]))
-			t[i].delta_ns = t[i].wait_ns > ps->prev_totals[p].wait_ns
-					? t[i].wait_ns - ps->prev_totals[p].wait_ns : 0;
-		else
-			t[i].delta_ns = t[i].wait_ns;
+	/* this interval's wait: the ranking key */
+	for (size_t i = 0; i < ps->ntotals; i++) {
+		uint64_t before = prev ? inode_wait_ns(prev, t[i].dev, t[i].ino) : 0;
+
+		t[i].delta_ns = t[i].wait_ns > before ? t[i].wait_ns - before : 0;
 	}
 	ps->contended_inodes = ps->ntotals;
 	return 0;
@@ -259,7 +270,8 @@ static void inode_path(const struct snapshot *s, const struct mount_table *mt, u
 }
 
 static int admit_inode(struct prom_series *ps, const struct snapshot *s,
-		       const struct mount_table *mt, const struct prom_ino_total *t)
+		       const struct snapshot *prev, const struct mount_table *mt,
+		       const struct prom_ino_total *t)
 {
 	struct prom_inode *arr, *ni;
 	size_t pos = 0;
@@ -279,23 +291,19 @@ static int admit_inode(struct prom_series *ps, const struct snapshot *s,
 	ni->dev = t->dev;
 	ni->ino = t->ino;
 	inode_path(s, mt, t->dev, t->ino, ni->path, sizeof(ni->path));
-	/*
-	 * Nothing is exported before the first collection, so inodes admitted
-	 * then keep their whole history; later ones start at zero.
-	 */
-	if (ps->updates)
-		for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
-			const struct lock_row *r = snap_find_lock(s, t->dev, t->ino, c);
+	/* up to prev, its waits were exported in "other": they stay there */
+	for (uint8_t c = 0; prev && c < ILOCK_CLASS_MAX; c++) {
+		const struct lock_row *r = snap_find_lock(prev, t->dev, t->ino, c);
 
-			if (r)
-				for (int m = 0; m < 2; m++)
-					ni->base[c][m] = r->wait[m];
-		}
+		if (r)
+			for (int m = 0; m < 2; m++)
+				ni->base[c][m] = r->wait[m];
+	}
 	return 0;
 }
 
 static int admit_inodes(struct prom_series *ps, const struct snapshot *s,
-			const struct mount_table *mt)
+			const struct snapshot *prev, const struct mount_table *mt)
 {
 	const struct prom_ino_total **cand;
 	size_t n = 0;
@@ -313,7 +321,7 @@ static int admit_inodes(struct prom_series *ps, const struct snapshot *s,
 	for (size_t i = 0; i < n && i < ps->top_k && ps->ninodes < ps->max_inodes; i++) {
 		if (find_tracked(ps, cand[i]->dev, cand[i]->ino))
 			continue;
-		err = admit_inode(ps, s, mt, cand[i]);
+		err = admit_inode(ps, s, prev, mt, cand[i]);
 		if (err)
 			break;
 	}
@@ -432,18 +440,16 @@ static int fold_pair(struct prom_series *ps, const struct prom_pair_key *k, uint
 	return 0;
 }
 
-static int update_pairs(struct prom_series *ps, const struct snapshot *s)
+/* Edges merged by comm/mode pair (pids and inodes dropped), sorted. */
+static int aggregate_pairs(const struct snapshot *s, struct prom_pair **arr, size_t *cap,
+			   size_t *nout)
 {
-	struct prom_pair *agg;
-	const struct prom_pair **cand = NULL;
-	size_t n = 0, j = 0, ncand = 0;
-	int err = 0;
+	struct prom_pair *agg = grow(*arr, cap, s->nedges ? s->nedges : 1, sizeof(*agg));
+	size_t n = 0, j = 0;
 
-	agg = grow(ps->scratch_pairs, &ps->cap_scratch_pairs, s->nedges ? s->nedges : 1,
-		   sizeof(*agg));
 	if (!agg)
 		return -ENOMEM;
-	ps->scratch_pairs = agg;
+	*arr = agg;
 	for (size_t i = 0; i < s->nedges; i++) {
 		memset(&agg[n], 0, sizeof(agg[n]));
 		pair_key_of(&agg[n].k, &s->edges[i].k);
@@ -452,7 +458,6 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s)
 		n++;
 	}
 	sort_n(agg, n, sizeof(*agg), cmp_pair);
-	/* merge pids and inodes away: one row per comm/mode pair */
 	for (size_t i = 0; i < n; i++) {
 		if (j && !cmp_pair(&agg[j - 1], &agg[i])) {
 			agg[j - 1].count += agg[i].count;
@@ -461,7 +466,24 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s)
 			agg[j++] = agg[i];
 		}
 	}
-	n = j;
+	*nout = j;
+	return 0;
+}
+
+static int update_pairs(struct prom_series *ps, const struct snapshot *s,
+			const struct snapshot *prev)
+{
+	const struct prom_pair **cand = NULL;
+	struct prom_pair *agg;
+	size_t n, ncand = 0;
+	int err;
+
+	ps->nprev_agg = 0;
+	if ((err = aggregate_pairs(s, &ps->agg, &ps->cap_agg, &ps->nagg)) ||
+	    (prev && (err = aggregate_pairs(prev, &ps->prev_agg, &ps->cap_prev_agg, &ps->nprev_agg))))
+		return err;
+	agg = ps->agg;
+	n = ps->nagg;
 	ps->pairs_seen = n;
 
 	/* admit the costliest untracked pairs while there is room */
@@ -484,11 +506,13 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s)
 			ps->pairs = arr;
 			for (size_t i = 0; i < add; i++) {
 				struct prom_pair *p = &ps->pairs[ps->npairs++];
+				const struct prom_pair *before =
+					find_pair(ps->prev_agg, ps->nprev_agg, cand[i]);
 
 				*p = *cand[i];
-				/* as for inodes: after the first collection, start at zero */
-				p->base_count = ps->updates ? cand[i]->count : 0;
-				p->base_ns = ps->updates ? cand[i]->ns : 0;
+				/* as for inodes: what prev exported in "other" stays there */
+				p->base_count = before ? before->count : 0;
+				p->base_ns = before ? before->ns : 0;
 			}
 			sort_n(ps->pairs, ps->npairs, sizeof(*ps->pairs), cmp_pair);
 		}
@@ -521,10 +545,8 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s)
 }
 
 int prom_series_update(struct prom_series *ps, const struct snapshot *s,
-		       const struct mount_table *mt)
+		       const struct snapshot *prev, const struct mount_table *mt)
 {
-	struct prom_ino_total *swap_t;
-	size_t swap_n;
 	int err;
 
 	memcpy(ps->counters, s->counters, sizeof(ps->counters));
@@ -536,22 +558,13 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 		if ((err = note_dev(ps, s, mt, &s->locks[i])))
 			return err;
 	}
-	if ((err = build_groups(ps, s)) || (err = build_totals(ps, s)))
+	if ((err = build_groups(ps, s)) || (err = build_totals(ps, s, prev)))
 		return err;
-	if (ps->top_k && (err = admit_inodes(ps, s, mt)))
+	if (ps->top_k && (err = admit_inodes(ps, s, prev, mt)))
 		return err;
 	settle_inodes(ps, s);
-	if ((err = update_pairs(ps, s)))
+	if ((err = update_pairs(ps, s, prev)))
 		return err;
-	/* this collection's totals are the next one's baseline */
-	swap_t = ps->prev_totals;
-	swap_n = ps->cap_prev_totals;
-	ps->prev_totals = ps->totals;
-	ps->cap_prev_totals = ps->cap_totals;
-	ps->nprev_totals = ps->ntotals;
-	ps->totals = swap_t;
-	ps->cap_totals = swap_n;
-	ps->ntotals = 0;
 	ps->updates++;
 	return 0;
 }

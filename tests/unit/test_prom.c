@@ -52,6 +52,19 @@ static void add_edge(struct snapshot *s, uint32_t dev, uint64_t ino, const char 
 	CHECK(snap_add_edge(s, &k, &st) == 0);
 }
 
+/* One collection as the exporter does it: update against prev, then keep cur as prev. */
+static int update(struct prom_series *ps, const struct snapshot *cur, struct snapshot *prev,
+		  bool *have_prev)
+{
+	int err = prom_series_update(ps, cur, *have_prev ? prev : NULL, NULL);
+
+	if (!err) {
+		CHECK(snap_copy(prev, cur) == 0);
+		*have_prev = true;
+	}
+	return err;
+}
+
 static char *render(const struct prom_series *ps, enum prom_format f)
 {
 	struct prom_meta m = { .version = "0.1.0", .kernel = "6.18.0-test", .have_bpf_stats = true,
@@ -144,7 +157,7 @@ static void test_escaping(void)
 		add_wait(&s, DEV_A, 5, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 5000, 1);
 		add_inode(&s, DEV_A, 5, "/we\"ird\\na\nme");
 		prom_series_init(&ps, 4, 10);
-		CHECK(prom_series_update(&ps, &s, NULL) == 0);
+		CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 		t = render(&ps, PROM_FMT_TEXT);
 		CHECK(strstr(t, "path=\"/we\\\"ird\\\\na\\nme\"") != NULL);
 		free(t);
@@ -232,7 +245,7 @@ static void test_histograms(void)
 	add_wait(&s, DEV_A, 11, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 20000, 4);
 	add_inode(&s, DEV_A, 10, "/a");
 	prom_series_init(&ps, 20, 10);
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	t = render(&ps, PROM_FMT_TEXT);
 
 	check_cumulative(t, "ilock_lock_wait_seconds");
@@ -286,18 +299,20 @@ static double sum_matching(const char *text, const char *name, const char *n1, c
 
 static void test_fold_to_other(void)
 {
-	struct snapshot s;
+	struct snapshot s, prev;
 	struct prom_series ps;
+	bool have_prev = false;
 	char *t;
 
 	snap_init(&s);
+	snap_init(&prev);
 	/* 6 inodes, waits 1..6 ms each once; K = 2 keeps the top two */
 	for (uint64_t ino = 1; ino <= 6; ino++) {
 		add_wait(&s, DEV_A, ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, ino * 1000000, 1);
 		add_inode(&s, DEV_A, ino, "/f");
 	}
 	prom_series_init(&ps, 2, 10);
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(update(&ps, &s, &prev, &have_prev) == 0);
 	CHECK_EQ_U(ps.ninodes, 2);
 	CHECK_EQ_U(ps.contended_inodes, 6);
 	t = render(&ps, PROM_FMT_TEXT);
@@ -316,25 +331,30 @@ static void test_fold_to_other(void)
 			"mode=\"shared\"}"));
 	free(t);
 
-	/* next interval inode 1 gets hot: admitted, starting at zero; other keeps its past */
+	/*
+	 * Next interval inode 1 gets hot: admitted, counting from the previous
+	 * collection; its earlier wait stays in "other", which never goes down.
+	 */
 	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 50000000, 2);
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(update(&ps, &s, &prev, &have_prev) == 0);
 	CHECK_EQ_U(ps.ninodes, 3);
 	t = render(&ps, PROM_FMT_TEXT);
 	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"mode=\"shared\",inode=\"7:0:1\",path=\"/f\"}") == 0);
+			"mode=\"shared\",inode=\"7:0:1\",path=\"/f\"}") == 2);
+	CHECK(strstr(t, "ilock_inode_lock_wait_seconds_sum{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"7:0:1\",path=\"/f\"} 0.100000000\n") != NULL);
 	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"mode=\"shared\",inode=\"other\",path=\"\"}") == 6);
+			"mode=\"shared\",inode=\"other\",path=\"\"}") == 4);
 	free(t);
 
 	/* and from then on its own series grows; other does not move */
 	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000000, 3);
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(update(&ps, &s, &prev, &have_prev) == 0);
 	t = render(&ps, PROM_FMT_TEXT);
 	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"mode=\"shared\",inode=\"7:0:1\",path=\"/f\"}") == 3);
+			"mode=\"shared\",inode=\"7:0:1\",path=\"/f\"}") == 5);
 	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"mode=\"shared\",inode=\"other\",path=\"\"}") == 6);
+			"mode=\"shared\",inode=\"other\",path=\"\"}") == 4);
 	CHECK(sum_matching(t, "ilock_inode_lock_wait_seconds_count", NULL, NULL) ==
 	      sample(t, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
 			"mode=\"shared\"}"));
@@ -342,17 +362,20 @@ static void test_fold_to_other(void)
 	free(t);
 	prom_series_free(&ps);
 	snap_free(&s);
+	snap_free(&prev);
 }
 
 /* 1,000 inodes, hot in turn: the inode label sets stay within 2K + "other". */
 static void test_series_bound(void)
 {
-	struct snapshot s;
+	struct snapshot s, prev;
 	struct prom_series ps;
+	bool have_prev = false;
 	const unsigned k = 5;
 	double prev_other = 0;
 
 	snap_init(&s);
+	snap_init(&prev);
 	prom_series_init(&ps, k, 3);
 	for (unsigned round = 0; round < 50; round++) {
 		char *t;
@@ -367,7 +390,7 @@ static void test_series_bound(void)
 				 200 + (uint32_t)round, 1, 1000);
 			add_edge(&s, DEV_A, ino, "w", 1, "r", 1 + (uint32_t)round, 1, 1000);
 		}
-		CHECK(prom_series_update(&ps, &s, NULL) == 0);
+		CHECK(update(&ps, &s, &prev, &have_prev) == 0);
 		CHECK(ps.ninodes <= 2 * k);
 		t = render(&ps, PROM_FMT_OPENMETRICS);
 		/* series: each tracked inode has one mode here; "other" one per (dev, mode) */
@@ -387,6 +410,7 @@ static void test_series_bound(void)
 	CHECK_EQ_U(ps.contended_inodes, 1000);
 	prom_series_free(&ps);
 	snap_free(&s);
+	snap_free(&prev);
 }
 
 static void test_pairs(void)
@@ -405,7 +429,7 @@ static void test_pairs(void)
 	/* a real pair both called "other" would clash with the folded series */
 	add_edge(&s, DEV_A, 1, "other", 15, "other", 16, 7, 7000);
 	prom_series_init(&ps, 2, 1);
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	t = render(&ps, PROM_FMT_TEXT);
 	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
 			"holder_comm=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\","
@@ -440,7 +464,7 @@ static void test_formats(void)
 	CHECK(snap_add_hold(&s, &hk, &hold) == 0);
 	s.counters[ILOCK_LOST_WAIT_MAP_FULL] = 3;
 	prom_series_init(&ps, 2, 10);
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	text = render(&ps, PROM_FMT_TEXT);
 	om = render(&ps, PROM_FMT_OPENMETRICS);
 
@@ -476,7 +500,7 @@ static void test_formats(void)
 	/* --top-inodes 0: no per-inode family at all */
 	prom_series_free(&ps);
 	prom_series_init(&ps, 0, 10);
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	text = render(&ps, PROM_FMT_TEXT);
 	CHECK(!strstr(text, "ilock_inode_lock_wait_seconds_"));
 	free(text);
@@ -497,12 +521,12 @@ static void test_sticky_labels(void)
 	add_wait(&s, DEV_A, 9, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
 	add_inode(&s, DEV_A, 9, "/dir/file");
 	prom_series_init(&ps, 2, 10);
-	CHECK(prom_series_update(&ps, &s, &mt) == 0);
+	CHECK(prom_series_update(&ps, &s, NULL, &mt) == 0);
 	t = render(&ps, PROM_FMT_TEXT);
 	CHECK(strstr(t, "inode=\"7:0:9\",path=\"/mnt/x/dir/file\"") != NULL);
 	free(t);
 	/* unmounted later: the label keeps its first value */
-	CHECK(prom_series_update(&ps, &s, NULL) == 0);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	t = render(&ps, PROM_FMT_TEXT);
 	CHECK(strstr(t, "inode=\"7:0:9\",path=\"/mnt/x/dir/file\"") != NULL);
 	CHECK_STR(prom_dev_fs(&ps, DEV_A), "xfs");

@@ -1,0 +1,595 @@
+"""`ilock export`: the Prometheus / OpenMetrics exporter, end to end.
+
+Real parts only: the real binary tracing real XFS on a loop device, checked
+by Debian's promtool and scraped by a real Prometheus server; bad clients
+are real sockets on loopback. Every server here listens on 127.0.0.x.
+"""
+
+import http.client
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from util import make_file, wait_line
+
+SERVING = "ilock export: serving "
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+
+
+# ---------------------------------------------------------------- helpers
+
+class Exporter:
+    def __init__(self, proc, port):
+        self.proc = proc
+        self.port = port
+
+    def request(self, path="/metrics", method="GET", headers=None, timeout=5.0):
+        c = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
+        try:
+            c.request(method, path, headers=headers or {})
+            r = c.getresponse()
+            return r.status, dict(r.getheaders()), r.read()
+        finally:
+            c.close()
+
+    def metrics(self, openmetrics=False, timeout=5.0):
+        hdrs = {"Accept": "application/openmetrics-text; version=1.0.0"} if openmetrics else {}
+        status, headers, body = self.request(headers=hdrs, timeout=timeout)
+        assert status == 200, f"/metrics answered {status}: {body[:200]!r}"
+        return body.decode("utf-8")
+
+    def rss_kb(self):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        raise AssertionError("no VmRSS")
+
+
+def start_exporter(procs, ilock_bin, *args, interval="1"):
+    """Start `ilock export` on a free loopback port; return once /metrics
+    has its first collection."""
+    p = procs.start([ilock_bin, "export", "--listen", "127.0.0.1:0", "-i", interval, *args],
+                    stderr=subprocess.PIPE)
+    line = wait_line(p, SERVING, 30, stream=p.stderr)
+    m = re.search(r"http://127\.0\.0\.1:(\d+)/metrics", line)
+    assert m, line
+    ex = Exporter(p, int(m.group(1)))
+    deadline = time.monotonic() + 10
+    while True:
+        status, _, _ = ex.request()
+        if status == 200:
+            return ex
+        assert status == 503 and time.monotonic() < deadline, f"/metrics answered {status}"
+        time.sleep(0.1)
+
+
+def samples(text):
+    """[(name, {labels}, value)] of an exposition, comments skipped."""
+    out = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        assert m, f"unparsable sample line: {line!r}"
+        labels = {k: v for k, v in LABEL.findall(m.group(2) or "")}
+        out.append((m.group(1), labels, float(m.group(3))))
+    return out
+
+
+def value(text, name, **labels):
+    """The one sample of name whose labels include these; None if absent."""
+    found = [v for n, l, v in samples(text)
+             if n == name and all(l.get(k) == want for k, want in labels.items())]
+    assert len(found) <= 1, f"{name}{labels}: {len(found)} samples"
+    return found[0] if found else None
+
+
+def wait_for(pred, timeout, what, interval=0.25):
+    deadline = time.monotonic() + timeout
+    while True:
+        got = pred()
+        if got:
+            return got
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)
+
+
+def scrape_until(ex, pred, timeout, what):
+    """Scrape until pred(text) holds; return that text."""
+    texts = []
+
+    def ok():
+        texts.append(ex.metrics())
+        return pred(texts[-1])
+    wait_for(ok, timeout, what)
+    return texts[-1]
+
+
+def lockhold(helpers_dir):
+    return os.path.join(helpers_dir, "lockhold")
+
+
+def hold_and_wait(procs, helpers_dir, path, hold_ms=600):
+    """lockhold holds path's i_rwsem exclusive; a reader waits on it, shared."""
+    w = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, hold_ms])
+    assert wait_line(w, "HOLDING ", 10)
+    r = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 2],
+                    stdout=subprocess.DEVNULL)
+    assert r.wait(timeout=20) == 0
+    assert w.wait(timeout=20) == 0
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+@pytest.fixture
+def xfs(fs_factory):
+    return fs_factory("xfs")
+
+
+# ---------------------------------------------------------------- arguments
+
+@pytest.mark.parametrize("args,needle", [
+    (["--listen", "127.0.0.1"], "expected HOST:PORT"),
+    (["--listen", "127.0.0.1:70000"], "not a port number"),
+    (["--listen", "no.such.host.invalid:9435"], "--listen no.such.host.invalid:9435"),
+    (["--top-inodes", "1001"], "--top-inodes 1001"),
+    (["--top-inodes", "x"], "--top-inodes x"),
+    (["-i", "0"], "-i 0"),
+    (["--max-pairs", "-1"], "--max-pairs -1"),
+    (["--http-timeout", "0"], "--http-timeout 0"),
+    (["--fs", "ntfs"], "unknown filesystem"),
+    (["--bogus"], "unknown option --bogus"),
+    (["extra"], "unexpected argument"),
+])
+def test_bad_flags_exit_2(ilock_bin, args, needle):
+    r = subprocess.run([ilock_bin, "export", *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 2 and needle in lines[0] and lines[1].startswith("usage: ilock export")
+
+
+def test_port_in_use_fails_before_tracing(ilock_bin):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(1)
+    try:
+        port = s.getsockname()[1]
+        t0 = time.monotonic()
+        r = subprocess.run([ilock_bin, "export", "--listen", f"127.0.0.1:{port}"],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        s.close()
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        f"ilock: --listen 127.0.0.1:{port}: cannot listen: Address already in use"]
+    assert time.monotonic() - t0 < 5
+
+
+def test_non_loopback_listen_warns(ilock_bin):
+    # 192.0.2.1 (TEST-NET-1) is never ours: we see the warning, then a clean
+    # bind failure, and never listen on anything but loopback.
+    r = subprocess.run([ilock_bin, "export", "--listen", "192.0.2.1:9435"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1
+    assert "not a loopback address" in r.stderr
+    assert "cannot listen: Cannot assign requested address" in r.stderr
+
+
+# ---------------------------------------------------------------- formats
+
+def test_promtool_and_both_formats(xfs, procs, helpers_dir, ilock_bin):
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    st = os.stat(path)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt)
+    before = ex.metrics()
+    hold_and_wait(procs, helpers_dir, path)
+    sel = dict(device=xfs.majmin, **{"class": "i_rwsem"}, mode="shared")
+    text = scrape_until(ex, lambda t: value(t, "ilock_lock_wait_seconds_count", **sel), 10,
+                        "the shared wait")
+
+    # promtool, from Debian's prometheus package, accepts the text format
+    r = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    # the wait, per device and per inode (the file is the hottest: own series)
+    assert value(text, "ilock_lock_wait_seconds_count", fs="xfs", **sel) >= 2
+    assert value(text, "ilock_lock_wait_seconds_bucket", le="+Inf", **sel) == \
+        value(text, "ilock_lock_wait_seconds_count", **sel)
+    ino = f"{xfs.majmin}:{st.st_ino}"
+    assert value(text, "ilock_inode_lock_wait_seconds_count", inode=ino, path=path, **sel) >= 2
+    # waited behind the writer: holders and waiters by command, never pid
+    assert value(text, "ilock_serialised_waits_total", device=xfs.majmin, holder_comm="lockhold",
+                 holder_mode="exclusive", waiter_comm="lockhold", waiter_mode="shared") >= 2
+    assert not re.search(r'\bpid="', text)
+    # XFS hold times and acquisitions; build info; lost counters present
+    assert value(text, "ilock_lock_hold_seconds_count", device=xfs.majmin,
+                 mode="exclusive", **{"class": "i_rwsem"}) >= 1
+    assert value(text, "ilock_lock_acquisitions_total", device=xfs.majmin,
+                 mode="exclusive", **{"class": "i_rwsem"}) >= 1
+    assert value(text, "ilock_build_info", version=re.search(
+        r"ilock (\S+)", subprocess.run([ilock_bin, "--version"], capture_output=True,
+                                       text=True).stdout).group(1), kernel=os.uname().release) == 1
+    assert value(text, "ilock_lost_events_total", reason="wait_map_full") == 0
+    assert value(text, "ilock_bpf_run_seconds_total") > 0
+
+    # counters only grow between scrapes
+    prev = {(n, tuple(sorted(l.items()))): v for n, l, v in samples(before)}
+    for n, l, v in samples(text):
+        k = (n, tuple(sorted(l.items())))
+        if (n.endswith("_total") or n.endswith("_count") or n.endswith("_bucket")) and k in prev:
+            assert v >= prev[k], f"{n}{l} went down: {prev[k]} -> {v}"
+
+    # OpenMetrics on request: its content type, counter families without
+    # _total, an info type, and the # EOF terminator
+    status, headers, body = ex.request(headers={
+        "Accept": "application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5"})
+    om = body.decode()
+    assert status == 200
+    assert headers["Content-Type"] == "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    assert om.endswith("\n# EOF\n") and om.count("# EOF") == 1
+    assert "# TYPE ilock_lost_events counter\n" in om
+    assert "# TYPE ilock_build info\n" in om
+    assert "# UNIT ilock_lock_wait_seconds seconds\n" in om
+    assert not re.search(r"^# TYPE \S+_total ", om, re.M)
+    # the text format otherwise
+    status, headers, body = ex.request(headers={"Accept": "text/plain"})
+    assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+    assert "# EOF" not in body.decode() and "# TYPE ilock_lost_events_total counter\n" in body.decode()
+    assert {n for n, _, _ in samples(om)} == {n for n, _, _ in samples(body.decode())}
+
+
+def test_http_methods_and_paths(procs, ilock_bin):
+    ex = start_exporter(procs, ilock_bin)
+    status, headers, body = ex.request("/")
+    assert status == 200 and b'href="/metrics"' in body
+    status, headers, body = ex.request("/metrics", method="HEAD")
+    assert status == 200 and body == b"" and int(headers["Content-Length"]) > 1000
+    for method in ("POST", "PUT", "DELETE", "OPTIONS"):
+        status, headers, _ = ex.request("/metrics", method=method)
+        assert status == 405 and headers.get("Allow") == "GET, HEAD", method
+    for path in ("/metrics/", "/foo", "/metrics.txt", "/../etc/passwd"):
+        status, _, _ = ex.request(path)
+        assert status == 404, path
+    # the answers are counted, and a keep-alive connection serves scrapes in a row
+    c = http.client.HTTPConnection("127.0.0.1", ex.port, timeout=5)
+    for _ in range(3):
+        c.request("GET", "/metrics")
+        r = c.getresponse()
+        assert r.status == 200 and r.getheader("Connection") != "close"
+        r.read()
+    c.close()
+    text = scrape_until(ex, lambda t: value(t, "ilock_exporter_http_errors_total") >= 8, 5,
+                        "the error count")
+    assert value(text, "ilock_exporter_scrapes_total", format="text") >= 3
+
+
+def prog_ids_of(pid):
+    """BPF program ids a process holds open (other tracers may run too)."""
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                ids |= {int(l.split()[1]) for l in f if l.startswith("prog_id:")}
+        except OSError:
+            pass
+    return ids
+
+
+def loaded_prog_ids():
+    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
+                         timeout=30).stdout
+    return {p["id"] for p in json.loads(out or "[]")}
+
+
+def test_sigterm_stops_serving_and_detaches(procs, ilock_bin):
+    ex = start_exporter(procs, ilock_bin)
+    ids = prog_ids_of(ex.proc.pid)
+    assert len(ids) >= 2 and ids <= loaded_prog_ids()
+    ex.proc.send_signal(signal.SIGTERM)
+    assert ex.proc.wait(timeout=10) == 0
+    with pytest.raises(OSError):
+        socket.create_connection(("127.0.0.1", ex.port), timeout=2).close()
+    wait_for(lambda: not ids & loaded_prog_ids(), 5, "the programs to be released")
+
+
+# ---------------------------------------------------------------- Prometheus
+
+@pytest.fixture
+def prometheus(procs, tmp_path):
+    """A real Prometheus server on loopback; start(targets) -> base URL."""
+    if shutil.which("prometheus") is None:
+        pytest.fail("prometheus not installed (Debian package prometheus; scripts/setup.sh)",
+                    pytrace=False)
+
+    def start(target_port):
+        cfg = tmp_path / "prometheus.yml"
+        cfg.write_text(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            "scrape_configs:\n  - job_name: ilock\n    scrape_interval: 1s\n"
+            "    scrape_timeout: 1s\n    static_configs:\n"
+            f"      - targets: ['127.0.0.1:{target_port}']\n")
+        port = free_port()
+        p = procs.start(["prometheus", f"--config.file={cfg}",
+                         f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+                         f"--web.listen-address=127.0.0.1:{port}"],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{port}"
+
+        def ready():
+            if p.poll() is not None:
+                raise AssertionError(f"prometheus exited {p.returncode}")
+            try:
+                with urllib.request.urlopen(base + "/-/ready", timeout=1) as r:
+                    return r.status == 200
+            except OSError:
+                return False
+        wait_for(ready, 30, "prometheus to be ready")
+        return base
+
+    return start
+
+
+def promql(base, query):
+    url = base + "/api/v1/query?" + urllib.parse.urlencode({"query": query})
+    with urllib.request.urlopen(url, timeout=5) as r:
+        doc = json.load(r)
+    assert doc["status"] == "success", doc
+    return doc["data"]["result"]
+
+
+def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
+    path = make_file(os.path.join(xfs.mnt, "seed.dat"), 64 << 20)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt)
+    base = prometheus(ex.port)
+    # the seed workload: buffered reads (IOLOCK shared on XFS) behind writes
+    procs.start(["fio", "--name=seed", f"--filename={path}", "--size=64M", "--rw=randrw",
+                 "--rwmixread=60", "--bs=16k", "--numjobs=8", "--thread", "--ioengine=psync",
+                 "--time_based", "--runtime=20"], stdout=subprocess.DEVNULL)
+    sel = f'device="{xfs.majmin}",class="i_rwsem",mode="shared"'
+
+    def nonzero(query):
+        res = promql(base, query)
+        vals = [float(r["value"][1]) for r in res]
+        return vals if vals and all(v > 0 for v in vals) else None
+
+    count = wait_for(lambda: nonzero(f"ilock_lock_wait_seconds_count{{{sel}}}"), 30,
+                     "ilock_lock_wait_seconds_count in Prometheus")
+    assert len(count) == 1
+    p99 = wait_for(lambda: nonzero(
+        f"histogram_quantile(0.99, rate(ilock_lock_wait_seconds_bucket{{{sel}}}[10s]))"), 30,
+        "a p99 from the buckets")
+    assert 1e-6 <= p99[0] < 70, p99
+    # Prometheus negotiated OpenMetrics, and its strict parser took every scrape
+    assert nonzero('ilock_exporter_scrapes_total{format="openmetrics"}')
+    assert nonzero('up{job="ilock"}')
+    # one scrape's per-inode series add up to its aggregate, in Prometheus too
+    diff = promql(base, f"sum(ilock_inode_lock_wait_seconds_count{{{sel}}}) - "
+                        f"sum(ilock_lock_wait_seconds_count{{{sel}}})")
+    assert len(diff) == 1 and float(diff[0]["value"][1]) == 0
+
+
+# ---------------------------------------------------------------- bad clients
+
+def slow_sockets(src_ip, n, port, payload=b"GET /metrics HTTP/1.1\r\nHost: x\r\n"):
+    """n connections from src_ip, each with a request that never ends.
+    Refused or reset ones are fine: the server is allowed to shed them."""
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.settimeout(2)
+        try:
+            s.bind((src_ip, 0))
+            s.connect(("127.0.0.1", port))
+            s.sendall(payload)
+        except OSError:
+            s.close()
+            continue
+        socks.append(s)
+    return socks
+
+
+def trickle(socks, stop):
+    """Slowloris: one more header byte per connection every 0.3 s."""
+    while not stop.is_set():
+        for s in socks:
+            try:
+                s.send(b"X")
+            except OSError:
+                pass
+        stop.wait(0.3)
+
+
+def timed_scrape(ex):
+    t0 = time.monotonic()
+    text = ex.metrics(timeout=1.0)
+    took = time.monotonic() - t0
+    assert took < 1.0 and text
+    return took
+
+
+def test_bad_clients(procs, ilock_bin):
+    # -D 1:1 (a memory device, no filesystem): other tests' contention on
+    # this machine cannot change our memory use
+    ex = start_exporter(procs, ilock_bin, "-D", "1:1", "--http-timeout", "3")
+    timed_scrape(ex)
+    rss0 = ex.rss_kb()
+    collections0 = value(ex.metrics(), "ilock_exporter_collections_total")
+    stop = threading.Event()
+    held = []
+    try:
+        # slowloris from one address: the per-address limit sheds most of them
+        loris = slow_sockets("127.0.0.2", 100, ex.port)
+        held += loris
+        threading.Thread(target=trickle, args=(loris, stop), daemon=True).start()
+        # 200 parallel connections from 20 addresses, each a request never finished
+        for i in range(20):
+            held += slow_sockets(f"127.0.1.{i + 1}", 10, ex.port)
+        assert len(held) >= 200
+
+        # oversized headers: answered with an error and closed, not buffered
+        for i in range(10):
+            s = socket.create_connection(("127.0.0.1", ex.port), timeout=5,
+                                         source_address=("127.0.0.3", 0))
+            try:
+                s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * (256 << 10))
+            except OSError:
+                pass  # the server may close before we are done sending
+            try:
+                reply = s.recv(200)
+            except OSError:
+                reply = b""
+            s.close()
+            assert reply == b"" or re.match(rb"HTTP/1\.1 4\d\d ", reply), reply
+
+        # 200 well-formed scrapes at once, from 10 threads: all answered
+        results = []
+
+        def scraper():
+            for _ in range(20):
+                try:
+                    results.append(len(ex.metrics(timeout=10)))
+                except Exception as e:  # noqa: BLE001 - collected for the assert
+                    results.append(e)
+        threads = [threading.Thread(target=scraper) for _ in range(10)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        assert len(results) == 200 and all(isinstance(r, int) and r > 0 for r in results), \
+            [r for r in results if not isinstance(r, int)][:3]
+
+        # with all of that still connected: every scrape within 1 s, for 3 s,
+        # and collection keeps going
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline:
+            timed_scrape(ex)
+            time.sleep(0.2)
+        text = scrape_until(
+            ex, lambda t: value(t, "ilock_exporter_collections_total") >= collections0 + 2,
+            3, "collections to go on")
+        assert value(text, "ilock_exporter_http_errors_total") == 0
+        rss1 = ex.rss_kb()
+        assert rss1 - rss0 < 16 * 1024, f"RSS grew from {rss0} kB to {rss1} kB"
+    finally:
+        stop.set()
+        for s in held:
+            s.close()
+
+    # idle connections are dropped after --http-timeout
+    idle = slow_sockets("127.0.0.4", 5, ex.port, payload=b"")
+    assert len(idle) == 5
+    time.sleep(4.5)
+    for s in idle:
+        s.settimeout(2)
+        try:
+            assert s.recv(10) == b""
+        except ConnectionResetError:
+            pass
+        s.close()
+    assert ex.proc.poll() is None
+    timed_scrape(ex)
+
+
+# ---------------------------------------------------------------- cardinality
+
+def contend_batch(lh, part, hold_ms):
+    """One lockhold writer per file holds its i_rwsem exclusive while one
+    reader queues behind it. Returns the files whose reader did not block
+    (started too late on a loaded machine): the caller tries them again."""
+    writers = [subprocess.Popen([lh, "write", f, "0", "4096", str(hold_ms)],
+                                stdout=subprocess.PIPE, text=True) for f in part]
+    readers = []
+    try:
+        for w in writers:
+            assert w.stdout.readline().startswith("HOLDING")
+        readers = [subprocess.Popen([lh, "read", f, "4096", "4096", "1"],
+                                    stdout=subprocess.PIPE, text=True) for f in part]
+        outs = [r.communicate(timeout=30)[0] for r in readers]
+    finally:
+        for p in writers + readers:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            if p.stdout:
+                p.stdout.close()
+    assert all(p.returncode == 0 for p in writers + readers)
+    # a reader that blocked 20 ms or more waited on the writer's lock
+    return [f for f, out in zip(part, outs) if min(json.loads(out)["blocked_ns"]) < 20_000_000]
+
+
+def contend_each(helpers_dir, files, batch=200, hold_ms=700):
+    """At least one real wait on every file, `batch` files at a time."""
+    lh = lockhold(helpers_dir)
+    todo = list(files)
+    for _ in range(4):
+        missed = []
+        for b in range(0, len(todo), batch):
+            missed += contend_batch(lh, todo[b:b + batch], hold_ms)
+        todo = missed
+        if not todo:
+            return
+    raise AssertionError(f"{len(todo)} files never contended")
+
+
+def test_cardinality_bounded(xfs, procs, helpers_dir, ilock_bin):
+    k = 5
+    d = os.path.join(xfs.mnt, "many")
+    os.mkdir(d)
+    files = []
+    for i in range(1000):
+        p = os.path.join(d, f"f{i:04d}")
+        with open(p, "wb") as f:
+            f.write(b"x" * 8192)
+        files.append(p)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--top-inodes", str(k),
+                        "--max-pairs", "4")
+    contend_each(helpers_dir, files)
+    try:
+        text = scrape_until(ex, lambda t: value(t, "ilock_contended_inodes") >= 1000, 5,
+                            "1,000 contended inodes")
+    except AssertionError:
+        t = ex.metrics()
+        raise AssertionError(f"contended inodes: {value(t, 'ilock_contended_inodes')}, waits: "
+                             f"{value(t, 'ilock_lock_wait_seconds_count', device=xfs.majmin)}")
+    sel = dict(device=xfs.majmin, **{"class": "i_rwsem"}, mode="shared")
+    assert value(text, "ilock_lock_wait_seconds_count", **sel) >= 1000
+
+    per_inode = [(n, l, v) for n, l, v in samples(text) if n.startswith("ilock_inode_lock_wait")]
+    inode_labels = {l["inode"] for _, l, _ in per_inode}
+    # the documented bound: at most 2K inodes of their own, plus "other"
+    assert "other" in inode_labels and len(inode_labels) <= 2 * k + 1, sorted(inode_labels)
+    assert value(text, "ilock_exporter_inode_series") == len(inode_labels) - 1
+    assert value(text, "ilock_exporter_inode_series_limit") == 2 * k
+    # (2K inodes + "other") x classes x 2 modes, each PROM_NBUCKETS + 2 samples
+    assert len(per_inode) <= (2 * k + 1) * 3 * 2 * (28 + 2)
+    # per-inode series (own + other) still add up to the aggregate
+    counts = [v for n, l, v in per_inode if n.endswith("_count") and l["mode"] == "shared"
+              and l["class"] == "i_rwsem"]
+    assert sum(counts) == value(text, "ilock_lock_wait_seconds_count", **sel)
+    # the whole exposition stays small whatever the inode count
+    assert len(samples(text)) < 1500
+    pairs = [l for n, l, _ in samples(text) if n == "ilock_serialised_waits_total"]
+    assert len(pairs) <= 4 + 3 * 3 * 2
