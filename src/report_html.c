@@ -284,6 +284,13 @@ static void histograms(FILE *f, const struct report_ctx *c)
 			fputs("<p>No waits.</p>\n", f);
 			continue;
 		}
+		/* some empty buckets around the data show where it sits */
+		while (last - first < 7) {
+			if (first > 0)
+				first--;
+			if (last - first < 7 && last < ILOCK_HIST_SLOTS - 1)
+				last++;
+		}
 		hist_svg(f, "shared", "sh", l->wait[ILOCK_MODE_SHARED].hist, first, last);
 		hist_svg(f, "exclusive", "ex", l->wait[ILOCK_MODE_EXCL].hist, first, last);
 	}

@@ -1,0 +1,474 @@
+"""`ilock record`, `ilock report` and `ilock diff` on real XFS loop mounts.
+
+Scenario: `lockhold write` holds the inode's i_rwsem (the XFS IOLOCK)
+exclusive for HOLD_MS through a userfaultfd-backed buffered write; buffered
+readers (`lockhold read`) queue behind it for shared. Cycles start on a
+fixed clock so every interval sees the same amount of waiting, whatever the
+machine's load does to process start-up.
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import struct
+import subprocess
+import tempfile
+import time
+import zlib
+
+import pytest
+
+from conftest import MKFS, Fs, _run, _teardown_fs
+from ilock_run import start_stat, stop_stat
+from util import make_file, run_bg, wait_line
+
+HOLD_MS = 150
+PERIOD_S = 0.25
+READERS = 2
+REC_READY = "ilock: recording to"
+BLOCK_HDR = 16
+FILE_HDR = 16
+
+
+def lockhold(helpers_dir):
+    return os.path.join(helpers_dir, "lockhold")
+
+
+def scenario(helpers_dir, path, seconds, writer=True, hold_ms=HOLD_MS, readers=READERS,
+             period=PERIOD_S):
+    """Writer-then-readers cycles on a fixed schedule; returns reader results."""
+    results = []
+    t0 = time.monotonic()
+    k = 0
+    while k * period < seconds:
+        delay = t0 + k * period - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        w = None
+        try:
+            if writer:
+                w = run_bg([lockhold(helpers_dir), "write", path, 0, 4096, hold_ms])
+                wait_line(w, "HOLDING ", 10)
+            r = subprocess.run([lockhold(helpers_dir), "read", path, "0", "4096", str(readers)],
+                               capture_output=True, text=True, timeout=30)
+            assert r.returncode == 0, r.stderr
+            results.append(json.loads(r.stdout))
+            if w:
+                wait_line(w, "RELEASED ", 10)
+                assert w.wait(timeout=10) == 0
+        finally:
+            if w and w.poll() is None:
+                w.kill()
+                w.wait()
+            if w:
+                w.stdout.close()
+        k += 1
+    return results
+
+
+def start_record(ilock_bin, out, *args):
+    p = run_bg([ilock_bin, "record", "-o", out, *args], stderr=subprocess.PIPE)
+    try:
+        wait_line(p, REC_READY, timeout=30, stream=p.stderr)
+    except Exception:
+        p.kill()
+        p.wait()
+        raise
+    return p
+
+
+def stop_record(p):
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, f"ilock record exited {p.returncode}: {err}"
+    assert "wrote" in err
+    return err
+
+
+def record_scenario(ilock_bin, helpers_dir, fs, out, seconds, writer=True, interval="0.5"):
+    p = start_record(ilock_bin, out, "-i", interval, "-D", fs.mnt)
+    try:
+        scenario(helpers_dir, os.path.join(fs.mnt, "data"), seconds, writer=writer)
+    finally:
+        if p.poll() is None:
+            stop_record(p)
+
+
+def report(ilock_bin, *args, rc=(0,)):
+    r = subprocess.run([ilock_bin, "report", *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode in rc, f"report {args}: rc={r.returncode} stderr={r.stderr}"
+    return r
+
+
+def diff(ilock_bin, *args):
+    r = subprocess.run([ilock_bin, "diff", *args], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, f"diff {args}: rc={r.returncode} stderr={r.stderr}"
+    return r.stdout
+
+
+def blocks(path):
+    """Walk a recording independently of ilock: (type, offset, end) of each
+    whole block whose CRC holds, then the offset where whole blocks stop."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89ILOCKR\n"
+    off, out = FILE_HDR, []
+    while off + BLOCK_HDR <= len(data):
+        btype, _codec, _flags, blen, raw_len, crc = struct.unpack_from("<BBHIII", data, off)
+        end = off + BLOCK_HDR + blen
+        if end > len(data):
+            break
+        c = zlib.crc32(data[off + BLOCK_HDR:end], zlib.crc32(data[off:off + 12]))
+        if c != crc or len(zlib.decompress(data[off + BLOCK_HDR:end])) != raw_len:
+            break
+        out.append((btype, off, end))
+        off = end
+    return out, off
+
+
+# ---------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="module")
+def recordings(helpers_dir, ilock_bin):
+    """One XFS mount, three recordings: writer+readers twice, readers alone."""
+    tmp = tempfile.mkdtemp(prefix="ilock-rec-")
+    fs = Fs(fstype="xfs", tmpdir=tempfile.mkdtemp(prefix="ilock-test-"), image="", mnt="")
+    fs.image = os.path.join(fs.tmpdir, "xfs.img")
+    fs.mnt = os.path.join(fs.tmpdir, "mnt")
+    try:
+        os.mkdir(fs.mnt)
+        _run(["truncate", "-s", "512M", fs.image])
+        _run(MKFS["xfs"] + [fs.image])
+        fs.dev = _run(["losetup", "--find", "--show", fs.image]).strip()
+        _run(["mount", "-t", "xfs", fs.dev, fs.mnt])
+        fs.mounted = True
+        make_file(os.path.join(fs.mnt, "data"), 1 << 20)
+        paths = {k: os.path.join(tmp, f"{k}.ilrec") for k in ("a1", "a2", "alone")}
+        record_scenario(ilock_bin, helpers_dir, fs, paths["a1"], 5)
+        record_scenario(ilock_bin, helpers_dir, fs, paths["a2"], 5)
+        record_scenario(ilock_bin, helpers_dir, fs, paths["alone"], 5, writer=False)
+        paths["mnt"] = fs.mnt
+        yield paths
+    finally:
+        errors = _teardown_fs(fs)
+        shutil.rmtree(tmp, ignore_errors=True)
+        assert not errors, errors
+
+
+# ---------------------------------------------------------------- round trip
+
+
+def test_report_matches_stat(fs_factory, procs, helpers_dir, ilock_bin, tmp_path):
+    """record and stat watch the same scenario; report --json must agree
+    with stat --json: same inode, class, modes, holders, equal counts."""
+    fs = fs_factory("xfs")
+    data = make_file(os.path.join(fs.mnt, "data"), 1 << 20)
+    rec = str(tmp_path / "rt.ilrec")
+    stat = start_stat(procs, ilock_bin, "-D", fs.mnt)
+    recp = start_record(ilock_bin, rec, "-i", "0.5", "-D", fs.mnt)
+    procs.append(recp)
+    res = scenario(helpers_dir, data, 1.2, hold_ms=300, readers=3, period=0.4)
+    time.sleep(0.3)
+    stop_record(recp)
+    st = stop_stat(stat)
+    rep = json.loads(report(ilock_bin, rec, "-j").stdout)
+
+    ino = os.stat(data).st_ino
+    nwaits = sum(len(r["tids"]) for r in res)
+    assert all(ns > 100_000_000 for r in res for ns in r["blocked_ns"]), res
+
+    def waited(doc):
+        return {(l["dev"], l["ino"], l["class"]): l for l in doc["locks"]
+                if l["shared"]["waits"] or l["exclusive"]["waits"]}
+
+    sl, rl = waited(st), waited(rep)
+    assert sl.keys() == rl.keys(), (sl.keys(), rl.keys())
+    key = (fs.majmin, ino, "i_rwsem")
+    assert key in rl
+    assert rl[key]["shared"]["waits"] == nwaits
+    for k in sl:
+        for mode in ("shared", "exclusive"):
+            a, b = sl[k][mode], rl[k][mode]
+            assert a["waits"] == b["waits"], (k, mode, a, b)
+            # two tracers time the same waits: within 2 %
+            assert abs(a["wait_ns"] - b["wait_ns"]) <= 0.02 * max(a["wait_ns"], 1), (k, mode)
+        assert sl[k]["path"] == rl[k]["path"] == data
+        assert sl[k]["class_fs_name"] == rl[k]["class_fs_name"] == "IOLOCK"
+
+    def pairs(doc):
+        return sorted((e["ino"], e["class"], e["holder"]["comm"], e["holder"]["pid"],
+                       e["holder"]["mode"], e["waiter"]["pid"], e["waiter"]["mode"], e["waits"])
+                      for e in doc["edges"])
+
+    assert pairs(st) == pairs(rep)
+    assert all(e["holder"]["comm"] == "lockhold" and e["holder"]["mode"] == "exclusive"
+               for e in rep["edges"] if e["ino"] == ino)
+
+    # the intervals add up to the whole, and the recording says what it is
+    per_iv = sum(l["shared"]["waits"] for iv in rep["intervals"] for l in iv["locks"]
+                 if (l["dev"], l["ino"], l["class"]) == key)
+    assert per_iv == nwaits
+    assert rep["recording"]["complete"] is True
+    assert rep["recording"]["filters"] == f"-D {fs.majmin}"
+    assert rep["recording"]["intervals"] == len(rep["intervals"]) >= 2
+    assert re.fullmatch(r"[0-9a-f-]{36}", rep["recording"]["boot_id"])
+    assert rep["kernel"] == os.uname().release
+
+    # text: stat's sections plus the timeline
+    txt = report(ilock_bin, rec).stdout
+    for section in ("TOP INODE LOCKS", "WAIT HISTOGRAMS", "WHO SERIALISES WHOM", "LOST EVENTS",
+                    "WAIT TIME PER INTERVAL"):
+        assert section in txt
+    assert re.search(re.escape(data) + r"\s+IOLOCK\s+\|[ \u2581-\u2588]+\|", txt), txt
+
+
+# ---------------------------------------------------------------- kill -9
+
+
+def test_kill9_keeps_every_complete_interval(fs_factory, procs, helpers_dir, ilock_bin,
+                                             tmp_path):
+    fs = fs_factory("xfs")
+    data = make_file(os.path.join(fs.mnt, "data"), 1 << 20)
+    rec = str(tmp_path / "killed.ilrec")
+    p = start_record(ilock_bin, rec, "-i", "0.2", "-D", fs.mnt)
+    procs.append(p)
+    scenario(helpers_dir, data, 1.5)
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait(timeout=10)
+
+    whole, end = blocks(rec)
+    intervals = sum(1 for t, _, _ in whole if t == 2)
+    assert intervals >= 5
+    assert all(t != 3 for t, _, _ in whole), "a killed recorder wrote an end block?"
+    r = report(ilock_bin, rec, "-j", rc=(0, 3))
+    doc = json.loads(r.stdout)
+    assert doc["recording"]["intervals"] == len(doc["intervals"]) == intervals
+    assert doc["recording"]["complete"] is False
+    assert any(l["shared"]["waits"] for iv in doc["intervals"] for l in iv["locks"])
+    if end == os.path.getsize(rec):
+        assert r.returncode == 0 and "no end block" in r.stderr
+    else:
+        assert r.returncode == 3 and "truncated" in r.stderr
+
+    # the same file cut inside its last block: that interval is lost, and said so
+    cut = str(tmp_path / "cut.ilrec")
+    last = [b for b in whole if b[0] == 2][-1]
+    with open(rec, "rb") as f, open(cut, "wb") as g:
+        g.write(f.read(last[1] + 20))
+    r = report(ilock_bin, cut, "-j", rc=(3,))
+    doc = json.loads(r.stdout)
+    assert len(doc["intervals"]) == intervals - 1
+    assert doc["recording"]["damage"]["status"] == "truncated"
+    assert doc["recording"]["damage"]["lost_bytes"] == 20
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "truncated block" in r.stderr and "20 bytes after it lost" in r.stderr
+
+
+# ---------------------------------------------------------------- diff
+
+
+def test_diff_same_condition(recordings, ilock_bin):
+    out = diff(ilock_bin, recordings["a1"], recordings["a2"])
+    lines = out.strip().splitlines()
+    assert lines[-1].startswith("verdict: no significant change"), out
+    summary = out[out.index("SUMMARY"):]
+    assert re.search(r"i_rwsem shared wait: \S+ \S+ -> \S+ \S+ \([+-]\d+%, not significant, "
+                     r"p=[0-9.]+\)", summary), summary
+    doc = json.loads(diff(ilock_bin, recordings["a1"], recordings["a2"], "-j"))
+    assert doc["summary"]["significant"] is False
+    assert doc["summary"]["verdict"] == "no significant change"
+    shared = [c for c in doc["classes"] if c["class"] == "i_rwsem" and c["kind"] == "shared"][0]
+    assert shared["metrics"]["wait_ns_per_s"]["tested"] is True
+    assert shared["metrics"]["wait_ns_per_s"]["samples_before"] >= 8
+
+
+def test_diff_changed_condition(recordings, ilock_bin):
+    # readers behind a writer, then readers alone: wait time must drop
+    out = diff(ilock_bin, recordings["a1"], recordings["alone"])
+    assert out.strip().splitlines()[-1].startswith("verdict: significant change"), out
+    m = re.search(r"i_rwsem shared wait: (\S+ \S+) -> (\S+ \S+) \(-(\d+)%, significant, "
+                  r"p<0\.001\)", out)
+    assert m, out
+    assert int(m.group(3)) >= 90
+    doc = json.loads(diff(ilock_bin, recordings["a1"], recordings["alone"], "-j"))
+    shared = [c for c in doc["classes"] if c["class"] == "i_rwsem" and c["kind"] == "shared"][0]
+    assert shared["metrics"]["wait_ns_per_s"]["verdict"] == "lower"
+    assert shared["metrics"]["waits_per_s"]["verdict"] == "lower"
+    inode = [c for c in doc["inodes"] if c["class"] == "i_rwsem" and c["kind"] == "shared"][0]
+    assert inode["metrics"]["wait_ns_per_s"]["verdict"] == "lower"
+    assert inode["label"] == os.path.join(recordings["mnt"], "data")
+    # and the other way round, higher
+    doc = json.loads(diff(ilock_bin, recordings["alone"], recordings["a1"], "-j"))
+    shared = [c for c in doc["classes"] if c["class"] == "i_rwsem" and c["kind"] == "shared"][0]
+    assert shared["metrics"]["wait_ns_per_s"]["verdict"] == "higher"
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_recordings(recordings, ilock_bin, tmp_path):
+    good = open(recordings["a1"], "rb").read()
+    whole, _ = blocks(recordings["a1"])
+    ivs = [b for b in whole if b[0] == 2]
+    third = ivs[2]
+
+    def craft(name, data):
+        p = tmp_path / name
+        p.write_bytes(data)
+        return str(p)
+
+    def with_block(data, off, new_len=None, flip=None):
+        b = bytearray(data)
+        if new_len is not None:
+            struct.pack_into("<I", b, off + 4, new_len)
+        if flip is not None:
+            b[flip] ^= 0x01
+        return bytes(b)
+
+    big = zlib.compress(bytes(100 << 20), 9)
+    bomb_hdr = bytearray(struct.pack("<BBHIII", 2, 1, 0, len(big), 100 << 20, 0))
+    struct.pack_into("<I", bomb_hdr, 12, zlib.crc32(big, zlib.crc32(bytes(bomb_hdr[:12]))))
+    newer = bytearray(good)
+    struct.pack_into("<H", newer, 8, 2)
+
+    cases = {
+        # name: (file bytes, exit code, what stderr must say, stdout has a report)
+        "empty": (b"", 1, "empty file", False),
+        "not_recording": (b"#!/bin/sh\necho hello\n" * 4, 1, "not an ilock recording", False),
+        "bad_magic": (good[:3] + bytes([good[3] ^ 0x20]) + good[4:], 1, "bad magic number", False),
+        "newer_major": (bytes(newer), 1, "format version 2.0 is newer", False),
+        "truncated": (good[:third[1] + 30], 3, "truncated block", True),
+        "flipped": (with_block(good, third[1], flip=third[1] + BLOCK_HDR + 5), 3,
+                    "checksum mismatch", True),
+        "claims_4gb": (with_block(good, third[1], new_len=0xFFFFFFFF), 3,
+                       "claims 4294967295 bytes", True),
+        "zlib_bomb": (good[:third[1]] + bytes(bomb_hdr) + big, 3, "zlib bomb", True),
+    }
+    messages = {}
+    for name, (data, rc, says, has_report) in cases.items():
+        path = craft(name + ".ilrec", data)
+        t = time.monotonic()
+        r = subprocess.run([ilock_bin, "report", path], capture_output=True, text=True,
+                           timeout=30)
+        assert time.monotonic() - t < 10, f"{name}: too slow"
+        assert r.returncode == rc, f"{name}: rc={r.returncode} {r.stderr}"
+        err = r.stderr.strip().splitlines()
+        assert len(err) == 1, f"{name}: {r.stderr!r}"
+        assert says in err[0], f"{name}: {err[0]}"
+        assert err[0].startswith("ilock report: " + path)
+        if has_report:
+            # what comes before the damage is still reported
+            assert "TOP INODE LOCKS" in r.stdout and path in r.stdout
+            assert re.search(r"reporting the 2 intervals before it", err[0]), err[0]
+        else:
+            assert r.stdout == ""
+        messages[name] = re.sub(r"\d+", "N", err[0].replace(path, "FILE"))
+    # a time window with no data
+    r = subprocess.run([ilock_bin, "report", recordings["a1"], "--from", "1000", "--to", "2000"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1 and "no data in the time window" in r.stderr
+    messages["window"] = re.sub(r"\d+", "N", r.stderr.strip())
+    assert len(set(messages.values())) == len(messages), messages
+
+    # diff reads the same way
+    r = subprocess.run([ilock_bin, "diff", craft("e.ilrec", b""), recordings["a1"]],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "empty file" in r.stderr
+    # bad flags: exit 2 with the synopsis
+    r = subprocess.run([ilock_bin, "report", recordings["a1"], "--from", "soon"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "bad time 'soon'" in r.stderr and "usage:" in r.stderr
+    r = subprocess.run([ilock_bin, "record"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "-o FILE is required" in r.stderr
+
+
+def test_report_window_and_csv(recordings, ilock_bin):
+    doc = json.loads(report(ilock_bin, recordings["a1"], "-j").stdout)
+    n = len(doc["intervals"])
+    part = json.loads(report(ilock_bin, recordings["a1"], "-j", "--from", "1", "--to", "3").stdout)
+    assert 0 < len(part["intervals"]) < n
+    assert all(1 <= iv["t_start_s"] + iv["duration_s"] / 2 < 3 for iv in part["intervals"])
+    csv = report(ilock_bin, recordings["a1"], "--csv").stdout.splitlines()
+    assert csv[0].startswith("interval,t_start_s,duration_s,dev,ino,path,fs,class,")
+    rows = [r.split(",") for r in csv[1:]]
+    sh = sum(int(r[8]) for r in rows if r[7] == "i_rwsem")
+    total = sum(l["shared"]["waits"] for l in doc["locks"] if l["class"] == "i_rwsem")
+    assert sh == total > 0
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def png_pixels(path):
+    """Decode an 8-bit RGB/RGBA PNG (what Chromium writes): (w, h, rows)."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    off, idat = 8, b""
+    while off < len(data):
+        n, typ = struct.unpack_from(">I4s", data, off)
+        body = data[off + 8:off + 8 + n]
+        if typ == b"IHDR":
+            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and ctype in (2, 6) and interlace == 0
+        elif typ == b"IDAT":
+            idat += body
+        off += 12 + n
+    bpp = 3 if ctype == 2 else 4
+    raw, stride, rows, prev = zlib.decompress(idat), w * bpp, [], bytearray(w * bpp)
+    for y in range(h):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return w, h, bpp, rows
+
+
+def test_html_renders_in_chromium(recordings, ilock_bin, tmp_path):
+    chromium = shutil.which("chromium")
+    assert chromium, "chromium not installed: run scripts/setup.sh"
+    html = str(tmp_path / "report.html")
+    r = report(ilock_bin, recordings["a1"], "--html", html)
+    assert r.stdout == "" and "wrote" in r.stderr
+    page = open(html).read()
+    assert "<script" not in page and "<link" not in page
+    png = str(tmp_path / "shot.png")
+    profile = tempfile.mkdtemp(prefix="ilock-chromium-")
+    try:
+        subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                        "--no-first-run", "--disable-background-networking",
+                        "--disable-component-update", "--disable-sync",
+                        f"--user-data-dir={profile}", f"--screenshot={png}",
+                        "--window-size=1200,1600", "file://" + html],
+                       capture_output=True, timeout=90)
+    finally:
+        shutil.rmtree(profile, ignore_errors=True)
+    assert os.path.exists(png) and os.path.getsize(png) > 20_000
+    w, h, bpp, rows = png_pixels(png)
+    assert (w, h) == (1200, 1600)
+    colours = set()
+    blue = 0
+    for row in rows[::4]:
+        for x in range(0, w * bpp, bpp * 4):
+            px = row[x:x + 3]
+            colours.add(px)
+            # the shared-wait bars: #3b7dd8
+            if abs(px[0] - 0x3b) < 12 and abs(px[1] - 0x7d) < 12 and abs(px[2] - 0xd8) < 12:
+                blue += 1
+    assert len(colours) > 20, "the screenshot is (nearly) one colour"
+    # timeline bars plus histogram bars, sampled every 4th pixel each way
+    assert blue > 800, f"only {blue} sampled pixels of chart colour"

@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * ilock diff on recordings built through the real writer: same condition,
+ * changed condition, one wild interval, inode matching, summary wording.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff.h"
+#include "recsynth.h"
+#include "unit.h"
+
+#define DEV_A ILOCK_KDEV(7, 1)
+#define DEV_B ILOCK_KDEV(7, 2)
+#define MNT_A "36 35 7:1 / /mnt/a rw - xfs /dev/loop1 rw\n"
+#define MNT_B "37 35 7:2 / /mnt/b rw - ext4 /dev/loop2 rw\n"
+
+struct cond {
+	uint32_t dev;
+	uint64_t ino;
+	const char *path;        /* NULL: never resolved */
+	uint32_t magic;
+	double shared_ms;        /* mean shared wait per interval, per wait */
+	uint64_t shared_n;       /* shared waits per interval */
+	double excl_ms;
+	uint64_t excl_n;
+	int wild;                /* interval index given a huge wait, or -1 */
+};
+
+/* n intervals of 1 s; waits jitter +-20% around the condition's means. */
+static void record(struct recording *r, const struct cond *c, const char *mountinfo, int n)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, mountinfo);
+	snap_init(&d);
+	for (int i = 0; i < n; i++) {
+		uint64_t sh = (uint64_t)(c->shared_ms * 1e6 * (0.8 + 0.4 * synth_rand01()));
+		uint64_t ex = (uint64_t)(c->excl_ms * 1e6 * (0.8 + 0.4 * synth_rand01()));
+
+		snap_reset(&d);
+		if (c->path && i == 0)
+			synth_inode(&d, c->dev, c->ino, c->magic, c->path);
+		if (c->shared_n)
+			synth_wait(&d, c->dev, c->ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED,
+				   c->shared_n, i == c->wild ? 50000000000ULL : sh);
+		if (c->excl_n)
+			synth_wait(&d, c->dev, c->ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, c->excl_n, ex);
+		synth_interval(&s, &d);
+	}
+	synth_end(&s);
+	CHECK(s.ok);
+	rec_init(r);
+	CHECK_EQ_U(rec_decode(r, s.file.p, s.file.len), REC_OK);
+	snap_free(&d);
+	synth_free(&s);
+}
+
+static const struct diff_subject *find(const struct diff_result *d, bool inode, uint8_t kind)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->s[i].is_inode == inode && d->s[i].class == ILOCK_CLASS_I_RWSEM &&
+		    d->s[i].kind == kind)
+			return &d->s[i];
+	return NULL;
+}
+
+static void run(const struct recording *a, const struct recording *b, struct diff_result *d)
+{
+	struct diff_opts o;
+
+	diff_opts_default(&o);
+	CHECK(!diff_compute(a, b, &o, d));
+}
+
+static void test_same_condition(void)
+{
+	struct cond c = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1 };
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	record(&a, &c, MNT_A, 30);
+	record(&b, &c, MNT_A, 30);
+	run(&a, &b, &d);
+	CHECK_EQ_U(d.nsig, 0);
+	CHECK(d.ntests > 0);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].tested && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
+	s = find(&d, true, DK_SHARED);
+	CHECK(s && s->match == DMATCH_PATH && !strcmp(s->label, "/mnt/a/data"));
+	f = open_memstream(&out, &len);
+	diff_render_text(f, &d, "a.ilrec", "b.ilrec", &a, &b);
+	fclose(f);
+	CHECK(strstr(out, "verdict: no significant change") != NULL);
+	CHECK(strstr(out, "i_rwsem shared wait: ") != NULL);
+	free(out);
+	diff_free(&d);
+
+	/* one interval a hundred times worse does not make a change */
+	rec_free(&b);
+	c.wild = 17;
+	record(&b, &c, MNT_A, 30);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].after > 3 * s->m[DM_WAIT_PER_S].before);
+	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
+	CHECK(s && s->m[DM_MAX].verdict == DV_SAME);
+	CHECK_EQ_U(d.nsig, 0);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
+static void test_changed_condition(void)
+{
+	struct cond before = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1 };
+	struct cond after = before;
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+	char line[512], *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	after.shared_ms = 12;  /* 812 ms/s -> ~96 ms/s */
+	record(&a, &before, MNT_A, 20);
+	record(&b, &after, MNT_A, 20);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s != NULL);
+	if (s) {
+		CHECK(s->m[DM_WAIT_PER_S].verdict == DV_LOWER);
+		CHECK(s->m[DM_WAIT_PER_S].p_adj < 0.001);
+		CHECK(s->m[DM_P50].verdict == DV_LOWER);
+		CHECK(s->m[DM_WAITS_PER_S].verdict == DV_SAME);  /* as many waits, shorter */
+		CHECK(fabs(s->m[DM_WAIT_PER_S].change + 0.88) < 0.05);
+		diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
+		CHECK(!strncmp(line, "i_rwsem shared wait: ", 21));
+		CHECK(strstr(line, "ms/s -> ") != NULL);
+		CHECK(strstr(line, ", significant, p<0.001)") != NULL);
+	}
+	s = find(&d, false, DK_EXCL);
+	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
+	f = open_memstream(&out, &len);
+	diff_render_text(f, &d, "a", "b", &a, &b);
+	fclose(f);
+	CHECK(strstr(out, "verdict: significant change") != NULL);
+	free(out);
+	f = open_memstream(&out, &len);
+	diff_render_json(f, &d, "a", "b", &a, &b);
+	fclose(f);
+	CHECK(strstr(out, "\"verdict\": \"lower\"") != NULL || strstr(out, "\"verdict\":\"lower\"") != NULL);
+	CHECK(strstr(out, "\"significant\": true") != NULL || strstr(out, "\"significant\":true") != NULL);
+	free(out);
+	diff_free(&d);
+
+	/* and the other way round it is higher */
+	run(&b, &a, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_HIGHER);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
+static void test_matching(void)
+{
+	struct cond xfs = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 50, 4, 0, 0, -1 };
+	struct cond ext4 = { DEV_B, 12, "/data", ILOCK_EXT4_SB_MAGIC, 50, 4, 0, 0, -1 };
+	struct cond nopath = { DEV_A, 131, NULL, 0, 50, 4, 0, 0, -1 };
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+
+	/* the same file on another mount: matched by its path inside the fs */
+	record(&a, &xfs, MNT_A MNT_B, 6);
+	record(&b, &ext4, MNT_A MNT_B, 6);
+	run(&a, &b, &d);
+	s = find(&d, true, DK_SHARED);
+	CHECK(s && s->match == DMATCH_FSPATH);
+	CHECK(s && !strcmp(s->label, "/mnt/a/data | /mnt/b/data"));
+	diff_free(&d);
+	rec_free(&b);
+	/* no path on one side: dev:ino */
+	record(&b, &nopath, MNT_A, 6);
+	run(&a, &b, &d);
+	s = find(&d, true, DK_SHARED);
+	CHECK(s && s->match == DMATCH_DEVINO);
+	CHECK(s && !strcmp(s->ident_a, "7:1:131") && !strcmp(s->ident_b, "7:1:131"));
+	diff_free(&d);
+	rec_free(&a);
+	/* nothing in common: before only and after only */
+	record(&a, &ext4, MNT_B, 6);
+	run(&a, &b, &d);
+	{
+		int before_only = 0, after_only = 0;
+
+		for (size_t i = 0; i < d.n; i++) {
+			before_only += d.s[i].match == DMATCH_BEFORE_ONLY;
+			after_only += d.s[i].match == DMATCH_AFTER_ONLY;
+		}
+		CHECK(before_only == 1 && after_only == 1);
+	}
+	/* few intervals: no test */
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].tested);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+
+	record(&a, &xfs, MNT_A, 3);
+	record(&b, &xfs, MNT_A, 3);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && !s->m[DM_WAIT_PER_S].tested && !strcmp(s->m[DM_WAIT_PER_S].why, "too few intervals"));
+	CHECK_EQ_U(d.ntests, 0);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
+int main(void)
+{
+	test_same_condition();
+	test_changed_condition();
+	test_matching();
+	UNIT_DONE();
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* The report's own views: sparklines, timeline, JSON intervals, CSV, HTML. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "recsynth.h"
+#include "report.h"
+#include "unit.h"
+
+#define DEV_X ILOCK_KDEV(7, 1)
+#define MOUNTINFO "36 35 7:1 / /mnt/x rw - xfs /dev/loop1 rw\n"
+
+static void test_sparkline(void)
+{
+	double v[120];
+	char buf[512];
+	int cols;
+
+	for (int i = 0; i < 8; i++)
+		v[i] = i;
+	cols = report_sparkline(buf, sizeof(buf), v, 8, 60);
+	CHECK_EQ_U(cols, 8);
+	/* zero is a blank, the peak the full block, everything else in between */
+	CHECK_STR(buf, " \xe2\x96\x82\xe2\x96\x83\xe2\x96\x84\xe2\x96\x85\xe2\x96\x86\xe2\x96\x87\xe2\x96\x88");
+	v[0] = v[1] = 0;
+	cols = report_sparkline(buf, sizeof(buf), v, 2, 60);
+	CHECK_EQ_U(cols, 2);
+	CHECK_STR(buf, "  ");
+	/* a tiny non-zero value still shows */
+	v[0] = 1;
+	v[1] = 1e9;
+	report_sparkline(buf, sizeof(buf), v, 2, 60);
+	CHECK_STR(buf, "\xe2\x96\x81\xe2\x96\x88");
+	/* 120 values in 60 columns: pairs averaged */
+	for (int i = 0; i < 120; i++)
+		v[i] = i < 60 ? 0 : 5;
+	cols = report_sparkline(buf, sizeof(buf), v, 120, 60);
+	CHECK_EQ_U(cols, 60);
+	CHECK(buf[0] == ' ' && buf[29] == ' ' && (unsigned char)buf[30] == 0xe2);
+	/* a short buffer is never overrun */
+	report_sparkline(buf, 7, v + 60, 10, 60);
+	CHECK(strlen(buf) <= 6);
+	CHECK_EQ_U(report_sparkline(buf, sizeof(buf), v, 0, 60), 0);
+}
+
+struct fixture {
+	struct synth s;
+	struct recording r;
+	struct snapshot merged;
+	struct report_meta meta;
+	struct report_ctx c;
+};
+
+/* Five intervals: shared waits in 1 and 3, exclusive in 3, on a nasty path. */
+static void setup(struct fixture *fx)
+{
+	struct snapshot d;
+	struct ilock_edge_key ek = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
+				     .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				     .holder_pid = 10, .waiter_pid = 11 };
+	struct ilock_edge_stats es = { 2, 400000000, 300000000 };
+
+	memset(fx, 0, sizeof(*fx));
+	memcpy(ek.holder_comm, "<writer>", 8);
+	memcpy(ek.waiter_comm, "reader", 6);
+	synth_begin(&fx->s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	for (int i = 0; i < 5; i++) {
+		snap_reset(&d);
+		if (!i)
+			synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/a,b/<b>&\"q\"");
+		if (i == 1 || i == 3) {
+			synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 2, 200000000);
+			snap_add_edge(&d, &ek, &es);
+		}
+		if (i == 3)
+			synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 1, 5000000);
+		synth_interval(&fx->s, &d);
+	}
+	synth_end(&fx->s);
+	snap_free(&d);
+	CHECK(fx->s.ok);
+	rec_init(&fx->r);
+	CHECK_EQ_U(rec_decode(&fx->r, fx->s.file.p, fx->s.file.len), REC_OK);
+	snap_init(&fx->merged);
+	fx->c.file = "t.ilrec";
+	fx->c.r = &fx->r;
+	fx->c.i0 = 0;
+	fx->c.i1 = fx->r.niv;
+	fx->c.merged = &fx->merged;
+	fx->c.meta = &fx->meta;
+	fx->c.top_n = 10;
+	CHECK(!rec_merge_window(&fx->r, fx->c.i0, fx->c.i1, NULL, &fx->merged));
+	snap_sort_locks(&fx->merged, SORT_WAIT_TIME);
+	snap_sort_edges(&fx->merged);
+	rec_fill_meta(&fx->r, &fx->meta, 5.0);
+	CHECK(!report_build(&fx->c));
+}
+
+static void teardown(struct fixture *fx)
+{
+	report_free(&fx->c);
+	snap_free(&fx->merged);
+	rec_free(&fx->r);
+	synth_free(&fx->s);
+}
+
+static char *capture(void (*fn)(FILE *, const struct report_ctx *), const struct report_ctx *c)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	fn(f, c);
+	fclose(f);
+	return out;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)); p++)
+		n++;
+	return n;
+}
+
+static void test_rows_and_timeline(void)
+{
+	struct fixture fx;
+	char *out;
+
+	setup(&fx);
+	CHECK_EQ_U(fx.c.nrows, 1);
+	CHECK_EQ_U(fx.c.rows[0].waits[ILOCK_MODE_SHARED][1], 2);
+	CHECK_EQ_U(fx.c.rows[0].waits[ILOCK_MODE_SHARED][2], 0);
+	CHECK_EQ_U(fx.c.rows[0].wait_ns[ILOCK_MODE_EXCL][3], 5000000);
+	CHECK_EQ_U(fx.c.rows[0].max_ns[ILOCK_MODE_SHARED][3], 200000000);
+	out = capture(report_timeline_text, &fx.c);
+	CHECK(strstr(out, "WAIT TIME PER INTERVAL") != NULL);
+	/* intervals 0, 2, 4 blank; 3 the peak */
+	CHECK(strstr(out, "| \xe2\x96\x88 \xe2\x96\x88 |") != NULL);
+	free(out);
+	/* a window of the quiet intervals alone */
+	report_free(&fx.c);
+	fx.c.i0 = 4;
+	fx.c.i1 = 5;
+	CHECK(!rec_merge_window(&fx.r, 4, 5, NULL, &fx.merged));
+	snap_sort_locks(&fx.merged, SORT_WAIT_TIME);
+	CHECK(!report_build(&fx.c));
+	CHECK_EQ_U(fx.c.nrows, 0);
+	out = capture(report_timeline_text, &fx.c);
+	CHECK(strstr(out, "(no inode lock waits)") != NULL);
+	free(out);
+	teardown(&fx);
+}
+
+static void test_json_intervals(void)
+{
+	struct fixture fx;
+	struct render_opts ro = { .top_n = 10, .json_extra = report_json_extra };
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	setup(&fx);
+	ro.json_extra_ctx = &fx.c;
+	f = open_memstream(&out, &len);
+	render_json(f, &fx.merged, &fx.meta, &ro);
+	fclose(f);
+	CHECK(strstr(out, "\"intervals\"") != NULL);
+	CHECK(strstr(out, "\"recording\"") != NULL);
+	CHECK(strstr(out, "\"window\"") != NULL);
+	CHECK(strstr(out, "\"locks\"") != NULL);  /* stat's schema is all there */
+	CHECK_EQ_U(count(out, "\"t_start_s\""), 5);
+	CHECK_EQ_U(count(out, "\"lock\""), 2);  /* intervals 1 and 3 */
+	CHECK(strstr(out, "\"boot_id\"") != NULL);
+	/* the document ends once, after the extra keys */
+	CHECK(out[strlen(out) - 1] == '}' || out[strlen(out) - 2] == '}');
+	free(out);
+	teardown(&fx);
+}
+
+static void test_csv(void)
+{
+	struct fixture fx;
+	char *out;
+
+	setup(&fx);
+	out = capture(report_csv, &fx.c);
+	CHECK(!strncmp(out, "interval,t_start_s,duration_s,dev,ino,path,fs,class,", 52));
+	CHECK_EQ_U(count(out, "\n"), 3);  /* header and intervals 1 and 3 */
+	/* a path with a comma and quotes is one quoted field */
+	CHECK(strstr(out, ",\"/mnt/x/a,b/<b>&\"\"q\"\"\",xfs,i_rwsem,2,400000000,") != NULL);
+	free(out);
+	teardown(&fx);
+}
+
+static void test_html(void)
+{
+	struct fixture fx;
+	char *out;
+
+	setup(&fx);
+	out = capture(report_html, &fx.c);
+	CHECK(!strncmp(out, "<!DOCTYPE html>", 15));
+	CHECK(strstr(out, "</html>\n") != NULL);
+	/* charts: one timeline, a shared and an exclusive histogram */
+	CHECK_EQ_U(count(out, "<svg class=\"timeline\""), 1);
+	CHECK_EQ_U(count(out, "<svg class=\"hist\""), 2);
+	CHECK(count(out, "<rect class=\"sh\"") >= 3);
+	CHECK(count(out, "<rect class=\"ex\"") >= 2);
+	CHECK(strstr(out, "Who serialises whom") != NULL);
+	CHECK(strstr(out, "&lt;writer&gt;[10] exclusive") != NULL);
+	/* self-contained: no scripts, no fetches */
+	CHECK(!strstr(out, "<script"));
+	CHECK(!strstr(out, "<link"));
+	CHECK(!strstr(out, "src="));
+	CHECK(!strstr(out, "url("));
+	CHECK(!strstr(out, "@import"));
+	CHECK_EQ_U(count(out, "http"), count(out, "xmlns=\"http://www.w3.org/2000/svg\""));
+	/* the path is escaped everywhere */
+	CHECK(!strstr(out, "<b>&"));
+	CHECK(strstr(out, "/mnt/x/a,b/&lt;b&gt;&amp;&quot;q&quot;") != NULL);
+	free(out);
+	teardown(&fx);
+}
+
+int main(void)
+{
+	test_sparkline();
+	test_rows_and_timeline();
+	test_json_intervals();
+	test_csv();
+	test_html();
+	UNIT_DONE();
+}
