@@ -287,6 +287,17 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	return 0;
 
 bad_value:
-	snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
+	/* not argv[optind - 1]: with "-i 0" that is the value, not the option */
+	if (c > 0 && c < 256) {
+		snprintf(err, errlen, "invalid value '%s' for -%c", optarg, c);
+		return -1;
+	}
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		if (lo->val == c) {
+			snprintf(err, errlen, "invalid value '%s' for --%s", optarg, lo->name);
+			return -1;
+		}
+	}
+	snprintf(err, errlen, "invalid value '%s'", optarg);
 	return -1;
 }

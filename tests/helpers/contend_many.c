@@ -3,7 +3,7 @@
  * contend_many: one real inode-lock wait on each of many files, over and
  * over, for ilocktop's tests and CPU benchmark.
  *
- *   contend_many DIR NFILES SECONDS NLANES
+ *   contend_many DIR NFILES SECONDS NLANES [PACE]
  *
  * Creates DIR/f00000 .. (4 KiB each, data written), then NLANES lanes walk
  * the files (lane l takes l, l + NLANES, ...), pass after pass, until
@@ -15,7 +15,9 @@
  *   3. waits until the reader is asleep ('D' in /proc), i.e. really
  *      waiting on the lock, then resolves the fault so both finish.
  * So every file gets at least one exclusive-holder -> shared-waiter wait
- * per pass, deterministically, with little CPU spent by us.
+ * per pass, deterministically, with little CPU spent by us. The first pass
+ * runs flat out; with PACE, later ones do PACE files per second in all
+ * (a steady load on a set of files that is already tracked).
  *
  * Prints "READY files=N" once the files exist, "PASS n t=NS" after every
  * full pass over all files, and "DONE passes=.. waits=.. missed=.." at
@@ -48,7 +50,7 @@
 #define BLOCK_TIMEOUT_NS (50ULL * 1000000ULL)
 
 static const char *dir;
-static unsigned nfiles, nlanes;
+static unsigned nfiles, nlanes, pace;
 static uint64_t end_ns;
 static volatile sig_atomic_t stopping;
 static atomic_ulong total_waits, total_missed;
@@ -233,13 +235,31 @@ static bool time_up(void)
 	return stopping || now_ns() >= end_ns;
 }
 
+static void sleep_until_ns(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ULL),
+			       .tv_nsec = (long)(t % 1000000000ULL) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stopping)
+		;
+}
+
 static void *lane_thread(void *arg)
 {
 	struct lane *l = arg;
+	uint64_t due = 0, step = pace ? (uint64_t)nlanes * 1000000000ULL / pace : 0;
 
-	for (;;) {
-		for (unsigned i = l->id; i < nfiles && !time_up(); i += nlanes)
+	for (unsigned pass = 0;; pass++) {
+		for (unsigned i = l->id; i < nfiles && !time_up(); i += nlanes) {
+			if (pass && step) {
+				/* absolute deadlines: the pace does not drift */
+				due = due ? due + step : now_ns();
+				sleep_until_ns(due);
+				if (time_up())
+					break;
+			}
 			one_file(l, i);
+		}
 		pthread_barrier_wait(&pass_barrier);
 		/* everyone sees the same answer: main decides after the barrier */
 		pthread_barrier_wait(&pass_barrier);
@@ -331,10 +351,12 @@ int main(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	unsigned secs, pass = 0;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: contend_many DIR NFILES SECONDS NLANES\n");
+	if (argc != 5 && argc != 6) {
+		fprintf(stderr, "usage: contend_many DIR NFILES SECONDS NLANES [PACE]\n");
 		return 2;
 	}
+	if (argc == 6)
+		pace = parse_uint(argv[5], "PACE");
 	dir = argv[1];
 	nfiles = parse_uint(argv[2], "NFILES");
 	secs = parse_uint(argv[3], "SECONDS");

@@ -1,0 +1,316 @@
+"""ilocktop in a real terminal (tmux) and in batch mode, on a real XFS.
+
+A fio mixed read/write job on one file of a loop-mounted XFS makes buffered
+readers queue (IOLOCK shared) behind writers; a second, lightly contended
+file on the same filesystem (contend_many) competes for the top row.
+The screen is read back with `tmux capture-pane -p`; keys go in with
+`tmux send-keys`. Every tmux session is ours by name and killed at teardown.
+"""
+
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from util import make_file, wait_line
+
+SCREEN_TIMEOUT = 20
+
+
+def _tmux(*args, check=True):
+    r = subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"tmux {' '.join(args)}: {r.stderr.strip()}")
+    return r.stdout
+
+
+class Term:
+    """A shell in a detached 160x50 tmux session."""
+
+    def __init__(self, name):
+        self.name = name
+        # a plain shell with a fixed prompt, no rc files: nothing but us in it
+        _tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "50",
+              "env", "PS1=$ ", "TERM=xterm-256color", "bash", "--norc", "--noprofile")
+
+    def keys(self, *keys):
+        _tmux("send-keys", "-t", self.name, *keys)
+
+    def line(self, text):
+        self.keys("-l", text)
+        self.keys("Enter")
+
+    def screen(self):
+        return _tmux("capture-pane", "-p", "-t", self.name)
+
+    def wait(self, pred, what, timeout=SCREEN_TIMEOUT):
+        deadline = time.monotonic() + timeout
+        s = ""
+        while time.monotonic() < deadline:
+            s = self.screen()
+            if pred(s):
+                return s
+            time.sleep(0.2)
+        raise AssertionError(f"timed out waiting for {what}; screen:\n{s}")
+
+    def wait_re(self, pattern, timeout=SCREEN_TIMEOUT):
+        rx = re.compile(pattern, re.M)
+        return self.wait(lambda s: rx.search(s), repr(pattern), timeout)
+
+    def pane_pid(self):
+        return int(_tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip())
+
+    def kill(self):
+        _tmux("kill-session", "-t", self.name, check=False)
+
+
+@pytest.fixture
+def term(request):
+    made = []
+
+    def make():
+        t = Term(f"ilocktop-test-{os.getpid()}-{len(made)}-{request.node.name[:20]}")
+        made.append(t)
+        return t
+
+    yield make
+    for t in made:
+        t.kill()
+
+
+@pytest.fixture
+def ilocktop_bin(ilock_bin):
+    p = os.path.join(os.path.dirname(ilock_bin), "ilocktop")
+    assert os.path.islink(p) or os.access(p, os.X_OK), f"{p} missing: run make"
+    return p
+
+
+@pytest.fixture
+def workload(fs_factory, procs, helpers_dir):
+    """The hot file under fio, a lukewarm one under contend_many; returns
+    (fs, hot path, hot inode number)."""
+    fs = fs_factory("xfs")
+    hot = make_file(os.path.join(fs.mnt, "hot.dat"), 32 << 20)
+    procs.start(["fio", "--name=hot", f"--filename={hot}", "--size=32M", "--rw=randrw",
+                 "--rwmixread=60", "--bs=16k", "--numjobs=6", "--thread",
+                 "--ioengine=psync", "--time_based", "--runtime=120",
+                 "--output=/dev/null"])
+    # 100 short waits a second: always there, never the worst
+    light = procs.start([os.path.join(helpers_dir, "contend_many"),
+                         os.path.join(fs.mnt, "light"), "1", "120", "1", "100"])
+    wait_line(light, "READY ", timeout=30)
+    return fs, hot, os.stat(hot).st_ino
+
+
+FOOTERS = ("q quit", "Esc/Enter back", "filter (", "(")
+
+
+def _table_rows(screen):
+    """The column header and the table rows under it (not the help line,
+    the prompt, or notes such as "(12 more rows ...)")."""
+    lines = screen.splitlines()
+    for i, l in enumerate(lines):
+        if l.startswith("PATH "):
+            return lines[i], [r for r in lines[i + 1:]
+                              if r.strip() and not r.strip().startswith(FOOTERS)]
+    return None, []
+
+
+def _col(header, row, title):
+    """The value in a right-aligned column, found by where its title ends."""
+    m = re.search(re.escape(title) + r"\*?", header)
+    assert m, f"no column {title!r} in {header!r}"
+    end = m.end()
+    return row[:end].split()[-1]
+
+
+def _start(term, ilocktop_bin, fs, extra=""):
+    t = term()
+    t.line("S=$(stty -g)")
+    t.line(f"{ilocktop_bin} -D {fs.mnt} {extra}; echo EXIT=$?")
+    return t
+
+
+def test_screen_top_row_sort_detail_quit(term, workload, ilocktop_bin):
+    fs, hot, ino = workload
+    t = _start(term, ilocktop_bin, fs)
+    # the fio file is the top row, with shared waits
+    s = t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(hot), "hot file on top")
+    assert "sort: wait time" in s
+    header, rows = _table_rows(s)
+    assert "WAIT s/s*" in header
+    assert re.search(rf"\b7:\d+:{ino}\b", rows[0]) or f":{ino} " in rows[0], rows[0]
+    assert "IOLOCK" in rows[0]
+    assert float(_col(header, rows[0], "SH/s").rstrip("kM")) > 0, rows[0]
+    assert "ilocktop  host" in s and "probes:" in s and "lost events" in s.lower()
+
+    # s: the sort key moves to the next one, and the header marks it
+    t.keys("s")
+    s = t.wait_re(r"^sort: waits\b")
+    header, _ = _table_rows(s)
+    assert "SH/s*" in header and "EX/s*" in header and "WAIT s/s*" not in header
+    t.keys("s")
+    s = t.wait_re(r"^sort: max wait\b")
+    assert "MAX*" in _table_rows(s)[0]
+    t.keys("S", "S")
+    s = t.wait_re(r"^sort: wait time\b")
+    assert "WAIT s/s*" in _table_rows(s)[0]
+
+    # Enter on the top row: that inode's histograms
+    t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(hot), "hot file on top again")
+    t.keys("Home", "Enter")
+    s = t.wait_re(r"^WAIT HISTOGRAM")
+    assert hot in s and f"ino {ino} " in s
+    assert re.search(r"^\s+wait\s+shared\s+exclusive", s, re.M)
+    assert re.search(r"\|\*+\s*\|", s), "no histogram bars"
+    assert "HOLDER -> WAITER" in s and "fio[" in s
+    t.keys("Escape")
+    t.wait(lambda s: _table_rows(s)[0] is not None, "back to the table")
+
+    # q: exit 0, the terminal as it was
+    t.keys("q")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=0" in s
+    t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME; tput cols; echo ALIVE-$((6*7))')
+    s = t.wait_re(r"^ALIVE-42$")
+    assert "STTY-SAME" in s
+    assert re.search(r"^160$", s, re.M)
+
+
+def test_screen_keys_filter_cumulative_pause_resize(term, workload, ilocktop_bin):
+    fs, hot, ino = workload
+    t = _start(term, ilocktop_bin, fs)
+    t.wait(lambda s: any(r.startswith(hot) for r in _table_rows(s)[1]), "hot file shown")
+
+    # c: totals since start
+    t.keys("c")
+    s = t.wait_re(r"showing: totals since start")
+    assert "SHARED" in _table_rows(s)[0] and "WAITED" in _table_rows(s)[0]
+    t.keys("c")
+    t.wait_re(r"showing: rates over the last")
+
+    # f: only rows whose path (or a holder/waiter comm) has the text
+    t.keys("f")
+    t.wait_re(r"^filter \(path part or comm")
+    t.keys("-l", "light/")
+    t.keys("Enter")
+    s = t.wait_re(r'filter: "light/"')
+    s = t.wait(lambda s: _table_rows(s)[1] and
+               all("/light/" in r for r in _table_rows(s)[1]), "only the light file")
+    assert not any(r.startswith(hot) for r in _table_rows(s)[1])
+    t.keys("Escape")  # clears the filter
+    t.wait(lambda s: 'filter: "' not in s and any(r.startswith(hot) for r in _table_rows(s)[1]),
+           "filter cleared")
+
+    # p: the screen freezes (uptime stops) until p again
+    t.keys("p")
+    s1 = t.wait_re(r"\[PAUSED\]")
+    up1 = re.search(r"up ([\d.]+ s|\S+)", s1).group(1)
+    time.sleep(2.2)
+    s2 = t.screen()
+    # keys still redraw while paused, but no new interval comes in
+    assert "[PAUSED]" in s2
+    t.keys("p")
+    t.wait(lambda s: "[PAUSED]" not in s and re.search(r"up ([\d.]+ s|\S+)", s).group(1) != up1,
+           "unpaused")
+
+    # resize: redrawn at the new width, narrower layout
+    _tmux("resize-window", "-t", t.name, "-x", "90", "-y", "30")
+    s = t.wait(lambda s: (_table_rows(s)[0] or "").startswith("PATH") and
+               "DEV:INO" not in _table_rows(s)[0], "narrow layout")
+    assert all(len(l) <= 90 for l in s.splitlines())
+    _tmux("resize-window", "-t", t.name, "-x", "160", "-y", "50")
+    t.wait(lambda s: "DEV:INO" in (_table_rows(s)[0] or ""), "wide layout again")
+
+    t.keys("q")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=0" in s
+
+
+def _child_of(pid):
+    """Our shell's child (ilocktop): read from /proc, never by name."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            kids = [int(k) for k in f.read().split()]
+        if kids:
+            return kids[0]
+        time.sleep(0.1)
+    raise AssertionError(f"no child of {pid}")
+
+
+def test_screen_sigterm_restores_terminal(term, workload, ilocktop_bin):
+    fs, hot, ino = workload
+    t = _start(term, ilocktop_bin, fs)
+    t.wait(lambda s: _table_rows(s)[0] is not None, "the table")
+    pid = _child_of(t.pane_pid())
+    with open(f"/proc/{pid}/comm") as f:
+        assert f.read().strip() == "ilocktop"
+    os.kill(pid, 15)
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=0" in s
+    t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME; echo ALIVE-$((6*7))')
+    s = t.wait_re(r"^ALIVE-42$")
+    assert "STTY-SAME" in s
+    # the probes went with it: nothing of ours is left attached
+    assert not os.path.exists(f"/proc/{pid}")
+
+
+def test_batch_three_tables(workload, ilock_bin):
+    fs, hot, ino = workload
+    # `ilock top` is the same command; stdout is a pipe, so batch anyway
+    r = subprocess.run([ilock_bin, "top", "-b", "-n", "3", "-D", fs.mnt], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    tables = r.stdout.split("--- interval ")[1:]
+    assert len(tables) == 3, r.stdout
+    for n, tab in enumerate(tables, 1):
+        assert tab.startswith(f"{n} ---")
+        header, rows = _table_rows(tab)
+        assert header and "WAIT s/s*" in header
+        assert any(row.startswith(hot) and f":{ino} " in row for row in rows), tab
+    # plain text for logs: no escape sequences
+    assert "\x1b" not in r.stdout
+
+
+def test_batch_not_a_tty_and_rows(workload, ilocktop_bin):
+    fs, hot, ino = workload
+    # no -b, stdout a pipe: batch; --rows 1 keeps one row per table
+    r = subprocess.run([ilocktop_bin, "-n", "2", "-i", "0.5", "--rows", "1", "-D", fs.mnt],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    tables = r.stdout.split("--- interval ")[1:]
+    assert len(tables) == 2
+    for tab in tables:
+        assert len(_table_rows(tab)[1]) <= 2  # the row, maybe "(N more rows...)"
+
+
+@pytest.mark.parametrize("args,reason", [
+    (["--bogus"], "unknown option --bogus"),
+    (["-i", "0"], "invalid value '0' for -i"),
+    (["-o", "size"], "-o size"),
+    (["-n", "x"], "invalid value 'x'"),
+    (["--rows", "-1"], "invalid value '-1'"),
+])
+def test_bad_flags_exit_2_before_screen(ilocktop_bin, args, reason):
+    r = subprocess.run([ilocktop_bin, *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2
+    first = r.stderr.splitlines()[0]
+    assert first.startswith("ilocktop: ") and reason in first, r.stderr
+    assert "usage: ilocktop" in r.stderr
+    assert r.stdout == ""
+
+
+def test_not_root_fails_before_screen(term, ilocktop_bin):
+    # in a real terminal: the error is readable and the screen never taken
+    t = term()
+    t.line("S=$(stty -g)")
+    t.line(f"setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all "
+           f"{ilocktop_bin}; echo EXIT=$?")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=1" in s
+    assert re.search(r"needs root", s), s
+    t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME')
+    t.wait_re(r"^STTY-SAME$")
