@@ -20,6 +20,7 @@ static const struct option long_opts[] = {
 	{ "sort", required_argument, NULL, 'o' },
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "holds", required_argument, NULL, OPT_HOLDS },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -72,7 +73,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 	}
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
-"                  [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json] [-v]\n"
+"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all] [-j|--json] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
 "wait histograms, and which holder made which waiters wait.\n"
@@ -89,6 +90,9 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "  -n, --top N             rows in the tables (default 10)\n"
 "  -j, --json              one JSON document (docs/json-schema.md)\n"
 "      --max-inodes N      size of the per-inode maps (default 16384)\n"
+"      --holds=xfs|all     hold times from the XFS tracepoints (default), or also\n"
+"                          of every inode rwsem on any filesystem via fentry on\n"
+"                          down_*/up_* (costly; docs/kernels.md)\n"
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
 "examples:\n"
@@ -250,6 +254,13 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)
 				goto bad_value;
 			o->max_locks = (uint32_t)v;
+			break;
+		case OPT_HOLDS:
+			if (strcmp(optarg, "all") && strcmp(optarg, "xfs")) {
+				snprintf(err, errlen, "--holds %s: xfs or all", optarg);
+				return -1;
+			}
+			o->holds_all = !strcmp(optarg, "all");
 			break;
 		case 'j':
 			o->json = true;

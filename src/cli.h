@@ -37,6 +37,7 @@ struct ilock_opts {
 	enum sort_key sort;            /* -o */
 	/* capacity */
 	uint32_t max_locks;            /* --max-inodes */
+	bool holds_all;                /* --holds=all: every inode rwsem, via fentry */
 };
 
 enum cli_cmd { CLI_STAT, CLI_TOP };
@@ -47,7 +48,8 @@ enum cli_cmd { CLI_STAT, CLI_TOP };
  * Put CLI_FILTER_LONGOPTS in a getopt_long table and CLI_FILTER_SHORTOPTS
  * in the short-option string, then pass each option to cli_filter_option().
  */
-enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_CLI_FIRST_FREE = 300 };
+enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
+       OPT_CLI_FIRST_FREE = 300 };
 #define CLI_FILTER_SHORTOPTS "p:c:D:"
 #define CLI_FILTER_LONGOPTS                                     \
 	{ "pid", required_argument, NULL, 'p' },                \
