@@ -132,6 +132,13 @@ test-all: all helpers bench-tools $(UNIT_BINS)
 	@$(MAKE) --no-print-directory fuzz
 	$(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
+# Boot Debian's 6.1 and 6.12 cloud kernels under qemu (tcg) and run ilock
+# probe and the XFS scenario in each; the host kernel's scenario runs too.
+# Downloads are cached in .cache/kernels/ (docs/kernels.md). ~4 minutes.
+.PHONY: test-kernels
+test-kernels:
+	@$(AS_ROOT); $(MAKE) --no-print-directory all helpers && sh scripts/test-kernels.sh
+
 # The README's demo: set up, build, run the seed workload under ilock stat.
 demo:
 	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory all && sh scripts/demo.sh

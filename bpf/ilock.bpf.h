@@ -210,8 +210,15 @@ static __always_inline void atomic_max(u64 *p, u64 v)
 
 static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
 {
-	u32 slot = ilock_hist_slot(ns);
+	/*
+	 * 64-bit index with a compiler barrier: a u32 here became a 32-bit
+	 * compare that the 6.1 verifier did not carry over to the 64-bit
+	 * register ("math between map_value pointer and register with
+	 * unbounded min value"); 6.18's did.
+	 */
+	u64 slot = ilock_hist_slot(ns);
 
+	barrier_var(slot);
 	__sync_fetch_and_add(&s->count, 1);
 	__sync_fetch_and_add(&s->total_ns, ns);
 	if (slot < ILOCK_HIST_SLOTS)

@@ -114,6 +114,14 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 
 	if (!demote)
 		count(ILOCK_EV_XFS_UNLOCK);
+	/*
+	 * Never NULL in practice, but 6.12's verifier marks every tp_btf
+	 * pointer argument maybe-NULL ("bpf: Mark raw_tp arguments with
+	 * PTR_MAYBE_NULL", later narrowed to known cases in 6.14) and refuses
+	 * &ip->i_vnode without this check.
+	 */
+	if (!ip)
+		return 0;
 	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
 	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);

@@ -1,0 +1,142 @@
+#!/bin/busybox sh
+# PID 1 of the test-kernels guest (scripts/test-kernels.sh builds the
+# initramfs around it). Mounts what ilock needs, loads the modules, runs
+# `ilock probe -j` and the deterministic scenarios, and prints every result
+# on the console between @@ILOCK-BEGIN/@@ILOCK-END markers for the host to
+# check (tests/kernels/check.py). Then powers off.
+#
+# Scenarios (NAME FS ENV... -- ILOCK ARGS):
+#   xfs-default   readers blocked by a writer on XFS, the chosen strategy
+#   xfs-fentry    same, rwsem slow paths with fentry (act as before 5.19)
+#   xfs-kprobe    same, rwsem slow paths with kprobes
+#   ext4-holds    a writer blocked by a writer on ext4, --holds=all
+# Each runs only if `ilock probe` says the kernel can (the host checks
+# that the ones it expects did run).
+
+/bin/busybox --install -s /bin
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+HOLD_MS=${HOLD_MS:-4000}
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mount -t tmpfs tmpfs /tmp
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mkdir -p /sys/fs/bpf && mount -t bpf bpf /sys/fs/bpf
+echo 1 > /proc/sys/kernel/printk 2>/dev/null
+
+say() { echo "@@ILOCK $*"; }
+block() {  # NAME FILE: print a file between markers
+	echo "@@ILOCK-BEGIN $1"
+	cat "$2"
+	echo
+	echo "@@ILOCK-END $1"
+}
+
+while read -r m; do
+	[ -n "$m" ] || continue
+	insmod "/lib/modules/$m" || say "insmod-failed $m"
+done < /modules.load
+
+say "kernel $(uname -r) cpus $(nproc)"
+t0=$(date +%s)
+ilock probe -j > /tmp/probe.json 2> /tmp/probe.err
+block probe /tmp/probe.json
+[ -s /tmp/probe.err ] && block probe.stderr /tmp/probe.err
+ilock probe --holds=all -j > /tmp/probe-all.json 2>&1
+say "probe took $(( $(date +%s) - t0 )) s"
+
+# can KIND: does the probe say this attach type works (ok true)?
+can() {
+	tr -d ' \n' < /tmp/probe.json | grep -q "\"$1\":{\"tried\":true,\"ok\":true"
+}
+
+wait_for() {  # FILE TEXT SECONDS [PID: give up when it exits]
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt $(($3 * 10)) ] && return 1
+		[ -n "${4:-}" ] && ! kill -0 "$4" 2>/dev/null && return 1
+		sleep 0.1
+	done
+}
+
+mkfs_mount() {  # FS
+	rm -f /tmp/fs.img
+	truncate -s 300M /tmp/fs.img
+	if [ "$1" = xfs ]; then
+		mkfs.xfs -q -f /tmp/fs.img || return 1
+	else
+		mkfs.ext4 -q -F /tmp/fs.img || return 1
+	fi
+	mkdir -p /mnt/t
+	mount -o loop -t "$1" /tmp/fs.img /mnt/t || return 1
+	dd if=/dev/zero of=/mnt/t/db.dat bs=64k count=16 2>/dev/null
+	sync
+}
+
+# scenario NAME FS WAITER [ENV=VAL...] -- [ilock stat args]
+scenario() {
+	name=$1 fs=$2 waiter=$3
+	shift 3
+	envs=""
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs="$envs $1"; shift; done
+	[ "${1:-}" = -- ] && shift
+	t0=$(date +%s)
+	say "scenario $name start"
+	if ! mkfs_mount "$fs"; then
+		say "scenario $name error mkfs/mount $fs failed"
+		return
+	fi
+	say "scenario $name $fs mounted after $(( $(date +%s) - t0 )) s"
+	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
+	# shellcheck disable=SC2086
+	env $envs ilock stat -j -D /mnt/t "$@" > /tmp/stat.json 2> /tmp/stat.err &
+	st=$!
+	if ! wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
+		say "scenario $name error ilock did not start"
+		block "$name.stat.stderr" /tmp/stat.err
+		kill -INT $st 2>/dev/null; wait $st
+		umount /mnt/t
+		return
+	fi
+	say "scenario $name ilock attached after $(( $(date +%s) - t0 )) s"
+	lockhold write /mnt/t/db.dat 0 4096 "$HOLD_MS" > /tmp/hold.out 2>&1 &
+	hp=$!
+	wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+	if [ "$waiter" = read ]; then
+		lockhold read /mnt/t/db.dat 8192 4096 3 > /tmp/wait.json 2>&1
+	else
+		lockhold pwrite /mnt/t/db.dat 65536 4096 1 > /tmp/wait.json 2>&1
+	fi
+	wait $hp
+	say "scenario $name holder done after $(( $(date +%s) - t0 )) s"
+	kill -INT $st
+	wait $st
+	rc=$?
+	d=$(stat -c %d /mnt/t/db.dat)  # st_dev: MAJ:MIN as the kernel encodes it
+	echo "rc=$rc ino=$(stat -c %i /mnt/t/db.dat)" \
+		"dev=$(( (d >> 8) & 0xfff )):$(( (d & 0xff) | ((d >> 12) & 0xfff00) ))" \
+		"hold_ms=$HOLD_MS env=$envs args=$*" > /tmp/meta
+	block "$name.meta" /tmp/meta
+	block "$name.stat" /tmp/stat.json
+	block "$name.stat.stderr" /tmp/stat.err
+	block "$name.holder" /tmp/hold.out
+	block "$name.waiter" /tmp/wait.json
+	umount /mnt/t
+	say "scenario $name done in $(( $(date +%s) - t0 )) s"
+}
+
+scenario xfs-default xfs read
+if can fentry; then
+	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 --
+	scenario ext4-holds ext4 pwrite -- --holds=all
+fi
+if can kprobe; then
+	scenario xfs-kprobe xfs read ILOCK_NO_CONTENTION_TP=1 ILOCK_NO_FENTRY=1 --
+fi
+
+say "all done"
+sync
+poweroff -f
