@@ -75,6 +75,7 @@ def test_quick_runs_and_reports(tmp_path):
         cs = s["conditions"][c]
         assert cs["iops"]["median"] > 0, c
         assert cs["rel_iops"]["median"] > 0, c
+        assert cs["cpu_per_op_us"]["median"] > 0, c
         if c == "baseline":
             continue
         assert cs["max_rss_kib"]["median"] > 0, c
