@@ -53,7 +53,7 @@ static int load(const char *path, struct recording *r)
 	int err = rec_file_load(path, r);
 
 	if (err) {
-		fprintf(stderr, "ilock diff: %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "ilock diff: %s: %s\n", path, rec_file_strerror(err));
 		return -1;
 	}
 	if (r->status != REC_OK && (!rec_status_partial(r->status) || !r->niv)) {

@@ -200,7 +200,7 @@ int cmd_report(int argc, char **argv)
 	snap_init(&merged);
 	r = rec_file_load(a.file, &rec);
 	if (r) {
-		fprintf(stderr, "ilock report: %s: %s\n", a.file, strerror(-r));
+		fprintf(stderr, "ilock report: %s: %s\n", a.file, rec_file_strerror(r));
 		goto out;
 	}
 	if (rec.status != REC_OK && (!rec_status_partial(rec.status) || !rec.niv)) {

@@ -271,6 +271,7 @@ int rec_frame_block(struct rec_buf *out, uint8_t type, const void *raw, size_t r
 void rec_init(struct recording *r)
 {
 	memset(r, 0, sizeof(*r));
+	r->mem_budget = REC_MIN_BUDGET;
 	for (size_t i = 0; i < ARRAY_SIZE(r->counter_map); i++)
 		r->counter_map[i] = i < ILOCK_COUNTER_MAX ? (int)i : -1;
 	r->ncounters_file = ILOCK_COUNTER_MAX;
@@ -314,6 +315,28 @@ static bool grow(void **arr, size_t *cap, size_t n, size_t esz)
 	*arr = p;
 	*cap = ncap;
 	return true;
+}
+
+/*
+ * Memory the decoded records take (allocated capacity). A hostile payload
+ * can pack a record into 3 bytes that takes a kilobyte decoded, so it is
+ * bounded by the file's size, not only by the per-block limits.
+ */
+static uint64_t rec_mem(const struct recording *r)
+{
+	return r->cap_inodes * sizeof(*r->inodes) + r->cap_tasks * sizeof(*r->tasks) +
+	       r->cap_locks * sizeof(*r->locks) + r->cap_edges * sizeof(*r->edges) +
+	       r->cap_iv * sizeof(*r->iv);
+}
+
+/* grow() within the budget: 0, -ENOMEM, or -E2BIG over budget. */
+static int rgrow(struct recording *r, void **arr, size_t *cap, size_t n, size_t esz)
+{
+	if (n < *cap)
+		return 0;
+	if (rec_mem(r) + (*cap ? *cap : 64) * esz > r->mem_budget)
+		return -E2BIG;
+	return grow(arr, cap, n, esz) ? 0 : -ENOMEM;
 }
 
 static enum rec_status fail(struct recording *r, enum rec_status st, const char *fmt, ...)
@@ -371,6 +394,8 @@ static int decode_meta(struct recording *r, struct rd *d)
 
 	if (d->bad)
 		return -EINVAL;
+	if (r->meta)
+		return 0;  /* a second META is ignored */
 	r->meta = calloc(n ? n : 1, sizeof(*r->meta));
 	if (!r->meta)
 		return -ENOMEM;
@@ -453,6 +478,7 @@ static int decode_mounts(struct recording *r, struct rd *d)
 static int decode_inodes(struct recording *r, struct rd *d)
 {
 	uint64_t n = rd_count(d, 2);
+	int err;
 
 	for (uint64_t i = 0; i < n && !d->bad; i++) {
 		uint64_t id = rd_varint(d);
@@ -467,8 +493,8 @@ static int decode_inodes(struct recording *r, struct rd *d)
 
 			if (dev > UINT32_MAX)
 				d->bad = true;
-			if (!grow((void **)&r->inodes, &r->cap_inodes, r->ninodes, sizeof(*r->inodes)))
-				return -ENOMEM;
+			if ((err = rgrow(r, (void **)&r->inodes, &r->cap_inodes, r->ninodes, sizeof(*r->inodes))))
+				return err;
 			in = &r->inodes[r->ninodes++];
 			memset(in, 0, sizeof(*in));
 			in->dev = (uint32_t)dev;
@@ -495,6 +521,7 @@ static int decode_inodes(struct recording *r, struct rd *d)
 static int decode_tasks(struct recording *r, struct rd *d)
 {
 	uint64_t n = rd_count(d, 3);
+	int err;
 
 	for (uint64_t i = 0; i < n && !d->bad; i++) {
 		uint64_t pid = rd_varint(d), tgid = rd_varint(d);
@@ -502,8 +529,8 @@ static int decode_tasks(struct recording *r, struct rd *d)
 
 		if (pid > UINT32_MAX || tgid > UINT32_MAX)
 			d->bad = true;
-		if (!grow((void **)&r->tasks, &r->cap_tasks, r->ntasks, sizeof(*r->tasks)))
-			return -ENOMEM;
+		if ((err = rgrow(r, (void **)&r->tasks, &r->cap_tasks, r->ntasks, sizeof(*r->tasks))))
+			return err;
 		t = &r->tasks[r->ntasks];
 		memset(t, 0, sizeof(*t));
 		t->pid = (uint32_t)pid;
@@ -523,6 +550,7 @@ static int decode_tasks(struct recording *r, struct rd *d)
 static int decode_locks(struct recording *r, struct rd *d, struct rec_interval *iv)
 {
 	uint64_t n = rd_count(d, 3);
+	int err;
 
 	iv->lock0 = r->nlocks;
 	for (uint64_t i = 0; i < n && !d->bad; i++) {
@@ -534,8 +562,8 @@ static int decode_locks(struct recording *r, struct rd *d, struct rec_interval *
 			d->bad = true;
 			break;
 		}
-		if (!grow((void **)&r->locks, &r->cap_locks, r->nlocks, sizeof(*r->locks)))
-			return -ENOMEM;
+		if ((err = rgrow(r, (void **)&r->locks, &r->cap_locks, r->nlocks, sizeof(*r->locks))))
+			return err;
 		l = &r->locks[r->nlocks++];
 		memset(l, 0, sizeof(*l));
 		l->inode = (uint32_t)inode;
@@ -555,6 +583,7 @@ static int decode_locks(struct recording *r, struct rd *d, struct rec_interval *
 static int decode_edges(struct recording *r, struct rd *d, struct rec_interval *iv)
 {
 	uint64_t n = rd_count(d, 7);
+	int err;
 
 	iv->edge0 = r->nedges;
 	for (uint64_t i = 0; i < n && !d->bad; i++) {
@@ -569,8 +598,8 @@ static int decode_edges(struct recording *r, struct rd *d, struct rec_interval *
 			d->bad = true;
 			break;
 		}
-		if (!grow((void **)&r->edges, &r->cap_edges, r->nedges, sizeof(*r->edges)))
-			return -ENOMEM;
+		if ((err = rgrow(r, (void **)&r->edges, &r->cap_edges, r->nedges, sizeof(*r->edges))))
+			return err;
 		e = &r->edges[r->nedges++];
 		memset(e, 0, sizeof(*e));
 		e->inode = (uint32_t)inode;
@@ -610,8 +639,8 @@ static int decode_interval(struct recording *r, struct rd *d)
 	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
 	    (err = decode_edges(r, d, &iv)))
 		return err;
-	if (!grow((void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv)))
-		return -ENOMEM;
+	if ((err = rgrow(r, (void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv))))
+		return err;
 	r->iv[r->niv++] = iv;
 	return 0;
 }
@@ -736,9 +765,8 @@ int rec_decode_payload(struct recording *r, uint8_t type, const uint8_t *raw, si
 	mark(r, &m);
 	switch (type) {
 	case REC_BLK_META:
-		if (!r->nmeta)
-			err = decode_meta(r, &d);
-		break;  /* a second META is ignored */
+		err = decode_meta(r, &d);
+		break;
 	case REC_BLK_INTERVAL:
 		err = decode_interval(r, &d);
 		break;
@@ -772,6 +800,7 @@ enum rec_status rec_decode(struct recording *r, const uint8_t *buf, size_t len)
 	enum rec_status st;
 
 	r->file_size = len;
+	r->mem_budget = REC_MIN_BUDGET + (uint64_t)len * REC_BUDGET_PER_BYTE;
 	r->status = REC_OK;
 	r->msg[0] = 0;
 	st = check_header(r, buf, len);
@@ -840,6 +869,13 @@ enum rec_status rec_decode(struct recording *r, const uint8_t *buf, size_t len)
 		err = rec_decode_payload(r, h[0], raw, raw_len);
 		free(raw);
 		if (err) {
+			if (err == -E2BIG) {
+				st = fail(r, REC_BOMB,
+					  "block %" PRIu64 " at offset %zu decodes to more records than "
+					  "a %zu-byte file can hold (over %" PRIu64 " MiB): rejected as a "
+					  "bomb", r->nblocks + 1, off, len, r->mem_budget >> 20);
+				break;
+			}
 			st = err == -ENOMEM ? fail(r, REC_NOMEM, "out of memory")
 					    : fail(r, REC_MALFORMED,
 						   "block %" PRIu64 " at offset %zu passes its checksum but "
@@ -1268,6 +1304,11 @@ int rec_file_read(const char *path, uint8_t **buf, size_t *len)
 		err = -EISDIR;
 		goto out;
 	}
+	/* a device or a pipe could stream forever: recordings are files */
+	if (!S_ISREG(st.st_mode)) {
+		err = -EINVAL;
+		goto out;
+	}
 	/* a recording still being written may grow while we read */
 	cap = (size_t)st.st_size + 4096;
 	p = malloc(cap);
@@ -1306,6 +1347,11 @@ int rec_file_read(const char *path, uint8_t **buf, size_t *len)
 out:
 	close(fd);
 	return err;
+}
+
+const char *rec_file_strerror(int err)
+{
+	return err == -EINVAL ? "not a regular file" : strerror(-err);
 }
 
 int rec_file_load(const char *path, struct recording *r)

@@ -29,6 +29,12 @@
 #define REC_MAX_BLOCK (16U << 20)   /* stored (compressed) payload */
 #define REC_MAX_RAW (64U << 20)     /* decompressed payload */
 #define REC_CODEC_ZLIB 1
+/*
+ * Decoded records may take at most this much memory: 64 MiB plus 1000
+ * bytes per byte of file. Real recordings use under 50 bytes per byte.
+ */
+#define REC_MIN_BUDGET (64ULL << 20)
+#define REC_BUDGET_PER_BYTE 1000ULL
 
 enum rec_block_type {
 	REC_BLK_META = 1,      /* key/value metadata; always the first block */
@@ -156,6 +162,7 @@ struct recording {
 	uint64_t file_size;
 	uint64_t good_bytes;      /* bytes up to the last good block */
 	uint64_t nblocks;
+	uint64_t mem_budget;      /* bytes the decoded records may take */
 };
 
 void rec_init(struct recording *r);
@@ -223,6 +230,8 @@ int rec_file_create(const char *path, bool force);
 int rec_file_append(int fd, const struct rec_buf *framed);
 /* Read a whole file. 0 or -errno. */
 int rec_file_read(const char *path, uint8_t **buf, size_t *len);
+/* The reason for a rec_file_read/rec_file_load error, for people. */
+const char *rec_file_strerror(int err);
 /* rec_file_read + rec_decode: -errno when the file cannot be read, else 0 and r->status. */
 int rec_file_load(const char *path, struct recording *r);
 

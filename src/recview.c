@@ -102,16 +102,133 @@ int rec_add_interval(const struct recording *r, size_t i, const struct filters *
 	return 0;
 }
 
+/*
+ * Edges summed over a window by the file's small integer ids first, and
+ * only then turned into the model's 72-byte keys: an hour holds hundreds
+ * of thousands of edge records but a few hundred distinct pairs.
+ */
+struct edge_sum {
+	uint64_t k1, k2;          /* packed ids; k2 == 0 marks an empty slot */
+	size_t first;             /* an edge record with this key */
+	struct ilock_edge_stats s;
+};
+
+static uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static int sum_edges(const struct recording *r, size_t i0, size_t i1, const struct filters *f,
+		     struct snapshot *s)
+{
+	size_t cap = 1024, n = 0;
+	struct edge_sum *t = calloc(cap, sizeof(*t));
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = i0; i < i1; i++) {
+		const struct rec_interval *iv = &r->iv[i];
+
+		for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
+			const struct rec_edge *e = &r->edges[k];
+			uint64_t k1 = (uint64_t)e->inode << 32 | e->holder;
+			/* +1: never 0, so 0 can mark an empty slot */
+			uint64_t k2 = ((uint64_t)e->waiter << 32 | (uint64_t)e->class << 16 |
+				       (uint64_t)e->holder_mode << 8 | e->waiter_mode) + 1;
+			size_t h;
+
+			if ((n + 1) * 2 > cap) {
+				struct edge_sum *nt = calloc(cap * 2, sizeof(*nt));
+
+				if (!nt) {
+					err = -ENOMEM;
+					goto out;
+				}
+				for (size_t j = 0; j < cap; j++) {
+					if (!t[j].k2)
+						continue;
+					h = mix64(t[j].k1 ^ mix64(t[j].k2)) & (cap * 2 - 1);
+					while (nt[h].k2)
+						h = (h + 1) & (cap * 2 - 1);
+					nt[h] = t[j];
+				}
+				free(t);
+				t = nt;
+				cap *= 2;
+			}
+			h = mix64(k1 ^ mix64(k2)) & (cap - 1);
+			while (t[h].k2 && (t[h].k1 != k1 || t[h].k2 != k2))
+				h = (h + 1) & (cap - 1);
+			if (!t[h].k2) {
+				t[h].k1 = k1;
+				t[h].k2 = k2;
+				t[h].first = k;
+				n++;
+			}
+			t[h].s.count += e->s.count;
+			t[h].s.total_ns += e->s.total_ns;
+			if (e->s.max_ns > t[h].s.max_ns)
+				t[h].s.max_ns = e->s.max_ns;
+		}
+	}
+	for (size_t j = 0; j < cap; j++) {
+		const struct rec_edge *e;
+		struct ilock_edge_key key;
+
+		if (!t[j].k2)
+			continue;
+		e = &r->edges[t[j].first];
+		rec_edge_key(r, e, &key);
+		if (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic))
+			continue;
+		if ((err = snap_add_edge(s, &key, &t[j].s)) || (err = add_inode(r, e->inode, s)))
+			goto out;
+	}
+out:
+	free(t);
+	return err;
+}
+
 int rec_merge_window(const struct recording *r, size_t i0, size_t i1, const struct filters *f,
 		     struct snapshot *s)
 {
 	int err;
 
 	snap_reset(s);
-	for (size_t i = i0; i < i1 && i < r->niv; i++)
-		if ((err = rec_add_interval(r, i, f, s)))
-			return err;
-	if (i1 > i0 && i1 <= r->niv)
+	if (i1 > r->niv)
+		i1 = r->niv;
+	for (size_t i = i0; i < i1; i++) {
+		const struct rec_interval *iv = &r->iv[i];
+
+		for (int c = 0; c < ILOCK_COUNTER_MAX; c++)
+			s->counters[c] += iv->counters[c];
+		s->in_flight = iv->in_flight;
+		for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
+			const struct rec_lock *l = &r->locks[k];
+			const struct rec_inode *in = &r->inodes[l->inode];
+			struct lock_row *row;
+
+			if (!rec_lock_match(r, l, f))
+				continue;
+			row = snap_lock(s, in->dev, in->ino, l->class);
+			if (!row)
+				return -ENOMEM;
+			row->has_hold |= l->has_hold;
+			for (int m = 0; m < 2; m++) {
+				stats_merge(&row->wait[m], &l->wait[m]);
+				stats_merge(&row->hold[m], &l->hold[m]);
+			}
+			if ((err = add_inode(r, l->inode, s)))
+				return err;
+		}
+	}
+	if (i0 < i1 && (err = sum_edges(r, i0, i1, f, s)))
+		return err;
+	if (i1 > i0)
 		s->mono_ns = r->iv[i1 - 1].t_start_ns + r->iv[i1 - 1].dur_ns;
 	return 0;
 }

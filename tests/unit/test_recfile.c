@@ -320,6 +320,38 @@ static void test_damage(void)
 		free(out);
 	}
 
+	/*
+	 * A bomb one level up: a small, valid block of 300,000 three-byte
+	 * lock records, each a kilobyte decoded, is refused by the memory
+	 * budget (64 MiB + 1000 x file size), not allocated.
+	 */
+	{
+		struct rec_buf f = { 0 }, raw = { 0 };
+
+		rec_buf_put(&f, s.file.p, offs[1]);  /* header + META */
+		rec_buf_varint(&raw, 0);
+		rec_buf_varint(&raw, 0);
+		rec_buf_varint(&raw, 1);
+		rec_buf_varint(&raw, 0);
+		rec_buf_varint(&raw, 0);             /* counters */
+		rec_buf_varint(&raw, 0);             /* mounts */
+		rec_buf_varint(&raw, 1);             /* one inode, new */
+		rec_buf_put(&raw, "\0\1\1\0", 4);    /* id 0, dev 1, ino 1, no meta */
+		rec_buf_varint(&raw, 0);             /* tasks */
+		rec_buf_varint(&raw, 300000);
+		for (int i = 0; i < 300000; i++)
+			rec_buf_put(&raw, "\0\0\0", 3);  /* inode 0, class 0, nothing present */
+		rec_buf_varint(&raw, 0);             /* edges */
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		CHECK(f.len < 16384);
+		CHECK_EQ_U(decode_status(f.p, f.len, &r), REC_BOMB);
+		CHECK(strstr(r.msg, "decodes to more records") != NULL);
+		CHECK_EQ_U(r.nlocks, 0);
+		CHECK(r.cap_locks * sizeof(struct rec_lock) <= r.mem_budget);
+		rec_buf_free(&f);
+		rec_buf_free(&raw);
+	}
+
 	/* checksum right, content wrong: an interval naming inode 77 of 1 */
 	{
 		struct rec_buf f = { 0 }, raw = { 0 };
