@@ -183,6 +183,21 @@ static void test_negotiation(void)
 	CHECK(prom_negotiate("application/openmetrics-text;q=0") == PROM_FMT_TEXT);
 	/* only a version we do not speak */
 	CHECK(prom_negotiate("application/openmetrics-text;version=2.0.0") == PROM_FMT_TEXT);
+	/* junk never crashes and never picks OpenMetrics by accident */
+	CHECK(prom_negotiate(",,,;;;") == PROM_FMT_TEXT);
+	CHECK(prom_negotiate("application/openmetrics-text;q=abc") == PROM_FMT_TEXT);
+	CHECK(prom_negotiate("application/openmetrics-textx") == PROM_FMT_TEXT);
+	{
+		char big[4096];
+
+		memset(big, 'a', sizeof(big) - 1);
+		big[sizeof(big) - 1] = 0;
+		CHECK(prom_negotiate(big) == PROM_FMT_TEXT);
+		memcpy(big + 3000, ",application/openmetrics-text", 29);
+		CHECK(prom_negotiate(big) == PROM_FMT_TEXT);  /* no terminator: still junk */
+		big[3029] = 0;
+		CHECK(prom_negotiate(big) == PROM_FMT_OPENMETRICS);
+	}
 	CHECK(strstr(prom_content_type(PROM_FMT_OPENMETRICS), "application/openmetrics-text; version=1.0.0"));
 	CHECK(strstr(prom_content_type(PROM_FMT_TEXT), "text/plain; version=0.0.4"));
 }
