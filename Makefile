@@ -71,8 +71,14 @@ $(OUT)/ilock: $(OUT)/src/main.o $(LIB_OBJS)
 $(OUT)/ilocktop: $(OUT)/ilock
 	ln -sf ilock $@
 
-$(OUT)/tests/%: tests/unit/%.c $(PURE_SRCS) tests/unit/unit.h | $(OUT)/tests
-	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(PURE_SRCS) -o $@ -lm -lz
+# The pure modules are compiled once under the sanitizers; each test links them.
+SAN_OBJS = $(patsubst src/%.c,$(OUT)/san/%.o,$(PURE_SRCS))
+
+$(OUT)/san/%.o: src/%.c | $(OUT)/san
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(OUT)/tests/%: tests/unit/%.c $(SAN_OBJS) tests/unit/unit.h | $(OUT)/tests
+	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(SAN_OBJS) -o $@ -lm -lz
 
 $(OUT)/helpers/%: tests/helpers/%.c | $(OUT)/helpers
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
@@ -101,7 +107,7 @@ $(OUT)/bench/floor.bpf.o: scripts/bench/floor.bpf.c | $(OUT)/bench
 $(OUT)/bench/bpfload: scripts/bench/bpfload.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@ -lbpf
 
-$(OUT)/bpf $(OUT)/src $(OUT)/tests $(OUT)/helpers $(OUT)/bench:
+$(OUT)/bpf $(OUT)/src $(OUT)/tests $(OUT)/helpers $(OUT)/bench $(OUT)/san:
 	mkdir -p $@
 
 install: all
@@ -126,7 +132,7 @@ integration: all helpers bench-tools
 
 # The README's test command: set up, build, then every test layer.
 test:
-	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory test-all
+	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory -j2 test-all
 
 test-all: all helpers bench-tools $(UNIT_BINS)
 	@sh tests/run_unit.sh $(UNIT_BINS)
@@ -166,4 +172,4 @@ $(OUT)/fuzz:
 clean:
 	rm -rf $(OUT)
 
--include $(wildcard $(OUT)/bpf/*.d $(OUT)/src/*.d $(OUT)/tests/*.d $(OUT)/helpers/*.d $(OUT)/bench/*.d)
+-include $(wildcard $(OUT)/bpf/*.d $(OUT)/src/*.d $(OUT)/san/*.d $(OUT)/tests/*.d $(OUT)/helpers/*.d $(OUT)/bench/*.d)
