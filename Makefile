@@ -38,6 +38,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUT)/tests/%,$(UNIT_SRCS))
 # Pure modules the unit tests build again under ASan/UBSan.
 PURE_SRCS := src/hist.c src/model.c src/mounts.c src/render_text.c src/render_json.c \
 	src/json.c src/cli.c src/counters.c src/util.c
+PURE_SRCS += src/ops.c src/ksyms.c src/render_ops.c src/render_json_ops.c
 PURE_SRCS += src/strategy.c src/probe_report.c
 PURE_SRCS += src/recfile.c src/recview.c src/report_out.c src/report_html.c src/sigtest.c src/diff.c
 PURE_SRCS += src/top_model.c src/top_format.c src/top_store.c

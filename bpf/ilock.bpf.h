@@ -17,6 +17,7 @@
 #define ILOCK_DEF_LOCKS   16384
 #define ILOCK_DEF_EDGES   16384
 #define ILOCK_DEF_INODES  16384
+#define ILOCK_DEF_STACKS  16384
 
 /*
  * Per-thread state lives in task-local storage: a thread waits for one lock
@@ -34,6 +35,12 @@ struct pending_wait {
 	u32 holder_tgid;
 	u8 holder_mode;
 	char holder_comm[ILOCK_COMM_LEN];
+	/* operations and stacks (opview.bpf.h) */
+	u64 inode;           /* struct inode * of the lock */
+	u64 holder_task;     /* struct task_struct * from the owner field; 0: none */
+	struct ilock_op_info wop, hop;
+	u64 holder_stack;    /* hash of the holder's frames; 0: none */
+	s64 waiter_stack;    /* stack map id; < 0: none */
 };
 
 /* XFS locks this thread holds, from xfs_ilock to xfs_iunlock. */
@@ -47,9 +54,43 @@ struct hold_slot {
 	u8 nowait;           /* from xfs_ilock_nowait: may never have been taken */
 };
 
+/*
+ * What this thread is doing, from the last I/O tracepoint it hit. Never
+ * cleared on the hot path: readers check it still describes the same
+ * syscall (sysnr) on the same inode before they trust it.
+ */
+struct cur_op {
+	u64 inode;           /* struct inode *; 0: none */
+	s64 sysnr;           /* regs->orig_ax when set; -2 in kernel threads */
+	u64 pos;             /* the position the tracepoint saw */
+	struct ilock_op_info info;
+};
+
+/* A finished wait whose waiter op comes with its next I/O tracepoint. */
+struct deferred_wait {
+	struct ilock_edge_key ek;
+	struct ilock_op_info hop;
+	u64 inode;
+	u64 ns;
+	u64 holder_stack;
+	s64 waiter_stack;
+	u8 active;
+};
+
+/* An ext4 fsync in progress, for its journal wait (jbd2.bpf.c). */
+struct fsync_state {
+	u64 inode;           /* 0: none */
+	u64 start_ns;
+	u32 tid;             /* the transaction it must see committed */
+	u8 datasync;
+};
+
 struct task_state {
 	struct pending_wait wait;
 	struct hold_slot holds[ILOCK_HOLD_SLOTS];
+	struct cur_op op;
+	struct deferred_wait deferred;
+	struct fsync_state fsync;
 };
 
 typedef struct {
@@ -87,6 +128,65 @@ typedef struct {
 	__type(value, u64);
 } counter_map_t;
 
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_LOCKS);
+	__type(key, struct ilock_range_key);
+	__type(value, struct ilock_range_stats);
+} range_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, ILOCK_DEF_STACKS);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, ILOCK_STACK_DEPTH * sizeof(u64));
+} stack_trace_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_STACKS);
+	__type(key, struct ilock_stack_key);
+	__type(value, struct ilock_stack_stats);
+} stack_waits_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_STACKS);
+	__type(key, u64);
+	__type(value, struct ilock_stack_frames);
+} frames_map_t;
+
+/* Last holder-stack sample per (lock, holder, waiter): the rate limit. */
+struct sample_key {
+	u64 ino;
+	u32 dev;
+	u32 class;
+	u32 holder_pid;
+	u32 waiter_pid;
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct sample_key);
+	__type(value, u64);
+} sample_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, ILOCK_DEF_INODES);
+	__type(key, struct ilock_dio_key);
+	__type(value, u64);
+} dio_map_t;
+
+/* Per-CPU room for one holder stack: 256 bytes would crowd the BPF stack. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct ilock_stack_frames);
+} frames_scratch_t;
+
 /* Scratch space for building a path: too big for the 512-byte stack. */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -102,6 +202,13 @@ extern inode_map_t inodes SEC(".maps");
 extern task_state_map_t task_states SEC(".maps");
 extern counter_map_t counters SEC(".maps");
 extern scratch_map_t path_scratch SEC(".maps");
+extern range_map_t lock_ranges SEC(".maps");
+extern stack_trace_map_t stack_traces SEC(".maps");
+extern stack_waits_map_t stack_waits SEC(".maps");
+extern frames_map_t holder_frames SEC(".maps");
+extern sample_map_t holder_samples SEC(".maps");
+extern dio_map_t dio_writes SEC(".maps");
+extern frames_scratch_t frames_scratch SEC(".maps");
 
 /* Filters and switches, set by userspace between open and load. */
 extern const volatile __u32 cfg_tgid;          /* 0: any process */
@@ -112,9 +219,16 @@ extern const volatile __u64 cfg_ino;           /* 0: any inode */
 extern const volatile __u32 cfg_fs_magic;      /* 0: any filesystem */
 extern const volatile __u32 cfg_class_mask;    /* bit per class; 0: all */
 extern const volatile __u32 cfg_resolve_paths;
+extern const volatile __u32 cfg_ops;              /* resolve operations and ranges */
+extern const volatile __u32 cfg_waiter_stacks;
+extern const volatile __u32 cfg_holder_stacks;
+extern const volatile __u64 cfg_holder_stack_ns;  /* one holder sample per pair per this */
 
 extern const struct ilock_stats zero_stats;
 extern const struct ilock_edge_stats zero_edge;
+extern const struct ilock_range_stats zero_range;
+extern const struct ilock_stack_stats zero_stack;
+extern const struct ilock_op_info zero_op;
 
 static __always_inline void count(enum ilock_counter c)
 {

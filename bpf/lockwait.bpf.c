@@ -10,6 +10,7 @@
  */
 #include "ilock.bpf.h"
 #include "inode.bpf.h"
+#include "opview.bpf.h"
 
 #define RWSEM_READER_OWNED (1UL << 0)
 #define RWSEM_OWNER_FLAGS_MASK 7UL  /* kernel/locking/rwsem.c */
@@ -23,7 +24,7 @@
 static __always_inline struct task_struct *queue_head(void *lock, u8 *mode)
 {
 	void *head = lock + bpf_core_field_offset(struct rw_semaphore, wait_list);
-	void *first, *waiter;
+	void *first, *waiter, *task;
 	int type = 0;
 
 	if (!bpf_core_type_exists(struct rwsem_waiter))
@@ -32,10 +33,17 @@ static __always_inline struct task_struct *queue_head(void *lock, u8 *mode)
 	if (!first || first == head)
 		return NULL;
 	waiter = first - bpf_core_field_offset(struct rwsem_waiter, list);
+	task = read_ptr(waiter + bpf_core_field_offset(struct rwsem_waiter, task));
+	/*
+	 * The slow paths queue the waiter before contention_begin fires: at
+	 * the head we may find ourselves, and then nobody is ahead of us.
+	 */
+	if (task == (void *)bpf_get_current_task())
+		return NULL;
 	bpf_probe_read_kernel(&type, sizeof(type),
 			      waiter + bpf_core_field_offset(struct rwsem_waiter, type));
 	*mode = type == RWSEM_WAITING_FOR_WRITE ? ILOCK_MODE_QUEUED_EXCL : ILOCK_MODE_QUEUED_SHARED;
-	return read_ptr(waiter + bpf_core_field_offset(struct rwsem_waiter, task));
+	return task;
 }
 
 /*
@@ -50,18 +58,27 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p)
 	bpf_probe_read_kernel(&owner, sizeof(owner),
 			      lock + bpf_core_field_offset(struct rw_semaphore, owner));
 	task = (void *)(owner & ~RWSEM_OWNER_FLAGS_MASK);
+	p->holder_task = (u64)task;
 	if (task) {
 		p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
 	} else if (!(task = queue_head(lock, &p->holder_mode))) {
+		/* nobody to name: no leftovers of the last wait in the edge key */
 		p->holder_mode = ILOCK_MODE_UNKNOWN;
+		p->holder_pid = p->holder_tgid = 0;
+		__builtin_memset(p->holder_comm, 0, sizeof(p->holder_comm));
 		return;
 	}
+	p->holder_task = (u64)task;
 	p->holder_pid = BPF_CORE_READ(task, pid);
 	p->holder_tgid = BPF_CORE_READ(task, tgid);
 	bpf_probe_read_kernel_str(p->holder_comm, sizeof(p->holder_comm), task->comm);
 }
 
-static __always_inline int on_begin(void *lock, unsigned int flags)
+/*
+ * ctx: the program's context, for stacks (NULL: none); btf: task kfuncs
+ * may be called, so the holder's op and stack can be read (tp_btf only).
+ */
+static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flags, bool btf)
 {
 	struct task_state *ts;
 	struct pending_wait *p;
@@ -100,11 +117,18 @@ static __always_inline int on_begin(void *lock, unsigned int flags)
 	    (u32)BPF_CORE_READ(inode, i_sb, s_magic) == ILOCK_XFS_SB_MAGIC)
 		p->xfs_ip = (u64)((void *)inode - bpf_core_field_offset(struct xfs_inode, i_vnode));
 	read_holder(lock, p);
+	ops_wait_begin(ctx, btf, ts, p, inode, pid_tgid);
 	note_inode(inode, &p->key);
 	count(ILOCK_EV_WAIT_BEGUN);
 	p->lock = (u64)lock;
 	p->start_ns = bpf_ktime_get_ns();
 	return 0;
+}
+
+/* Entry points without a context of their own (fallbacks): no ops, no stacks. */
+static __always_inline __attribute__((unused)) int on_begin(void *lock, unsigned int flags)
+{
+	return on_begin_ctx(NULL, lock, flags, false);
 }
 
 /* An XFS hold starts when the lock is acquired, not when xfs_ilock fired. */
@@ -120,31 +144,6 @@ static __always_inline void hold_starts_now(struct task_state *ts, u64 now)
 		if (h->ip == p->xfs_ip && h->class == p->key.class && h->start_ns < now)
 			h->start_ns = now;
 	}
-}
-
-static __always_inline void record_edge(const struct pending_wait *p, u64 pid_tgid, u64 ns)
-{
-	struct ilock_edge_key ek = {
-		.ino = p->key.ino,
-		.dev = p->key.dev,
-		.class = p->key.class,
-		.holder_mode = p->holder_mode,
-		.waiter_mode = p->key.mode,
-		.holder_pid = p->holder_pid,
-		.holder_tgid = p->holder_tgid,
-		.waiter_pid = (u32)pid_tgid,
-		.waiter_tgid = pid_tgid >> 32,
-	};
-	struct ilock_edge_stats *es;
-
-	__builtin_memcpy(ek.holder_comm, p->holder_comm, sizeof(ek.holder_comm));
-	bpf_get_current_comm(ek.waiter_comm, sizeof(ek.waiter_comm));
-	es = lookup_or_init(&lock_edges, &ek, &zero_edge, ILOCK_LOST_EDGE_MAP_FULL);
-	if (!es)
-		return;
-	__sync_fetch_and_add(&es->count, 1);
-	__sync_fetch_and_add(&es->total_ns, ns);
-	atomic_max(&es->max_ns, ns);
 }
 
 static __always_inline int on_end(void *lock)
@@ -188,7 +187,7 @@ static __always_inline int on_end(void *lock)
 	s = lookup_or_init(&lock_waits, &p->key, &zero_stats, ILOCK_LOST_WAIT_MAP_FULL);
 	if (s)
 		stats_add(s, ns);
-	record_edge(p, pid_tgid, ns);
+	ops_wait_end(ts, p, pid_tgid, ns);
 	hold_starts_now(ts, now);
 	p->lock = 0;
 	return 0;
@@ -197,13 +196,13 @@ static __always_inline int on_end(void *lock)
 SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin_btf, void *lock, unsigned int flags)
 {
-	return on_begin(lock, flags);
+	return on_begin_ctx(ctx, lock, flags, true);
 }
 
 SEC("raw_tp/contention_begin")
 int BPF_PROG(contention_begin_raw, void *lock, unsigned int flags)
 {
-	return on_begin(lock, flags);
+	return on_begin_ctx(ctx, lock, flags, false);
 }
 
 SEC("tp_btf/contention_end")

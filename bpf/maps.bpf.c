@@ -9,6 +9,13 @@ inode_map_t inodes SEC(".maps");
 task_state_map_t task_states SEC(".maps");
 counter_map_t counters SEC(".maps");
 scratch_map_t path_scratch SEC(".maps");
+range_map_t lock_ranges SEC(".maps");
+stack_trace_map_t stack_traces SEC(".maps");
+stack_waits_map_t stack_waits SEC(".maps");
+frames_map_t holder_frames SEC(".maps");
+sample_map_t holder_samples SEC(".maps");
+dio_map_t dio_writes SEC(".maps");
+frames_scratch_t frames_scratch SEC(".maps");
 
 const volatile __u32 cfg_tgid = 0;
 const volatile __u32 cfg_comm_on = 0;
@@ -18,8 +25,15 @@ const volatile __u64 cfg_ino = 0;
 const volatile __u32 cfg_fs_magic = 0;
 const volatile __u32 cfg_class_mask = 0;
 const volatile __u32 cfg_resolve_paths = 1;
+const volatile __u32 cfg_ops = 1;
+const volatile __u32 cfg_waiter_stacks = 1;
+const volatile __u32 cfg_holder_stacks = 1;
+const volatile __u64 cfg_holder_stack_ns = 1000000000ULL;
 
 const struct ilock_stats zero_stats = {};
 const struct ilock_edge_stats zero_edge = {};
+const struct ilock_range_stats zero_range = {};
+const struct ilock_stack_stats zero_stack = {};
+const struct ilock_op_info zero_op = {};
 
 char LICENSE[] SEC("license") = "GPL";

@@ -61,10 +61,15 @@ struct rwsem_waiter {
 	enum rwsem_waiter_type type;
 };
 
+struct files_struct;
+
 struct task_struct {
+	unsigned int __state;        /* 0: TASK_RUNNING */
+	unsigned int flags;          /* PF_KTHREAD, PF_IO_WORKER */
 	int pid;
 	int tgid;
 	char comm[16];
+	struct files_struct *files;
 };
 
 /* x86-64 registers as kprobes see them (BPF_KPROBE/BPF_KRETPROBE read these). */
@@ -99,6 +104,7 @@ struct dentry {
 struct super_block {
 	u32 s_dev;
 	unsigned long s_magic;
+	void *s_fs_info;             /* struct ext4_sb_info * on ext4 */
 };
 
 struct inode;
@@ -112,6 +118,8 @@ struct address_space {
 struct inode {
 	unsigned long i_ino;
 	unsigned int i_nlink;
+	s64 i_size;
+	u8 i_blkbits;
 	struct super_block *i_sb;
 	struct address_space *i_mapping;
 	struct rw_semaphore i_rwsem;
@@ -128,6 +136,73 @@ struct xfs_inode {
 	u64 i_ino;
 	struct rw_semaphore i_lock;
 	struct inode i_vnode;
+};
+
+/*
+ * Operations and byte ranges (ops.bpf.c, opview.bpf.h): the I/O
+ * tracepoints' arguments and what a syscall's file descriptor points at.
+ */
+struct file {
+	struct inode *f_inode;
+	struct address_space *f_mapping;
+	unsigned int f_flags;
+	s64 f_pos;
+};
+
+struct fdtable {
+	unsigned int max_fds;
+	struct file **fd;
+};
+
+struct files_struct {
+	struct fdtable *fdt;
+};
+
+struct kiocb {
+	struct file *ki_filp;
+	s64 ki_pos;
+	int ki_flags;
+};
+
+/* count sits in anonymous unions since 6.0; CO-RE descends into them. */
+struct iov_iter {
+	bool data_source;    /* 6.1+: ITER_SOURCE, the iterator feeds a write */
+	unsigned long count;
+};
+
+/*
+ * x86-64 user registers at kernel entry. A flavour of struct pt_regs so it
+ * cannot clash with another object's declaration of the plain type.
+ */
+struct pt_regs___ilock {
+	unsigned long r11, r10, r8, cx, dx, si, di, orig_ax, ip, flags;
+};
+
+/* ext4 and jbd2, for the journal waits of fsync; probed before use. */
+struct block_device {
+	u32 bd_dev;
+};
+
+struct journal_s;
+
+struct transaction_s {
+	struct journal_s *t_journal;
+	u32 t_tid;
+};
+
+struct journal_s {
+	struct block_device *j_fs_dev;
+	struct task_struct *j_task;
+};
+
+struct ext4_sb_info {
+	struct journal_s *s_journal;
+};
+
+struct ext4_inode_info {
+	u32 i_sync_tid;
+	u32 i_datasync_tid;
+	struct inode vfs_inode;
 };
 
 #pragma clang attribute pop

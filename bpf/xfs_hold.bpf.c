@@ -9,13 +9,18 @@
  */
 #include "ilock.bpf.h"
 
-/* IOLOCK is inode->i_rwsem, MMAPLOCK the mapping's invalidate_lock. */
-static const u32 xfs_excl_bit[ILOCK_CLASS_MAX] = {
+/*
+ * IOLOCK is inode->i_rwsem, MMAPLOCK the mapping's invalidate_lock. The
+ * classes after ILOCK (jbd2_wait) are no XFS locks.
+ */
+#define XFS_CLASSES (ILOCK_CLASS_XFS_ILOCK + 1)
+
+static const u32 xfs_excl_bit[XFS_CLASSES] = {
 	[ILOCK_CLASS_I_RWSEM] = ILOCK_XFS_IOLOCK_EXCL,
 	[ILOCK_CLASS_INVALIDATE] = ILOCK_XFS_MMAPLOCK_EXCL,
 	[ILOCK_CLASS_XFS_ILOCK] = ILOCK_XFS_ILOCK_EXCL,
 };
-static const u32 xfs_shared_bit[ILOCK_CLASS_MAX] = {
+static const u32 xfs_shared_bit[XFS_CLASSES] = {
 	[ILOCK_CLASS_I_RWSEM] = ILOCK_XFS_IOLOCK_SHARED,
 	[ILOCK_CLASS_INVALIDATE] = ILOCK_XFS_MMAPLOCK_SHARED,
 	[ILOCK_CLASS_XFS_ILOCK] = ILOCK_XFS_ILOCK_SHARED,
@@ -53,7 +58,7 @@ static __always_inline int on_lock(struct xfs_inode *ip, u32 flags, bool nowait)
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	for (u32 c = 0; c < ILOCK_CLASS_MAX; c++) {
+	for (u32 c = 0; c < XFS_CLASSES; c++) {
 		int i, free;
 
 		if (!(flags & (xfs_excl_bit[c] | xfs_shared_bit[c])))
@@ -131,7 +136,7 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 		return 0;
 	}
 	now = bpf_ktime_get_ns();
-	for (u32 c = 0; c < ILOCK_CLASS_MAX; c++) {
+	for (u32 c = 0; c < XFS_CLASSES; c++) {
 		struct hold_slot *h;
 		int i, free;
 

@@ -52,6 +52,11 @@ enum ilock_class {
 	ILOCK_CLASS_I_RWSEM = 0,     /* inode->i_rwsem; the XFS IOLOCK */
 	ILOCK_CLASS_INVALIDATE = 1,  /* mapping->invalidate_lock; XFS MMAPLOCK */
 	ILOCK_CLASS_XFS_ILOCK = 2,   /* xfs_inode->i_lock; the XFS ILOCK */
+	/*
+	 * Not a lock: the part of an ext4 fsync spent while jbd2 committed the
+	 * transaction it needed (docs/ranges.md). Recorded in the exclusive slot.
+	 */
+	ILOCK_CLASS_JBD2_WAIT = 3,
 	ILOCK_CLASS_MAX,
 };
 
@@ -67,6 +72,195 @@ enum ilock_mode {
 	ILOCK_MODE_QUEUED_EXCL = 4,
 	ILOCK_MODE_QUEUED_SHARED = 5,
 	ILOCK_MODE_MAX,
+};
+
+/*
+ * What a thread was doing when it waited or held: the operation and the
+ * byte range it claims. The rules are in docs/ranges.md.
+ */
+enum ilock_op {
+	ILOCK_OP_UNKNOWN = 0,      /* no source told us */
+	ILOCK_OP_BUFFERED_READ,
+	ILOCK_OP_BUFFERED_WRITE,
+	ILOCK_OP_DIRECT_READ,
+	ILOCK_OP_DIRECT_WRITE,
+	ILOCK_OP_FSYNC,
+	ILOCK_OP_FDATASYNC,        /* also sync_file_range */
+	ILOCK_OP_FALLOCATE,
+	ILOCK_OP_PUNCH_HOLE,
+	ILOCK_OP_ZERO_RANGE,
+	ILOCK_OP_SHIFT_RANGE,      /* fallocate collapse or insert range */
+	ILOCK_OP_TRUNCATE,
+	ILOCK_OP_SETATTR,          /* chmod, chown, utimes, xattrs: no size change */
+	ILOCK_OP_FAULT,            /* mmap page fault */
+	ILOCK_OP_PAGE_MKWRITE,     /* first write to a shared mapped page */
+	ILOCK_OP_JOURNAL_COMMIT,   /* the jbd2 thread: the holder of jbd2_wait */
+	ILOCK_OP_OTHER,            /* a syscall on the file that is none of these (ioctl, ...) */
+	ILOCK_OP_MAX,
+};
+
+/* Flags that go into edge keys (ILOCK_OPF_KEY_MASK) ... */
+#define ILOCK_OPF_UNALIGNED (1U << 0)  /* direct I/O not aligned to the fs block */
+#define ILOCK_OPF_EXTENDING (1U << 1)  /* ends past EOF: the file size changes */
+#define ILOCK_OPF_EXCL_LOCK (1U << 2)  /* took i_rwsem exclusive (ext4 direct write) */
+#define ILOCK_OPF_APPEND    (1U << 3)  /* O_APPEND write */
+#define ILOCK_OPF_KEY_MASK  0x0fU
+/* ... and flags that do not. */
+#define ILOCK_OPF_LATE      (1U << 5)  /* waiter's op known only after its wait */
+#define ILOCK_OPF_PARTIAL   (1U << 6)  /* [start, end) is only part of the range */
+#define ILOCK_OPF_RANGE     (1U << 7)  /* start and end are set */
+
+#define ILOCK_RANGE_EOF ((__u64)-1)    /* end of a range "from here onwards" */
+
+struct ilock_op_info {
+	__u64 start;
+	__u64 end;     /* exclusive; ILOCK_RANGE_EOF: to the end of the file and beyond */
+	__u8 op;       /* enum ilock_op */
+	__u8 flags;    /* ILOCK_OPF_* */
+	__u8 pad[6];
+};
+
+/*
+ * How the waiter's range met the holder's. Zero is "both unknown", so an
+ * edge key built without ranges (older recordings, zeroed keys) says so.
+ */
+enum ilock_range {
+	ILOCK_RANGE_NO_BOTH = 0,   /* unknown: both are missing */
+	ILOCK_RANGE_OVERLAP,
+	ILOCK_RANGE_DISJOINT,      /* a perfect range lock would not have blocked */
+	ILOCK_RANGE_NO_WAITER,     /* unknown: the waiter's range is missing */
+	ILOCK_RANGE_NO_HOLDER,     /* unknown: the holder's range is missing */
+	ILOCK_RANGE_MAX,
+};
+
+static __always_inline int ilock_op_is_write(__u8 op)
+{
+	return op != ILOCK_OP_BUFFERED_READ && op != ILOCK_OP_DIRECT_READ && op != ILOCK_OP_FAULT &&
+	       op != ILOCK_OP_UNKNOWN;
+}
+
+/*
+ * Set o->start/end for an operation at [pos, pos + len) on a file of
+ * isize bytes (ILOCK_RANGE_EOF: size unknown). o->op and o->flags are set.
+ * Whole-file operations ignore pos and len; size-changing ones claim from
+ * the old EOF (or pos, if lower) onwards, because they move EOF.
+ */
+static __always_inline void ilock_op_set_range(struct ilock_op_info *o, __u64 pos, __u64 len,
+					       __u64 isize)
+{
+	__u64 end = pos + len < pos ? ILOCK_RANGE_EOF : pos + len;
+	__u64 from = pos < isize ? pos : isize;
+
+	o->flags |= ILOCK_OPF_RANGE;
+	switch (o->op) {
+	case ILOCK_OP_BUFFERED_WRITE:
+	case ILOCK_OP_DIRECT_WRITE:
+		if (o->flags & ILOCK_OPF_APPEND) {
+			o->flags |= ILOCK_OPF_EXTENDING;
+			o->start = isize == ILOCK_RANGE_EOF ? 0 : isize;
+			o->end = ILOCK_RANGE_EOF;
+			return;
+		}
+		/* fall through */
+	case ILOCK_OP_FALLOCATE:
+	case ILOCK_OP_ZERO_RANGE:
+		if (isize != ILOCK_RANGE_EOF && end > isize) {
+			o->flags |= ILOCK_OPF_EXTENDING;
+			o->start = from;
+			o->end = ILOCK_RANGE_EOF;
+			return;
+		}
+		break;
+	case ILOCK_OP_SHIFT_RANGE:
+		end = ILOCK_RANGE_EOF;
+		break;
+	case ILOCK_OP_FSYNC:
+	case ILOCK_OP_TRUNCATE:
+	case ILOCK_OP_SETATTR:
+		pos = 0;
+		end = ILOCK_RANGE_EOF;
+		break;
+	case ILOCK_OP_FDATASYNC:
+		if (!len)
+			end = ILOCK_RANGE_EOF;
+		break;
+	case ILOCK_OP_BUFFERED_READ:
+	case ILOCK_OP_DIRECT_READ:
+	case ILOCK_OP_PUNCH_HOLE:
+	case ILOCK_OP_FAULT:
+	case ILOCK_OP_PAGE_MKWRITE:
+		break;
+	default:
+		/* no range: journal commits, other, unknown */
+		o->flags &= ~ILOCK_OPF_RANGE;
+		return;
+	}
+	o->start = pos;
+	o->end = end;
+}
+
+/*
+ * Classify one wait. Overlap needs both ranges; a partial range (only part
+ * of it known) can prove overlap but never disjointness.
+ */
+static __always_inline __u8 ilock_range_class(const struct ilock_op_info *h,
+					      const struct ilock_op_info *w)
+{
+	int hk = (h->flags & ILOCK_OPF_RANGE) != 0, wk = (w->flags & ILOCK_OPF_RANGE) != 0;
+
+	if (hk && wk && w->start < h->end && h->start < w->end)
+		return ILOCK_RANGE_OVERLAP;
+	if (h->flags & ILOCK_OPF_PARTIAL)
+		hk = 0;
+	if (w->flags & ILOCK_OPF_PARTIAL)
+		wk = 0;
+	if (!hk && !wk)
+		return ILOCK_RANGE_NO_BOTH;
+	if (!wk)
+		return ILOCK_RANGE_NO_WAITER;
+	if (!hk)
+		return ILOCK_RANGE_NO_HOLDER;
+	return ILOCK_RANGE_DISJOINT;
+}
+
+/* Per (dev, ino, class, range class): waits and their time. */
+struct ilock_range_key {
+	__u64 ino;
+	__u32 dev;
+	__u8 class;
+	__u8 range;     /* enum ilock_range */
+	__u16 pad;
+};
+
+struct ilock_range_stats {
+	__u64 waits;
+	__u64 wait_ns;
+};
+
+/*
+ * Kernel stacks per edge, weighted by wait time. Waiter stacks are ids in
+ * the stack trace map; holder stacks (taken from another task) are hashes
+ * of their frames, which live in a map of their own.
+ */
+#define ILOCK_STACK_DEPTH 32
+
+enum ilock_stack_kind {
+	ILOCK_STACK_WAITER = 0,
+	ILOCK_STACK_HOLDER = 1,
+};
+
+struct ilock_stack_frames {
+	__u32 nr;
+	__u32 pad;
+	__u64 ip[ILOCK_STACK_DEPTH];
+};
+
+/* ext4 direct writes per inode, by how they took i_rwsem and why. */
+struct ilock_dio_key {
+	__u64 ino;
+	__u32 dev;
+	__u8 flags;     /* ILOCK_OPF_UNALIGNED | _EXTENDING | _EXCL_LOCK */
+	__u8 pad[3];
 };
 
 /* Per (dev, ino, class, mode): wait or hold statistics. */
@@ -99,12 +293,31 @@ struct ilock_edge_key {
 	__u32 waiter_tgid;
 	char holder_comm[ILOCK_COMM_LEN];
 	char waiter_comm[ILOCK_COMM_LEN];
+	/* what each side was doing: enum ilock_op, ILOCK_OPF_KEY_MASK flags */
+	__u8 holder_op;
+	__u8 waiter_op;
+	__u8 holder_op_flags;
+	__u8 waiter_op_flags;
+	__u8 range;        /* enum ilock_range: how the two byte ranges met */
+	__u8 pad2[3];      /* zero: keys are compared with memcmp */
 };
 
 struct ilock_edge_stats {
 	__u64 count;
 	__u64 total_ns;
 	__u64 max_ns;
+};
+
+struct ilock_stack_key {
+	struct ilock_edge_key edge;
+	__u64 stack;    /* waiter: stack map id; holder: hash of the frames */
+	__u8 kind;      /* enum ilock_stack_kind */
+	__u8 pad[7];
+};
+
+struct ilock_stack_stats {
+	__u64 count;
+	__u64 total_ns;
 };
 
 /* Per inode, filled once on first sight. */
@@ -144,6 +357,13 @@ enum ilock_counter {
 	ILOCK_EV_WAIT_BEGUN,       /* ... begun; begun - recorded - replaced = in flight */
 	ILOCK_EV_XFS_LOCK,         /* xfs_ilock / _nowait calls seen */
 	ILOCK_EV_XFS_UNLOCK,       /* xfs_iunlock calls seen */
+	ILOCK_EV_OP,               /* I/O operation events seen (ops.bpf.c) */
+	ILOCK_EV_OP_DEFERRED,      /* waits whose waiter op was known only after the wait */
+	ILOCK_EV_OP_DEFER_DONE,    /* ... of which paired up since; the rest are pending */
+	ILOCK_EV_OP_NEVER,         /* ... of which the op never came: counted as unknown */
+	ILOCK_EV_HOLDER_STACK,     /* holder stacks sampled */
+	ILOCK_EV_HOLDER_RUNNING,   /* holder on a CPU at wait start: no stack to take */
+	ILOCK_EV_JBD2_WAIT,        /* fsync waits for a journal commit recorded */
 	ILOCK_LOST_WAIT_MAP_FULL,  /* wait stats map full */
 	ILOCK_LOST_EDGE_MAP_FULL,  /* edge map full */
 	ILOCK_LOST_INODE_MAP_FULL, /* inode/path map full */
@@ -156,6 +376,12 @@ enum ilock_counter {
 	ILOCK_LOST_HOLD_REPLACED,  /* xfs_ilock replaced a hold never released */
 	ILOCK_LOST_PATH,           /* path could not be resolved in full */
 	ILOCK_LOST_MAX_RACE,       /* max update gave up after retries */
+	ILOCK_LOST_STACK,          /* a waiter stack could not be taken */
+	ILOCK_LOST_HOLDER_STACK,   /* a sleeping holder's stack could not be taken */
+	ILOCK_LOST_STACK_MAP_FULL, /* stack aggregation map full */
+	ILOCK_LOST_RANGE_MAP_FULL, /* range class map full */
+	ILOCK_LOST_DIO_MAP_FULL,   /* ext4 direct-write map full */
+	ILOCK_LOST_HOLDER_GONE,    /* holder exited before its op could be read */
 	ILOCK_COUNTER_MAX,
 };
 

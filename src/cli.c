@@ -21,6 +21,9 @@ static const struct option long_opts[] = {
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	{ "rows", required_argument, NULL, OPT_ROWS },
 	{ "holds", required_argument, NULL, OPT_HOLDS },
+	{ "ops", required_argument, NULL, OPT_OPS },
+	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -73,7 +76,8 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 	}
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
-"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all] [-j|--json] [-v]\n"
+"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all] [-j|--json|--folded]\n"
+"                  [--ops default|all|off] [--no-stacks] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
 "wait histograms, and which holder made which waiters wait.\n"
@@ -89,6 +93,12 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "                          (or IOLOCK, MMAPLOCK, ILOCK); may repeat\n"
 "  -n, --top N             rows in the tables (default 10)\n"
 "  -j, --json              one JSON document (docs/json-schema.md)\n"
+"      --folded            waiter stacks weighted by wait time, folded for\n"
+"                          flamegraph.pl or speedscope, instead of the report\n"
+"      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
+"                          default: XFS/ext4/iomap I/O tracepoints and syscalls;\n"
+"                          all: also every page-cache read and fault; off: none\n"
+"      --no-stacks         take no kernel stacks\n"
 "      --max-inodes N      size of the per-inode maps (default 16384)\n"
 "      --holds=xfs|all     hold times from the XFS tracepoints (default), or also\n"
 "                          of every inode rwsem on any filesystem via fentry on\n"
@@ -97,6 +107,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "\n"
 "examples:\n"
 "  ilock stat -d 10                  # ten seconds, every filesystem\n"
+"  ilock stat -d 10 --folded | flamegraph.pl > waits.svg\n"
 "  ilock stat -D /mnt/data --fs xfs  # one XFS mount until Ctrl-C\n"
 "  ilock stat -d 30 -i 5 -j > out.json\n");
 }
@@ -167,8 +178,8 @@ int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, s
 		return 1;
 	case OPT_CLASS:
 		if (!class_from_name(optarg, &class)) {
-			snprintf(err, errlen, "--class %s: not one of i_rwsem, invalidate_lock, xfs_ilock",
-				 optarg);
+			snprintf(err, errlen, "--class %s: not one of i_rwsem, invalidate_lock, xfs_ilock, "
+				 "jbd2_wait", optarg);
 			return -1;
 		}
 		f->class_mask |= 1U << class;
@@ -278,6 +289,28 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 				return -1;
 			}
 			break;
+		case OPT_OPS:
+			if (!strcmp(optarg, "default"))
+				o->ops_mode = ILOCK_OPS_DEFAULT;
+			else if (!strcmp(optarg, "all"))
+				o->ops_mode = ILOCK_OPS_ALL;
+			else if (!strcmp(optarg, "off"))
+				o->ops_mode = ILOCK_OPS_OFF;
+			else {
+				snprintf(err, errlen, "--ops %s: one of default, all, off", optarg);
+				return -1;
+			}
+			break;
+		case OPT_NO_STACKS:
+			o->no_stacks = true;
+			break;
+		case OPT_FOLDED:
+			if (cmd != CLI_STAT) {
+				snprintf(err, errlen, "unknown option --folded");
+				return -1;
+			}
+			o->folded = true;
+			break;
 		case 'h':
 			return 1;
 		case ':':
@@ -293,6 +326,11 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	}
 	if (optind < argc) {
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (o->folded && (o->json || o->no_stacks || o->ops_mode == ILOCK_OPS_OFF)) {
+		snprintf(err, errlen, "--folded prints stacks: not with %s",
+			 o->json ? "--json" : o->no_stacks ? "--no-stacks" : "--ops off");
 		return -1;
 	}
 	return 0;

@@ -38,7 +38,15 @@ struct ilock_opts {
 	/* capacity */
 	uint32_t max_locks;            /* --max-inodes */
 	bool holds_all;                /* --holds=all: every inode rwsem, via fentry */
+	/* operations, ranges and stacks (docs/ranges.md) */
+	uint8_t ops_mode;              /* --ops: enum ilock_ops_mode */
+	bool no_stacks;                /* --no-stacks */
+	bool folded;                   /* --folded: waiter stacks for flame graphs */
 };
+
+enum ilock_ops_mode { ILOCK_OPS_DEFAULT = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL };
+/* Long-only options of the ops feature; numbered clear of the shared enum. */
+enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED };
 
 enum cli_cmd { CLI_STAT, CLI_TOP };
 

@@ -8,9 +8,11 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "ksyms.h"
 #include "log.h"
 #include "mounts.h"
 #include "render.h"
+#include "render_ops.h"
 #include "signals.h"
 #include "tracer.h"
 #include "util.h"
@@ -40,14 +42,42 @@ static void sleep_until(uint64_t deadline_ns)
 		;
 }
 
-static void render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
-		   const char *title, bool no_hist)
+/*
+ * Kernel symbols for stack frames, read at the first render: parsing
+ * /proc/kallsyms takes a while, and tracing should start at once.
+ */
+static void load_ksyms(const struct ilock_opts *o, struct ksyms *ks)
 {
-	struct render_opts ro = { .top_n = o->top_n, .no_hist = no_hist, .title = title };
+	static bool tried;
+	int e;
 
+	if (tried || o->no_stacks || o->ops_mode == ILOCK_OPS_OFF)
+		return;
+	tried = true;
+	e = ksyms_load(ks, NULL);
+	if (e)
+		log_warn("cannot read /proc/kallsyms (%s): stack frames stay addresses", strerror(-e));
+	else if (!ks->n)
+		log_warn("/proc/kallsyms shows no addresses (kptr_restrict): stack frames stay "
+			 "addresses");
+}
+
+static void render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
+		   const char *title, bool no_hist, struct ksyms *ks)
+{
+	struct render_opts ro = { .top_n = o->top_n, .no_hist = no_hist, .title = title,
+				  .ksyms = ks };
+
+	load_ksyms(o, ks);
 	snap_sort_locks(s, SORT_WAIT_TIME);
 	snap_sort_edges(s);
-	if (o->json)
+	snap_sort_stacks(s);
+	if (o->folded) {
+		if (title)
+			printf("# %s\n", title);
+		if (render_folded(stdout, s, ks))
+			log_error("out of memory folding stacks");
+	} else if (o->json)
 		render_json(stdout, s, m, &ro);
 	else
 		render_text(stdout, s, m, &ro);
@@ -58,6 +88,7 @@ int cmd_stat(int argc, char **argv)
 {
 	struct snapshot cur, prev, delta;
 	struct mount_table mt = {};
+	struct ksyms ks = {};
 	struct report_meta meta;
 	struct ilock_opts o;
 	struct tracer t;
@@ -81,6 +112,7 @@ int cmd_stat(int argc, char **argv)
 	snap_init(&delta);
 	if (tracer_start(&t, &o))
 		return 1;
+
 	/* on stderr even with --json: scripts wait for it to know we are attached */
 	fprintf(stderr, "ilock: tracing inode lock waits%s... Ctrl-C to stop\n",
 		o.duration_s ? " for the given duration" : "");
@@ -116,7 +148,7 @@ int cmd_stat(int argc, char **argv)
 				 (double)((interval_no ? prev.mono_ns : start) - start) / 1e9,
 				 (double)(cur.mono_ns - start) / 1e9);
 			interval_no++;
-			render(&o, &delta, &meta, o.json ? NULL : title, true);
+			render(&o, &delta, &meta, o.json ? NULL : title, true, &ks);
 			if (snap_copy(&prev, &cur))
 				goto out;
 			/* the next tick follows the schedule, not the time we woke */
@@ -133,10 +165,11 @@ int cmd_stat(int argc, char **argv)
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
 	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9);
-	render(&o, &cur, &meta, NULL, false);
+	render(&o, &cur, &meta, NULL, false, &ks);
 	ret = 0;
 out:
 	tracer_stop(&t);
+	ksyms_free(&ks);
 	mounts_free(&mt);
 	snap_free(&cur);
 	snap_free(&prev);

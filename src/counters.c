@@ -8,6 +8,13 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_EV_WAIT_BEGUN] = { "inode_lock_waits_begun", "inode lock waits begun" },
 	[ILOCK_EV_XFS_LOCK] = { "xfs_ilock", "xfs_ilock calls seen" },
 	[ILOCK_EV_XFS_UNLOCK] = { "xfs_iunlock", "xfs_iunlock calls seen" },
+	[ILOCK_EV_OP] = { "op_events", "I/O operation events seen" },
+	[ILOCK_EV_OP_DEFERRED] = { "waiter_op_late", "waits whose waiter op came after the wait" },
+	[ILOCK_EV_OP_DEFER_DONE] = { "waiter_op_late_paired", "... of which paired with it since" },
+	[ILOCK_EV_OP_NEVER] = { "waiter_op_never", "... of which never got one: counted as unknown" },
+	[ILOCK_EV_HOLDER_STACK] = { "holder_stacks", "sleeping holders' stacks sampled" },
+	[ILOCK_EV_HOLDER_RUNNING] = { "holder_running", "holders on a CPU at wait start: no stack" },
+	[ILOCK_EV_JBD2_WAIT] = { "jbd2_waits", "fsync waits for a journal commit recorded" },
 	[ILOCK_LOST_WAIT_MAP_FULL] = { "wait_map_full", "waits dropped: wait map full" },
 	[ILOCK_LOST_EDGE_MAP_FULL] = { "edge_map_full", "holder/waiter pairs dropped: edge map full" },
 	[ILOCK_LOST_INODE_MAP_FULL] = { "inode_map_full", "inodes without path: inode map full" },
@@ -20,6 +27,12 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_LOST_HOLD_REPLACED] = { "lock_without_unlock", "XFS locks whose unlock was not seen" },
 	[ILOCK_LOST_PATH] = { "path_unresolved", "inodes whose path could not be resolved in full" },
 	[ILOCK_LOST_MAX_RACE] = { "max_update_race", "max updates abandoned under contention" },
+	[ILOCK_LOST_STACK] = { "stack_failed", "waiter stacks not taken (stack map full or collision)" },
+	[ILOCK_LOST_HOLDER_STACK] = { "holder_stack_failed", "sleeping holders' stacks not taken" },
+	[ILOCK_LOST_STACK_MAP_FULL] = { "stack_map_full", "stack samples dropped: stack map full" },
+	[ILOCK_LOST_RANGE_MAP_FULL] = { "range_map_full", "range classes dropped: range map full" },
+	[ILOCK_LOST_DIO_MAP_FULL] = { "dio_map_full", "direct writes not counted: map full" },
+	[ILOCK_LOST_HOLDER_GONE] = { "holder_gone", "holders that exited before their op was read" },
 };
 
 const char *counter_name(int c)

@@ -1,10 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hist.h"
 #include "model.h"
+
+static void snap_ops_free(struct snapshot *s);
+static void snap_ops_reset(struct snapshot *s);
+static int snap_ops_delta(struct snapshot *out, const struct snapshot *cur,
+			  const struct snapshot *prev);
+static int snap_ops_merge(struct snapshot *dst, const struct snapshot *src);
 
 static uint64_t mix(uint64_t h)
 {
@@ -103,6 +110,7 @@ void snap_free(struct snapshot *s)
 	free(s->lock_idx);
 	free(s->edge_idx);
 	free(s->inode_idx);
+	snap_ops_free(s);
 	snap_init(s);
 }
 
@@ -118,6 +126,7 @@ void snap_reset(struct snapshot *s)
 		memset(s->edge_idx, 0, s->edge_idx_cap * sizeof(*s->edge_idx));
 	if (s->inode_idx)
 		memset(s->inode_idx, 0, s->inode_idx_cap * sizeof(*s->inode_idx));
+	snap_ops_reset(s);
 }
 
 const struct lock_row *snap_find_lock(const struct snapshot *s, uint32_t dev, uint64_t ino,
@@ -310,8 +319,16 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 			stats_delta(&d.wait[m], &c->wait[m], p ? &p->wait[m] : NULL);
 			stats_delta(&d.hold[m], &c->hold[m], p ? &p->hold[m] : NULL);
 		}
+		for (int g = 0; g < ILOCK_RANGE_MAX; g++) {
+			const struct ilock_range_stats *pr = p ? &p->range[g] : NULL;
+
+			d.range[g].waits = c->range[g].waits - (pr && pr->waits <= c->range[g].waits ?
+								pr->waits : 0);
+			d.range[g].wait_ns = c->range[g].wait_ns -
+					     (pr && pr->wait_ns <= c->range[g].wait_ns ? pr->wait_ns : 0);
+		}
 		if (stats_empty(&d.wait[0]) && stats_empty(&d.wait[1]) &&
-		    stats_empty(&d.hold[0]) && stats_empty(&d.hold[1]))
+		    stats_empty(&d.hold[0]) && stats_empty(&d.hold[1]) && !row_range_waits(&d))
 			continue;
 		r = snap_lock(out, c->dev, c->ino, c->class);
 		if (!r)
@@ -338,7 +355,7 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 	for (size_t i = 0; i < cur->ninodes; i++)
 		if (snap_add_inode(out, &cur->inodes[i]))
 			return -ENOMEM;
-	return 0;
+	return snap_ops_delta(out, cur, prev);
 }
 
 int snap_merge(struct snapshot *dst, const struct snapshot *src)
@@ -359,6 +376,10 @@ int snap_merge(struct snapshot *dst, const struct snapshot *src)
 			stats_merge(&r->wait[m], &c->wait[m]);
 			stats_merge(&r->hold[m], &c->hold[m]);
 		}
+		for (int g = 0; g < ILOCK_RANGE_MAX; g++) {
+			r->range[g].waits += c->range[g].waits;
+			r->range[g].wait_ns += c->range[g].wait_ns;
+		}
 	}
 	for (size_t i = 0; i < src->nedges; i++)
 		if (snap_add_edge(dst, &src->edges[i].k, &src->edges[i].s))
@@ -366,7 +387,7 @@ int snap_merge(struct snapshot *dst, const struct snapshot *src)
 	for (size_t i = 0; i < src->ninodes; i++)
 		if (snap_add_inode(dst, &src->inodes[i]))
 			return -ENOMEM;
-	return 0;
+	return snap_ops_merge(dst, src);
 }
 
 int snap_copy(struct snapshot *dst, const struct snapshot *src)
@@ -522,12 +543,14 @@ static const char *const class_names[ILOCK_CLASS_MAX] = {
 	[ILOCK_CLASS_I_RWSEM] = "i_rwsem",
 	[ILOCK_CLASS_INVALIDATE] = "invalidate_lock",
 	[ILOCK_CLASS_XFS_ILOCK] = "xfs_ilock",
+	[ILOCK_CLASS_JBD2_WAIT] = "jbd2_wait",
 };
 
 static const char *const xfs_class_names[ILOCK_CLASS_MAX] = {
 	[ILOCK_CLASS_I_RWSEM] = "IOLOCK",
 	[ILOCK_CLASS_INVALIDATE] = "MMAPLOCK",
 	[ILOCK_CLASS_XFS_ILOCK] = "ILOCK",
+	[ILOCK_CLASS_JBD2_WAIT] = "jbd2_wait",
 };
 
 const char *class_name(uint8_t class)
@@ -604,4 +627,316 @@ static const char *const sort_names[SORT_KEY_MAX] = {
 const char *sort_key_name(enum sort_key k)
 {
 	return k < SORT_KEY_MAX ? sort_names[k] : "?";
+}
+
+/*
+ * ---- What holders and waiters were doing: range classes live in the
+ * lock rows; wait time per edge and kernel stack, the frames behind each
+ * stack, and direct writes by lock mode live in tables of their own.
+ */
+
+static uint64_t fnv(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 33);
+}
+
+/*
+ * A growable array of fixed-size rows with an open-addressing index keyed
+ * by the first klen bytes of each row. Slots hold position + 1; 0 is empty.
+ */
+struct table {
+	void **rows;
+	size_t *n, *cap;
+	uint32_t **idx;
+	size_t *idx_cap;
+	size_t rsz, klen;
+};
+
+static int table_reindex(const struct table *t, size_t want_rows)
+{
+	size_t want = 16;
+	uint32_t *idx;
+
+	while (want < want_rows * 2 + 2)
+		want <<= 1;
+	if (*t->idx && *t->idx_cap >= want)
+		return 0;
+	idx = calloc(want, sizeof(*idx));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < *t->n; i++) {
+		size_t h = fnv((char *)*t->rows + i * t->rsz, t->klen) & (want - 1);
+
+		while (idx[h])
+			h = (h + 1) & (want - 1);
+		idx[h] = (uint32_t)(i + 1);
+	}
+	free(*t->idx);
+	*t->idx = idx;
+	*t->idx_cap = want;
+	return 0;
+}
+
+static void *table_find(const struct table *t, const void *key)
+{
+	size_t h;
+
+	if (!*t->idx_cap)
+		return NULL;
+	h = fnv(key, t->klen) & (*t->idx_cap - 1);
+	while ((*t->idx)[h]) {
+		char *row = (char *)*t->rows + ((*t->idx)[h] - 1) * t->rsz;
+
+		if (!memcmp(row, key, t->klen))
+			return row;
+		h = (h + 1) & (*t->idx_cap - 1);
+	}
+	return NULL;
+}
+
+/* Find the row with this key, or append a zeroed one with it. */
+static void *table_get(const struct table *t, const void *key)
+{
+	char *row = table_find(t, key);
+	size_t h;
+
+	if (row)
+		return row;
+	if (*t->n >= *t->cap) {
+		size_t ncap = *t->cap ? *t->cap * 2 : 64;
+		void *p = realloc(*t->rows, ncap * t->rsz);
+
+		if (!p)
+			return NULL;
+		*t->rows = p;
+		*t->cap = ncap;
+	}
+	if (table_reindex(t, *t->n + 1))
+		return NULL;
+	row = (char *)*t->rows + *t->n * t->rsz;
+	memset(row, 0, t->rsz);
+	memcpy(row, key, t->klen);
+	h = fnv(key, t->klen) & (*t->idx_cap - 1);
+	while ((*t->idx)[h])
+		h = (h + 1) & (*t->idx_cap - 1);
+	(*t->idx)[h] = (uint32_t)++*t->n;
+	return row;
+}
+
+static void table_reset(const struct table *t)
+{
+	*t->n = 0;
+	if (*t->idx)
+		memset(*t->idx, 0, *t->idx_cap * sizeof(**t->idx));
+}
+
+static void table_free(const struct table *t)
+{
+	free(*t->rows);
+	free(*t->idx);
+	*t->rows = NULL;
+	*t->idx = NULL;
+	*t->n = *t->cap = *t->idx_cap = 0;
+}
+
+#define TABLE(s, arr, cnt, capf, ix, ixcap, type, keylen)                                     \
+	((struct table){ .rows = (void **)&(s)->arr, .n = &(s)->cnt, .cap = &(s)->capf,     \
+			 .idx = &(s)->ix, .idx_cap = &(s)->ixcap, .rsz = sizeof(type),      \
+			 .klen = (keylen) })
+/* const snapshots are only read through these; the casts keep one table type */
+#define STACKS(s) TABLE((struct snapshot *)(s), stacks, nstacks, cap_stacks, stack_idx, \
+			stack_idx_cap, struct stack_row, sizeof(struct ilock_stack_key))
+#define FRAMES(s) TABLE((struct snapshot *)(s), frames, nframes, cap_frames, frames_idx, \
+			frames_idx_cap, struct frames_row, offsetof(struct frames_row, f))
+#define DIOS(s) TABLE((struct snapshot *)(s), dios, ndios, cap_dios, dio_idx, dio_idx_cap, \
+		      struct dio_row, sizeof(struct ilock_dio_key))
+
+int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
+		   const struct ilock_range_stats *st)
+{
+	struct lock_row *r;
+
+	if (k->class >= ILOCK_CLASS_MAX || k->range >= ILOCK_RANGE_MAX)
+		return -EINVAL;
+	r = snap_lock(s, k->dev, k->ino, k->class);
+	if (!r)
+		return -ENOMEM;
+	r->range[k->range].waits += st->waits;
+	r->range[k->range].wait_ns += st->wait_ns;
+	return 0;
+}
+
+int snap_add_stack(struct snapshot *s, const struct ilock_stack_key *k,
+		   const struct ilock_stack_stats *st)
+{
+	struct stack_row *r = table_get(&STACKS(s), k);
+
+	if (!r)
+		return -ENOMEM;
+	r->s.count += st->count;
+	r->s.total_ns += st->total_ns;
+	return 0;
+}
+
+/* The key of a frames row: kind, padding and id, all zeroed first. */
+static void frames_key(struct frames_row *key, uint8_t kind, uint64_t id)
+{
+	memset(key, 0, sizeof(*key));
+	key->kind = kind;
+	key->id = id;
+}
+
+int snap_add_frames(struct snapshot *s, uint8_t kind, uint64_t id,
+		    const struct ilock_stack_frames *f)
+{
+	struct frames_row key, *r;
+
+	frames_key(&key, kind, id);
+	r = table_get(&FRAMES(s), &key);
+	if (!r)
+		return -ENOMEM;
+	r->f = *f;
+	if (r->f.nr > ILOCK_STACK_DEPTH)
+		r->f.nr = ILOCK_STACK_DEPTH;
+	return 0;
+}
+
+const struct ilock_stack_frames *snap_find_frames(const struct snapshot *s, uint8_t kind,
+						  uint64_t id)
+{
+	struct frames_row key;
+	const struct frames_row *r;
+
+	frames_key(&key, kind, id);
+	r = table_find(&FRAMES(s), &key);
+	return r ? &r->f : NULL;
+}
+
+int snap_add_dio(struct snapshot *s, const struct ilock_dio_key *k, uint64_t count)
+{
+	struct dio_row *r = table_get(&DIOS(s), k);
+
+	if (!r)
+		return -ENOMEM;
+	r->count += count;
+	return 0;
+}
+
+static int cmp_stacks(const void *pa, const void *pb)
+{
+	const struct stack_row *a = pa, *b = pb;
+
+	if (a->s.total_ns != b->s.total_ns)
+		return a->s.total_ns > b->s.total_ns ? -1 : 1;
+	if (a->s.count != b->s.count)
+		return a->s.count > b->s.count ? -1 : 1;
+	return memcmp(&a->k, &b->k, sizeof(a->k));
+}
+
+void snap_sort_stacks(struct snapshot *s)
+{
+	qsort(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stacks);
+	if (s->stack_idx) {
+		free(s->stack_idx);
+		s->stack_idx = NULL;
+		s->stack_idx_cap = 0;
+		table_reindex(&STACKS(s), s->nstacks);
+	}
+}
+
+uint64_t row_range_waits(const struct lock_row *r)
+{
+	uint64_t n = 0;
+
+	for (int g = 0; g < ILOCK_RANGE_MAX; g++)
+		n += r->range[g].waits;
+	return n;
+}
+
+/*
+ * Disjoint time over all classified-or-not wait time: waits of unknown
+ * range count against the headroom, so it is a lower bound. Nothing to
+ * say (-1) when no wait had both ranges.
+ */
+double row_headroom(const struct lock_row *r)
+{
+	uint64_t ns = 0;
+
+	for (int g = 0; g < ILOCK_RANGE_MAX; g++)
+		ns += r->range[g].wait_ns;
+	if (!r->range[ILOCK_RANGE_OVERLAP].waits && !r->range[ILOCK_RANGE_DISJOINT].waits)
+		return -1.0;
+	return ns ? (double)r->range[ILOCK_RANGE_DISJOINT].wait_ns / (double)ns : 0.0;
+}
+
+static void snap_ops_free(struct snapshot *s)
+{
+	table_free(&STACKS(s));
+	table_free(&FRAMES(s));
+	table_free(&DIOS(s));
+}
+
+static void snap_ops_reset(struct snapshot *s)
+{
+	table_reset(&STACKS(s));
+	table_reset(&FRAMES(s));
+	table_reset(&DIOS(s));
+}
+
+static uint64_t sub(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static int snap_ops_delta(struct snapshot *out, const struct snapshot *cur, const struct snapshot *prev)
+{
+	for (size_t i = 0; i < cur->nstacks; i++) {
+		const struct stack_row *c = &cur->stacks[i];
+		const struct stack_row *p = prev ? table_find(&STACKS(prev), &c->k) : NULL;
+		struct ilock_stack_stats d = c->s;
+
+		if (p) {
+			d.count = sub(c->s.count, p->s.count);
+			d.total_ns = sub(c->s.total_ns, p->s.total_ns);
+		}
+		if (d.count && snap_add_stack(out, &c->k, &d))
+			return -ENOMEM;
+	}
+	/* frames never change under an id: keep them all */
+	for (size_t i = 0; i < cur->nframes; i++) {
+		const struct frames_row *f = &cur->frames[i];
+
+		if (snap_add_frames(out, f->kind, f->id, &f->f))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < cur->ndios; i++) {
+		const struct dio_row *c = &cur->dios[i];
+		const struct dio_row *p = prev ? table_find(&DIOS(prev), &c->k) : NULL;
+		uint64_t d = p ? sub(c->count, p->count) : c->count;
+
+		if (d && snap_add_dio(out, &c->k, d))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static int snap_ops_merge(struct snapshot *dst, const struct snapshot *src)
+{
+	for (size_t i = 0; i < src->nstacks; i++)
+		if (snap_add_stack(dst, &src->stacks[i].k, &src->stacks[i].s))
+			return -ENOMEM;
+	for (size_t i = 0; i < src->nframes; i++)
+		if (snap_add_frames(dst, src->frames[i].kind, src->frames[i].id, &src->frames[i].f))
+			return -ENOMEM;
+	for (size_t i = 0; i < src->ndios; i++)
+		if (snap_add_dio(dst, &src->dios[i].k, src->dios[i].count))
+			return -ENOMEM;
+	return 0;
 }

@@ -21,11 +21,32 @@ struct lock_row {
 	bool has_hold;
 	struct ilock_stats wait[2];    /* [ILOCK_MODE_SHARED], [ILOCK_MODE_EXCL] */
 	struct ilock_stats hold[2];
+	/* the same waits by how waiter's and holder's byte ranges met */
+	struct ilock_range_stats range[ILOCK_RANGE_MAX];
 };
 
 struct edge_row {
 	struct ilock_edge_key k;
 	struct ilock_edge_stats s;
+};
+
+/* Wait time per edge and kernel stack. */
+struct stack_row {
+	struct ilock_stack_key k;
+	struct ilock_stack_stats s;
+};
+
+/* The frames behind a stack id: kind says which map the id is from. */
+struct frames_row {
+	uint8_t kind;                  /* enum ilock_stack_kind */
+	uint64_t id;
+	struct ilock_stack_frames f;
+};
+
+/* Direct writes on one inode by how they took i_rwsem and why. */
+struct dio_row {
+	struct ilock_dio_key k;
+	uint64_t count;
 };
 
 /* What we know of an inode beyond its number. */
@@ -50,6 +71,15 @@ struct snapshot {
 	/* open-addressing indexes into the arrays; rebuilt as they grow */
 	uint32_t *lock_idx, *edge_idx, *inode_idx;
 	size_t lock_idx_cap, edge_idx_cap, inode_idx_cap;
+	/* stacks and direct writes, each with its index */
+	struct stack_row *stacks;
+	size_t nstacks, cap_stacks;
+	struct frames_row *frames;
+	size_t nframes, cap_frames;
+	struct dio_row *dios;
+	size_t ndios, cap_dios;
+	uint32_t *stack_idx, *frames_idx, *dio_idx;
+	size_t stack_idx_cap, frames_idx_cap, dio_idx_cap;
 };
 
 enum sort_key {
@@ -97,6 +127,22 @@ void snap_sort_edges(struct snapshot *s);
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
 				       uint8_t class);
 uint64_t snap_lost_total(const struct snapshot *s);
+
+/* Operations, ranges and stacks. */
+int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
+		   const struct ilock_range_stats *st);
+int snap_add_stack(struct snapshot *s, const struct ilock_stack_key *k,
+		   const struct ilock_stack_stats *st);
+int snap_add_frames(struct snapshot *s, uint8_t kind, uint64_t id,
+		    const struct ilock_stack_frames *f);
+const struct ilock_stack_frames *snap_find_frames(const struct snapshot *s, uint8_t kind,
+						  uint64_t id);
+int snap_add_dio(struct snapshot *s, const struct ilock_dio_key *k, uint64_t count);
+/* Stacks by wait time, largest first. */
+void snap_sort_stacks(struct snapshot *s);
+/* Waits of a lock that had a range class, and the disjoint share of their time (-1: none). */
+uint64_t row_range_waits(const struct lock_row *r);
+double row_headroom(const struct lock_row *r);
 
 const char *class_name(uint8_t class);
 /* XFS's own names (IOLOCK, MMAPLOCK, ILOCK) when on XFS. */

@@ -15,6 +15,7 @@
 #define RENDER_MAX_ATTACH 16
 
 struct json;
+struct ksyms;
 
 struct attach_info {
 	const char *probe;   /* "contention_begin" */
@@ -37,6 +38,7 @@ struct render_opts {
 	/* render_json calls this before closing the document, to add keys */
 	void (*json_extra)(struct json *j, void *ctx);
 	void *json_extra_ctx;
+	struct ksyms *ksyms; /* names stack frames; NULL: addresses */
 };
 
 /* What to print for an inode: its path or why there is none, and its fs. */

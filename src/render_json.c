@@ -6,6 +6,7 @@
 #include "hist.h"
 #include "json.h"
 #include "render.h"
+#include "render_json_ops.h"
 #include "util.h"
 
 #define JSON_SCHEMA_VERSION 1
@@ -50,6 +51,7 @@ static void lock_json(struct json *j, const struct snapshot *s, const struct rep
 	json_str(j, "class_fs_name", class_display_name(r->class, v.magic));
 	stats_json(j, "shared", &r->wait[ILOCK_MODE_SHARED], true);
 	stats_json(j, "exclusive", &r->wait[ILOCK_MODE_EXCL], true);
+	render_json_lock_ranges(j, r);
 	if (r->has_hold) {
 		json_obj_begin(j, "acquisitions");
 		json_u64(j, "shared", r->hold[ILOCK_MODE_SHARED].count);
@@ -66,27 +68,11 @@ static void lock_json(struct json *j, const struct snapshot *s, const struct rep
 	json_obj_end(j);
 }
 
-static void task_json(struct json *j, const char *key, uint32_t pid, uint32_t tgid,
-		      const char *comm, uint8_t mode)
-{
-	char c[ILOCK_COMM_LEN + 1];
-
-	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
-	json_obj_begin(j, key);
-	json_u64(j, "pid", pid);
-	json_u64(j, "tgid", tgid);
-	json_str(j, "comm", c);
-	json_str(j, "mode", mode_name(mode));
-	json_obj_end(j);
-}
-
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o)
 {
 	struct json j;
-	char d[24];
 
-	(void)o;
 	json_init(&j, f);
 	json_obj_begin(&j, NULL);
 	json_u64(&j, "version", JSON_SCHEMA_VERSION);
@@ -113,24 +99,8 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		lock_json(&j, s, m, &s->locks[i]);
 	json_arr_end(&j);
 
-	json_arr_begin(&j, "edges");
-	for (size_t i = 0; i < s->nedges; i++) {
-		const struct edge_row *e = &s->edges[i];
-
-		json_obj_begin(&j, NULL);
-		json_str(&j, "dev", fmt_kdev(d, sizeof(d), e->k.dev));
-		json_u64(&j, "ino", e->k.ino);
-		json_str(&j, "class", class_name(e->k.class));
-		task_json(&j, "holder", e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
-			  e->k.holder_mode);
-		task_json(&j, "waiter", e->k.waiter_pid, e->k.waiter_tgid, e->k.waiter_comm,
-			  e->k.waiter_mode);
-		json_u64(&j, "waits", e->s.count);
-		json_u64(&j, "wait_ns", e->s.total_ns);
-		json_u64(&j, "max_ns", e->s.max_ns);
-		json_obj_end(&j);
-	}
-	json_arr_end(&j);
+	render_json_edges(&j, s, o);
+	render_json_dio(&j, s);
 	if (o && o->json_extra)
 		o->json_extra(&j, o->json_extra_ctx);
 	json_obj_end(&j);

@@ -2,9 +2,13 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include <stdlib.h>
+
 #include "counters.h"
 #include "hist.h"
+#include "ops.h"
 #include "render.h"
+#include "render_ops.h"
 #include "util.h"
 
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
@@ -124,15 +128,17 @@ static int shown_rows(const struct snapshot *s, const struct render_opts *o)
 
 static void top_table(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
 {
-	fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s  %s\n", "PATH", "DEV:INO", "FS",
-		"CLASS", "SH_WAITS", "EX_WAITS", "WAIT", "P50", "P99", "MAX", "TOP HOLDER");
+	fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s %8s  %s\n", "PATH", "DEV:INO",
+		"FS", "CLASS", "SH_WAITS", "EX_WAITS", "WAIT", "P50", "P99", "MAX", "DISJOINT",
+		"TOP HOLDER");
 	for (int i = 0; i < rows; i++) {
 		const struct lock_row *r = &s->locks[i];
 		const struct edge_row *e = snap_top_holder(s, r->dev, r->ino, r->class);
 		struct ilock_stats both = r->wait[0];
 		struct inode_view v;
 		char label[2 * ILOCK_PATH_MAX + 64], path[48], devino[40], d[24], sh[24], ex[24];
-		char tot[24], p50[24], p99[24], mx[24], holder[48] = "-";
+		char tot[24], p50[24], p99[24], mx[24], holder[48] = "-", disj[16] = "-";
+		double headroom = row_headroom(r);
 
 		stats_merge(&both, &r->wait[1]);
 		describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
@@ -140,7 +146,10 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 		snprintf(devino, sizeof(devino), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
 		if (e)
 			fmt_holder(holder, sizeof(holder), &e->k);
-		fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s  %s\n",
+		/* range-lock headroom: the share of wait time with disjoint ranges */
+		if (headroom >= 0)
+			snprintf(disj, sizeof(disj), "%.0f%%", headroom * 100.0);
+		fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s %8s  %s\n",
 			fmt_path_left(path, sizeof(path), label, 40), devino, v.fs,
 			class_display_name(r->class, v.magic),
 			fmt_count(sh, sizeof(sh), r->wait[ILOCK_MODE_SHARED].count),
@@ -148,7 +157,7 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 			fmt_ns(tot, sizeof(tot), both.total_ns),
 			fmt_ns(p50, sizeof(p50), stats_percentile(&both, 0.50)),
 			fmt_ns(p99, sizeof(p99), stats_percentile(&both, 0.99)),
-			fmt_ns(mx, sizeof(mx), both.max_ns), holder);
+			fmt_ns(mx, sizeof(mx), both.max_ns), disj, holder);
 	}
 }
 
@@ -181,16 +190,23 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 	}
 }
 
+/* One line per holder-waiter pair: edges that differ in ops or range add up. */
 static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m, int max_rows)
 {
+	struct pair_row *p;
+	long np = snap_pairs(s, &p, false);
 	int shown = 0;
 
-	if (!s->nedges) {
+	if (np < 0) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	if (!np) {
 		fprintf(f, "  (no holder-to-waiter pairs)\n");
 		return;
 	}
-	for (size_t i = 0; i < s->nedges && shown < max_rows; i++, shown++) {
-		const struct edge_row *e = &s->edges[i];
+	for (long i = 0; i < np && shown < max_rows; i++, shown++) {
+		const struct pair_row *e = &p[i];
 		struct inode_view v;
 		char h[64], w[40], n[24], t[24], mx[24], label[2 * ILOCK_PATH_MAX + 64], path[48];
 
@@ -204,8 +220,9 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 			fmt_path_left(path, sizeof(path), label, 40),
 			class_display_name(e->k.class, v.magic));
 	}
-	if (s->nedges > (size_t)shown)
-		fprintf(f, "  ... %zu more pairs (use --json for all)\n", s->nedges - (size_t)shown);
+	if (np > shown)
+		fprintf(f, "  ... %ld more pairs (use --json for all)\n", np - shown);
+	free(p);
 }
 
 static void losses(FILE *f, const struct snapshot *s)
@@ -258,6 +275,7 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 
 	fprintf(f, "\nWHO SERIALISES WHOM (holder -> waiter)\n");
 	edges(f, s, m, o->top_n * 3);
+	render_ops_text(f, s, m, o);
 
 	fprintf(f, "\nLOST EVENTS\n");
 	losses(f, s);

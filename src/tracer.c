@@ -12,6 +12,7 @@
 #include "ilock.skel.h"
 #include "log.h"
 #include "tracer.h"
+#include "tracer_ops.h"
 #include "util.h"
 
 struct prog_pair {
@@ -141,6 +142,7 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	set_mode(t, &demote, t->strat.xfs_holds);
 	fallback_configure(t);
 	configure(t, o);
+	tracer_ops_configure(t, o);
 
 	err = ilock_bpf__load(t->skel);
 	if (err) {
@@ -177,13 +179,11 @@ static int grow_bufs(struct tracer *t, size_t need)
 	return 0;
 }
 
-typedef int (*row_fn)(struct snapshot *s, const void *key, const void *val);
-
 /*
  * Read a whole hash map with bpf_map_lookup_batch (one syscall per chunk);
  * fall back to get_next_key + lookup on kernels without batch ops.
  */
-static int read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, row_fn fn)
+int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn)
 {
 	int fd = bpf_map__fd(map);
 	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
@@ -292,10 +292,11 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	snap_reset(s);
 	s->mono_ns = now_monotonic_ns();
 	if ((err = read_counters(t, s)) ||
-	    (err = read_map(t, k->maps.inodes, s, add_inode_row)) ||
-	    (err = read_map(t, k->maps.lock_waits, s, add_wait_row)) ||
-	    (err = read_map(t, k->maps.lock_holds, s, add_hold_row)) ||
-	    (err = read_map(t, k->maps.lock_edges, s, add_edge_row)))
+	    (err = tracer_read_map(t, k->maps.inodes, s, add_inode_row)) ||
+	    (err = tracer_read_map(t, k->maps.lock_waits, s, add_wait_row)) ||
+	    (err = tracer_read_map(t, k->maps.lock_holds, s, add_hold_row)) ||
+	    (err = tracer_read_map(t, k->maps.lock_edges, s, add_edge_row)) ||
+	    (err = tracer_ops_read(t, s)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
 	/* begun, minus ended, minus those a later begin replaced */
 	if (!err) {

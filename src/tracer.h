@@ -46,4 +46,9 @@ int tracer_enable_stats(struct tracer *t);
 int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
 void tracer_stop(struct tracer *t);
 
+struct bpf_map;
+typedef int (*tracer_row_fn)(struct snapshot *s, const void *key, const void *val);
+/* Read every entry of a hash map into s through fn, in batches where the kernel can. */
+int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn);
+
 #endif

@@ -7,14 +7,31 @@
  *   lockhold pwrite FILE OFFSET LEN NTHREADS [START_DELAY_MS]
  *   lockhold dwrite FILE OFFSET LEN NTHREADS ITER
  *   lockhold spin   FILE SECONDS NTHREADS
+ *   lockhold fiemap FILE HOLD_MS
+ *   lockhold dsparse FILE NTHREADS ITER
+ *   lockhold truncate FILE DIRTY_BYTES NEW_SIZE
+ *   lockhold rloop  FILE OFFSET LEN NTHREADS MS
  *
  * "write" holds the inode's i_rwsem exclusive for HOLD_MS: a buffered
  * write faults its user buffer in while holding i_rwsem, and our buffer is
  * userfaultfd-backed, so the fault (and the lock) lasts until we resolve it.
+ *
+ * "fiemap" holds the XFS IOLOCK *shared* inside an ioctl for HOLD_MS: the
+ * FS_IOC_FIEMAP extent array lives on a userfaultfd page, and XFS copies
+ * extents out while holding the IOLOCK. A holder whose op no tracepoint
+ * and no read/write syscall names.
+ * "dsparse" does 512-byte O_DIRECT writes at offset 512 of successive 4 KiB
+ * blocks of a sparse file (each thread its own blocks): unaligned writes
+ * into holes, which ext4 serialises with i_rwsem exclusive.
+ * "truncate" dirties DIRTY_BYTES with buffered writes, then ftruncate()s to
+ * NEW_SIZE: XFS writes the dirty data back under the IOLOCK first.
+ * "rloop" preads [OFFSET, OFFSET+LEN) in a loop on NTHREADS threads for MS.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -47,8 +64,12 @@ static void usage(void)
 		"       %s read FILE OFFSET LEN NTHREADS [START_DELAY_MS]\n"
 		"       %s pwrite FILE OFFSET LEN NTHREADS [START_DELAY_MS]\n"
 		"       %s dwrite FILE OFFSET LEN NTHREADS ITER\n"
-		"       %s spin FILE SECONDS NTHREADS\n",
-		prog, prog, prog, prog, prog);
+		"       %s spin FILE SECONDS NTHREADS\n"
+		"       %s fiemap FILE HOLD_MS\n"
+		"       %s dsparse FILE NTHREADS ITER\n"
+		"       %s truncate FILE DIRTY_BYTES NEW_SIZE\n"
+		"       %s rloop FILE OFFSET LEN NTHREADS MS\n",
+		prog, prog, prog, prog, prog, prog, prog, prog, prog);
 	exit(2);
 }
 
@@ -510,6 +531,302 @@ static int cmd_spin(int argc, char **argv)
 	return 0;
 }
 
+/* ---------------------------------------------------------------- fiemap */
+
+struct fiemap_holder {
+	int fd;
+	struct fiemap *fm;
+	int donefd;
+	atomic_int tid;
+	int ret, err;
+};
+
+static void *fiemap_thread(void *arg)
+{
+	struct fiemap_holder *h = arg;
+	uint64_t one = 1;
+
+	atomic_store(&h->tid, (int)gettid());
+	h->ret = ioctl(h->fd, FS_IOC_FIEMAP, h->fm);
+	h->err = errno;
+	if (write(h->donefd, &one, sizeof(one)) != sizeof(one))
+		die("eventfd write: %s", strerror(errno));
+	return NULL;
+}
+
+static int cmd_fiemap(int argc, char **argv)
+{
+	struct fiemap_holder h = { 0 };
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct pollfd pfd[2];
+	pthread_t thr;
+	uint64_t hold_ms, addr;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	char *map, *src;
+	int uffd, err;
+
+	if (argc != 4)
+		usage();
+	hold_ms = parse_u64(argv[3]);
+	arm_alarm(60 + (hold_ms + 999) / 1000);
+	h.fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+	if (h.fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		die("userfaultfd unavailable: %s", strerror(errno));
+	if (ioctl(uffd, UFFDIO_API, &api))
+		die("UFFDIO_API: %s", strerror(errno));
+	/* page 0: the fiemap header at its very end; page 1 (userfaultfd): the extents */
+	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	src = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED || src == MAP_FAILED)
+		die("mmap: %s", strerror(errno));
+	memset(map, 0, page);
+	memset(src, 0, page);
+	reg.range.start = (uintptr_t)map + page;
+	reg.range.len = page;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		die("UFFDIO_REGISTER: %s", strerror(errno));
+	h.fm = (struct fiemap *)(map + page - sizeof(struct fiemap));
+	h.fm->fm_start = 0;
+	h.fm->fm_length = FIEMAP_MAX_OFFSET;
+	h.fm->fm_extent_count = (uint32_t)(page / sizeof(struct fiemap_extent));
+	h.donefd = eventfd(0, EFD_CLOEXEC);
+	if (h.donefd < 0)
+		die("eventfd: %s", strerror(errno));
+	err = pthread_create(&thr, NULL, fiemap_thread, &h);
+	if (err)
+		die("pthread_create: %s", strerror(err));
+	pfd[0] = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	pfd[1] = (struct pollfd){ .fd = h.donefd, .events = POLLIN };
+	/* the first fault means the ioctl is inside the IOLOCK */
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		if ((pfd[0].revents & POLLIN) && read_fault(uffd, &addr))
+			break;
+		if (pfd[1].revents & POLLIN) {
+			pthread_join(thr, NULL);
+			die("fiemap finished without faulting (ret=%d): %s", h.ret,
+			    h.ret < 0 ? strerror(h.err) : "the file has no extents?");
+		}
+	}
+	printf("HOLDING pid=%d tid=%d t=%" PRIu64 "\n", (int)getpid(), atomic_load(&h.tid), now_ns());
+	fflush(stdout);
+	sleep_ms(hold_ms);
+	resolve_fault(uffd, addr, src, page);
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll: %s", strerror(errno));
+		}
+		if (pfd[0].revents & POLLIN)
+			while (read_fault(uffd, &addr))
+				resolve_fault(uffd, addr, src, page);
+		if (pfd[1].revents & POLLIN)
+			break;
+	}
+	pthread_join(thr, NULL);
+	if (h.ret < 0)
+		die("FS_IOC_FIEMAP: %s", strerror(h.err));
+	printf("RELEASED t=%" PRIu64 " extents=%u\n", now_ns(), h.fm->fm_mapped_extents);
+	fflush(stdout);
+	return 0;
+}
+
+/* --------------------------------------------------------------- dsparse */
+
+struct sparse_writer {
+	pthread_t thr;
+	int fd, idx, nthreads, err;
+	uint64_t iter;
+	pthread_barrier_t *start;
+};
+
+static void *sparse_thread(void *arg)
+{
+	struct sparse_writer *w = arg;
+	char *buf;
+
+	if (posix_memalign((void **)&buf, 4096, 4096)) {
+		w->err = ENOMEM;
+		pthread_barrier_wait(w->start);
+		return NULL;
+	}
+	memset(buf, 's', 4096);
+	pthread_barrier_wait(w->start);
+	for (uint64_t i = 0; i < w->iter; i++) {
+		off_t off = (off_t)((i * (uint64_t)w->nthreads + (uint64_t)w->idx) * 4096 + 512);
+
+		if (pwrite(w->fd, buf, 512, off) != 512) {
+			w->err = errno ? errno : EIO;
+			break;
+		}
+	}
+	free(buf);
+	return NULL;
+}
+
+static int cmd_dsparse(int argc, char **argv)
+{
+	struct sparse_writer *w;
+	pthread_barrier_t start;
+	uint64_t nthreads, iter;
+	struct stat st;
+	int fd, err;
+
+	if (argc != 5)
+		usage();
+	nthreads = parse_u64(argv[3]);
+	iter = parse_u64(argv[4]);
+	if (nthreads < 1 || nthreads > MAX_THREADS)
+		usage();
+	arm_alarm(300);
+	fd = open(argv[2], O_RDWR | O_DIRECT | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	if (fstat(fd, &st))
+		die("fstat: %s", strerror(errno));
+	/* stay inside EOF: a write past it would be extending, not just unaligned */
+	if ((uint64_t)st.st_size < nthreads * iter * 4096)
+		die("%s is %lld bytes: needs %" PRIu64 " (truncate it bigger, sparse)", argv[2],
+		    (long long)st.st_size, nthreads * iter * 4096);
+	w = calloc(nthreads, sizeof(*w));
+	if (!w)
+		die("out of memory");
+	err = pthread_barrier_init(&start, NULL, (unsigned int)nthreads);
+	if (err)
+		die("pthread_barrier_init: %s", strerror(err));
+	for (uint64_t i = 0; i < nthreads; i++) {
+		w[i] = (struct sparse_writer){ .fd = fd, .idx = (int)i, .nthreads = (int)nthreads,
+					       .iter = iter, .start = &start };
+		err = pthread_create(&w[i].thr, NULL, sparse_thread, &w[i]);
+		if (err)
+			die("pthread_create: %s", strerror(err));
+	}
+	for (uint64_t i = 0; i < nthreads; i++)
+		pthread_join(w[i].thr, NULL);
+	for (uint64_t i = 0; i < nthreads; i++)
+		if (w[i].err)
+			die("O_DIRECT pwrite: %s", strerror(w[i].err));
+	printf("{\"pid\": %d, \"writes\": %" PRIu64 "}\n", (int)getpid(), nthreads * iter);
+	fflush(stdout);
+	free(w);
+	return 0;
+}
+
+/* -------------------------------------------------------------- truncate */
+
+static int cmd_truncate(int argc, char **argv)
+{
+	static char buf[1 << 20];
+	uint64_t dirty, newsize, t0, t1;
+	int fd;
+
+	if (argc != 5)
+		usage();
+	dirty = parse_u64(argv[3]);
+	newsize = parse_u64(argv[4]);
+	arm_alarm(120);
+	fd = open(argv[2], O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	memset(buf, 't', sizeof(buf));
+	for (uint64_t off = 0; off < dirty; off += sizeof(buf)) {
+		size_t n = dirty - off < sizeof(buf) ? (size_t)(dirty - off) : sizeof(buf);
+
+		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n)
+			die("pwrite: %s", strerror(errno));
+	}
+	t0 = now_ns();
+	printf("TRUNCATING pid=%d tid=%d t=%" PRIu64 "\n", (int)getpid(), (int)gettid(), t0);
+	fflush(stdout);
+	if (ftruncate(fd, (off_t)newsize))
+		die("ftruncate: %s", strerror(errno));
+	t1 = now_ns();
+	printf("TRUNCATED t=%" PRIu64 " took_ns=%" PRIu64 "\n", t1, t1 - t0);
+	fflush(stdout);
+	close(fd);
+	return 0;
+}
+
+/* ----------------------------------------------------------------- rloop */
+
+struct rlooper {
+	pthread_t thr;
+	int fd, err;
+	off_t off;
+	size_t len;
+	uint64_t deadline, n;
+};
+
+static void *rloop_thread(void *arg)
+{
+	struct rlooper *r = arg;
+	char *buf = malloc(r->len ? r->len : 1);
+
+	if (!buf) {
+		r->err = ENOMEM;
+		return NULL;
+	}
+	while (now_ns() < r->deadline) {
+		if (pread(r->fd, buf, r->len, r->off) < 0) {
+			r->err = errno;
+			break;
+		}
+		r->n++;
+	}
+	free(buf);
+	return NULL;
+}
+
+static int cmd_rloop(int argc, char **argv)
+{
+	struct rlooper *r;
+	uint64_t nthreads, ms, total = 0, deadline, off, len;
+	int fd, err;
+
+	if (argc != 7)
+		usage();
+	off = parse_u64(argv[3]);
+	len = parse_u64(argv[4]);
+	nthreads = parse_u64(argv[5]);
+	ms = parse_u64(argv[6]);
+	if (nthreads < 1 || nthreads > MAX_THREADS)
+		usage();
+	arm_alarm(60 + ms / 1000);
+	fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	r = calloc(nthreads, sizeof(*r));
+	if (!r)
+		die("out of memory");
+	deadline = now_ns() + ms * 1000000ull;
+	for (uint64_t i = 0; i < nthreads; i++) {
+		r[i] = (struct rlooper){ .fd = fd, .off = (off_t)off, .len = len, .deadline = deadline };
+		err = pthread_create(&r[i].thr, NULL, rloop_thread, &r[i]);
+		if (err)
+			die("pthread_create: %s", strerror(err));
+	}
+	for (uint64_t i = 0; i < nthreads; i++) {
+		pthread_join(r[i].thr, NULL);
+		if (r[i].err)
+			die("pread: %s", strerror(r[i].err));
+		total += r[i].n;
+	}
+	printf("{\"pid\": %d, \"reads\": %" PRIu64 "}\n", (int)getpid(), total);
+	fflush(stdout);
+	free(r);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -524,5 +841,13 @@ int main(int argc, char **argv)
 		return cmd_waiters(OP_DWRITE, argc, argv);
 	if (!strcmp(argv[1], "spin"))
 		return cmd_spin(argc, argv);
+	if (!strcmp(argv[1], "fiemap"))
+		return cmd_fiemap(argc, argv);
+	if (!strcmp(argv[1], "dsparse"))
+		return cmd_dsparse(argc, argv);
+	if (!strcmp(argv[1], "truncate"))
+		return cmd_truncate(argc, argv);
+	if (!strcmp(argv[1], "rloop"))
+		return cmd_rloop(argc, argv);
 	usage();
 }

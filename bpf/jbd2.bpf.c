@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Journal waits of ext4 fsync, reported as their own class, jbd2_wait,
+ * rather than blamed on an inode lock.
+ *
+ * jbd2's tracepoints fire in the commit thread and name no inode and no
+ * waiting task; ext4_sync_file_enter/exit name both. So jbd2_start_commit
+ * and jbd2_end_commit keep a short history of commits per device, and at
+ * ext4_sync_file_exit the fsync's time is intersected with the commits of
+ * every transaction up to the one it had to see on disk (i_sync_tid, or
+ * i_datasync_tid for fdatasync). The holder is the jbd2 thread.
+ */
+#include "ilock.bpf.h"
+#include "inode.bpf.h"
+
+#define COMMIT_RING 8
+
+struct commit {
+	u32 tid;
+	u32 pad;
+	u64 start_ns;
+	u64 end_ns;      /* 0: still committing */
+};
+
+struct journal_hist {
+	u32 pid, tgid;   /* the jbd2 thread */
+	char comm[ILOCK_COMM_LEN];
+	struct commit ring[COMMIT_RING];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, u32);
+	__type(value, struct journal_hist);
+} journal_commits SEC(".maps");
+
+static __always_inline struct commit *commit_slot(struct journal_s *journal, u32 tid, bool create)
+{
+	u32 dev = journal->j_fs_dev->bd_dev;
+	struct journal_hist *jh = bpf_map_lookup_elem(&journal_commits, &dev);
+
+	if (!jh && create) {
+		struct journal_hist zero = {};
+
+		bpf_map_update_elem(&journal_commits, &dev, &zero, BPF_NOEXIST);
+		jh = bpf_map_lookup_elem(&journal_commits, &dev);
+	}
+	if (!jh)
+		return NULL;
+	if (create) {
+		u64 pid_tgid = bpf_get_current_pid_tgid();
+
+		jh->pid = (u32)pid_tgid;
+		jh->tgid = pid_tgid >> 32;
+		bpf_get_current_comm(jh->comm, sizeof(jh->comm));
+	}
+	return &jh->ring[tid & (COMMIT_RING - 1)];
+}
+
+SEC("tp_btf/jbd2_start_commit")
+int BPF_PROG(jbd2_commit_start, struct journal_s *journal, struct transaction_s *t)
+{
+	struct commit *c;
+
+	if (!journal || !t)  /* maybe-NULL tp_btf arguments on 6.12 */
+		return 0;
+	c = commit_slot(journal, t->t_tid, true);
+
+	if (c) {
+		c->tid = t->t_tid;
+		c->start_ns = bpf_ktime_get_ns();
+		c->end_ns = 0;
+	}
+	return 0;
+}
+
+SEC("tp_btf/jbd2_end_commit")
+int BPF_PROG(jbd2_commit_end, struct journal_s *journal, struct transaction_s *t)
+{
+	struct commit *c;
+
+	if (!journal || !t)
+		return 0;
+	c = commit_slot(journal, t->t_tid, false);
+
+	if (c && c->tid == t->t_tid)
+		c->end_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+SEC("tp_btf/ext4_sync_file_enter")
+int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	struct task_state *ts;
+	struct inode *inode;
+	u32 tid = 0;
+	void *ei;
+
+	if (!file)
+		return 0;
+	inode = file->f_inode;
+	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
+
+	count(ILOCK_EV_OP);
+	ts = bpf_task_storage_get(&task_states, me, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts)
+		return 0;
+	/* the op, for lock waits (whole-file, docs/ranges.md) */
+	ts->op.inode = (u64)inode;
+	ts->op.sysnr = me->flags & (0x00200000U | 0x10U) ? -2 :
+		       ((struct pt_regs___ilock *)bpf_task_pt_regs(me))->orig_ax;
+	ts->op.pos = 0;
+	ts->op.info.op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
+	ts->op.info.flags = 0;
+	ilock_op_set_range(&ts->op.info, 0, 0, ILOCK_RANGE_EOF);
+
+	if (datasync)
+		bpf_probe_read_kernel(&tid, sizeof(tid),
+				      ei + bpf_core_field_offset(struct ext4_inode_info, i_datasync_tid));
+	else
+		bpf_probe_read_kernel(&tid, sizeof(tid),
+				      ei + bpf_core_field_offset(struct ext4_inode_info, i_sync_tid));
+	ts->fsync.inode = (u64)inode;
+	ts->fsync.start_ns = bpf_ktime_get_ns();
+	ts->fsync.tid = tid;
+	ts->fsync.datasync = datasync != 0;
+	return 0;
+}
+
+/* tids wrap: a is at or before b */
+static __always_inline bool tid_le(u32 a, u32 b)
+{
+	return (s32)(a - b) <= 0;
+}
+
+static __always_inline void record_jbd2_wait(struct inode *inode, const struct journal_hist *jh,
+					     bool datasync, u64 ns)
+{
+	struct ilock_edge_key ek = {};
+	struct ilock_edge_stats *es;
+	struct ilock_stats *s;
+	struct ilock_key k;
+	u64 pid_tgid = bpf_get_current_pid_tgid();
+
+	if (!task_selected(pid_tgid))
+		return;
+	fill_key(&k, inode, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL);
+	if (!inode_selected(&k, inode))
+		return;
+	count(ILOCK_EV_JBD2_WAIT);
+	note_inode(inode, &k);
+	s = lookup_or_init(&lock_waits, &k, &zero_stats, ILOCK_LOST_WAIT_MAP_FULL);
+	if (s)
+		stats_add(s, ns);
+
+	ek.ino = k.ino;
+	ek.dev = k.dev;
+	ek.class = ILOCK_CLASS_JBD2_WAIT;
+	ek.holder_mode = ILOCK_MODE_EXCL;
+	ek.waiter_mode = ILOCK_MODE_EXCL;
+	ek.holder_pid = jh->pid;
+	ek.holder_tgid = jh->tgid;
+	ek.waiter_pid = (u32)pid_tgid;
+	ek.waiter_tgid = pid_tgid >> 32;
+	__builtin_memcpy(ek.holder_comm, jh->comm, sizeof(ek.holder_comm));
+	bpf_get_current_comm(ek.waiter_comm, sizeof(ek.waiter_comm));
+	ek.holder_op = ILOCK_OP_JOURNAL_COMMIT;
+	ek.waiter_op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
+	ek.range = ILOCK_RANGE_NO_BOTH;  /* a journal commit has no byte range */
+	es = lookup_or_init(&lock_edges, &ek, &zero_edge, ILOCK_LOST_EDGE_MAP_FULL);
+	if (es) {
+		__sync_fetch_and_add(&es->count, 1);
+		__sync_fetch_and_add(&es->total_ns, ns);
+		atomic_max(&es->max_ns, ns);
+	}
+}
+
+SEC("tp_btf/ext4_sync_file_exit")
+int BPF_PROG(jbd2_fsync_exit, struct inode *inode, int ret)
+{
+	struct task_state *ts;
+	struct journal_hist *jh;
+	struct journal_s *journal;
+	u64 now, start, ns = 0;
+	u32 dev;
+
+	if (!inode)
+		return 0;
+	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	if (!ts || ts->fsync.inode != (u64)inode)
+		return 0;
+	ts->fsync.inode = 0;
+	if (ts->op.inode == (u64)inode)
+		ts->op.inode = 0;  /* the fsync is over */
+	journal = BPF_CORE_READ((struct ext4_sb_info *)inode->i_sb->s_fs_info, s_journal);
+	if (!journal)
+		return 0;  /* no journal, no journal wait */
+	dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+	jh = bpf_map_lookup_elem(&journal_commits, &dev);
+	if (!jh)
+		return 0;
+	now = bpf_ktime_get_ns();
+	start = ts->fsync.start_ns;
+	for (int i = 0; i < COMMIT_RING; i++) {
+		const struct commit *c = &jh->ring[i];
+		u64 b, e;
+
+		if (!c->start_ns || !tid_le(c->tid, ts->fsync.tid))
+			continue;
+		b = c->start_ns > start ? c->start_ns : start;
+		e = c->end_ns && c->end_ns < now ? c->end_ns : now;
+		if (e > b)
+			ns += e - b;
+	}
+	if (ns)
+		record_jbd2_wait(inode, jh, ts->fsync.datasync, ns);
+	return 0;
+}

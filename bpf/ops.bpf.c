@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Every tracepoint argument is checked for NULL before use: 6.12's
+ * verifier marks tp_btf pointer arguments maybe-NULL (narrowed in 6.14).
+ *
+ * What each thread is doing, from the XFS, ext4, iomap and filemap I/O
+ * tracepoints: one struct cur_op per thread in task storage, read when the
+ * thread waits for or holds a contended inode lock (opview.bpf.h).
+ *
+ * These fire on every I/O, not only on contention, so each body is a
+ * handful of loads and one task storage lookup; nothing is aggregated
+ * here except ext4/XFS direct writes by lock mode. Userspace turns off
+ * each program whose tracepoint this kernel lacks, and all of them
+ * with --ops=off; the page-cache ones (filemap) only run with --ops=all.
+ */
+#include "ilock.bpf.h"
+#include "opview.bpf.h"
+
+#define RWSEM_READER_OWNED (1UL << 0)
+#define RWSEM_OWNER_FLAGS_MASK 7UL
+#define ILOCK_IOCB_APPEND 0x10        /* = RWF_APPEND since 5.x */
+#define ILOCK_PAGE_SHIFT 12
+
+static __always_inline struct task_state *set_op_r(struct inode *inode, u8 op, u8 flags, u64 pos,
+						   u64 len, s64 isize, bool ranged)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	struct task_state *ts;
+
+	count(ILOCK_EV_OP);
+	if (cfg_dev && inode->i_sb->s_dev != cfg_dev)
+		return NULL;
+	ts = bpf_task_storage_get(&task_states, me, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts)
+		return NULL;
+	ts->op.inode = (u64)inode;
+	/* the syscall this op belongs to; readers compare it with the live one */
+	if (me->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
+		ts->op.sysnr = ILOCK_SYSNR_KERNEL;
+	else
+		ts->op.sysnr = task_regs(me)->orig_ax;
+	ts->op.pos = pos;
+	ts->op.info.op = op;
+	ts->op.info.flags = flags;
+	if (ranged)
+		ilock_op_set_range(&ts->op.info, pos, len, isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
+	if (ts->deferred.active)
+		op_seen(ts, (u64)inode);
+	return ts;
+}
+
+static __always_inline struct task_state *set_op(struct inode *inode, u8 op, u8 flags, u64 pos,
+						 u64 len, s64 isize)
+{
+	return set_op_r(inode, op, flags, pos, len, isize, true);
+}
+
+/* An op with no byte range (fault, XFS space ops known only by inode). */
+static __always_inline struct task_state *set_op_norange(struct inode *inode, u8 op)
+{
+	return set_op_r(inode, op, 0, 0, 0, -1, false);
+}
+
+/* xfs_file_{buffered,direct}_{read,write}: after the IOLOCK is taken. */
+static __always_inline int on_kiocb(struct kiocb *iocb, struct iov_iter *iter, u8 op)
+{
+	struct inode *inode;
+	u64 pos, len;
+	u8 flags = 0;
+
+	if (!iocb || !iter)
+		return 0;
+	inode = iocb->ki_filp->f_inode;
+	pos = iocb->ki_pos;
+	len = iter->count;
+
+	if (op == ILOCK_OP_DIRECT_READ || op == ILOCK_OP_DIRECT_WRITE) {
+		if ((pos | len) & ((1U << (inode->i_blkbits & 31)) - 1))
+			flags |= ILOCK_OPF_UNALIGNED;
+	}
+	if ((op == ILOCK_OP_BUFFERED_WRITE || op == ILOCK_OP_DIRECT_WRITE) &&
+	    (iocb->ki_flags & ILOCK_IOCB_APPEND))
+		flags |= ILOCK_OPF_APPEND;
+	set_op(inode, op, flags, pos, len, inode->i_size);
+	return 0;
+}
+
+SEC("tp_btf/xfs_file_buffered_read")
+int BPF_PROG(op_xfs_buffered_read, struct kiocb *iocb, struct iov_iter *iter)
+{
+	return on_kiocb(iocb, iter, ILOCK_OP_BUFFERED_READ);
+}
+
+SEC("tp_btf/xfs_file_buffered_write")
+int BPF_PROG(op_xfs_buffered_write, struct kiocb *iocb, struct iov_iter *iter)
+{
+	return on_kiocb(iocb, iter, ILOCK_OP_BUFFERED_WRITE);
+}
+
+SEC("tp_btf/xfs_file_direct_read")
+int BPF_PROG(op_xfs_direct_read, struct kiocb *iocb, struct iov_iter *iter)
+{
+	return on_kiocb(iocb, iter, ILOCK_OP_DIRECT_READ);
+}
+
+SEC("tp_btf/xfs_file_direct_write")
+int BPF_PROG(op_xfs_direct_write, struct kiocb *iocb, struct iov_iter *iter)
+{
+	return on_kiocb(iocb, iter, ILOCK_OP_DIRECT_WRITE);
+}
+
+/*
+ * iomap_dio_rw_begin: every iomap direct I/O (ext4 and XFS), with the
+ * inode lock already taken. Here we learn how the filesystem took it: the
+ * owner field names us only if we hold i_rwsem exclusive.
+ */
+SEC("tp_btf/iomap_dio_rw_begin")
+int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned int dio_flags)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	struct ilock_dio_key k;
+	struct inode *inode;
+	u64 pos, len, owner;
+	bool write;
+	u8 flags = 0;
+	u64 *n;
+
+	if (!iocb || !iter)
+		return 0;
+	inode = iocb->ki_filp->f_inode;
+	pos = iocb->ki_pos;
+	len = iter->count;
+
+	write = bpf_core_field_exists(iter->data_source) ? iter->data_source : 0;
+	if ((pos | len) & ((1U << (inode->i_blkbits & 31)) - 1))
+		flags |= ILOCK_OPF_UNALIGNED;
+	if (!write) {
+		set_op(inode, ILOCK_OP_DIRECT_READ, flags, pos, len, inode->i_size);
+		return 0;
+	}
+	owner = inode->i_rwsem.owner.counter;
+	if (!(owner & RWSEM_READER_OWNED) && (owner & ~RWSEM_OWNER_FLAGS_MASK) == (u64)me)
+		flags |= ILOCK_OPF_EXCL_LOCK;
+	if (pos + len > (u64)inode->i_size)
+		flags |= ILOCK_OPF_EXTENDING;
+	if (!set_op(inode, ILOCK_OP_DIRECT_WRITE, flags, pos, len, inode->i_size))
+		return 0;
+	/* how direct writes took the lock, per inode: shared, or exclusive and why */
+	k.ino = inode->i_ino;
+	k.dev = inode->i_sb->s_dev;
+	k.flags = flags & (ILOCK_OPF_UNALIGNED | ILOCK_OPF_EXTENDING | ILOCK_OPF_EXCL_LOCK);
+	k.pad[0] = k.pad[1] = k.pad[2] = 0;
+	n = bpf_map_lookup_elem(&dio_writes, &k);
+	if (!n) {
+		u64 one = 1;
+
+		if (!bpf_map_update_elem(&dio_writes, &k, &one, BPF_NOEXIST))
+			return 0;
+		n = bpf_map_lookup_elem(&dio_writes, &k);
+		if (!n) {
+			count(ILOCK_LOST_DIO_MAP_FULL);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(n, 1);
+	return 0;
+}
+
+/*
+ * ext4 buffered writes: one event per folio, after i_rwsem is taken. Only
+ * this folio's bytes are known, so the range is partial (docs/ranges.md).
+ */
+static __always_inline int on_write_begin(struct inode *inode, s64 pos, u32 len)
+{
+	if (!inode)
+		return 0;
+	set_op(inode, ILOCK_OP_BUFFERED_WRITE, ILOCK_OPF_PARTIAL, pos, len, inode->i_size);
+	return 0;
+}
+
+SEC("tp_btf/ext4_write_begin")
+int BPF_PROG(op_ext4_write_begin, struct inode *inode, s64 pos, unsigned int len)
+{
+	return on_write_begin(inode, pos, len);
+}
+
+SEC("tp_btf/ext4_da_write_begin")
+int BPF_PROG(op_ext4_da_write_begin, struct inode *inode, s64 pos, unsigned int len)
+{
+	return on_write_begin(inode, pos, len);
+}
+
+/* fallocate family: enter fires before the lock, the mode says which op. */
+static __always_inline u8 falloc_op(int mode)
+{
+	if (mode & ILOCK_FALLOC_PUNCH_HOLE)
+		return ILOCK_OP_PUNCH_HOLE;
+	if (mode & ILOCK_FALLOC_ZERO_RANGE)
+		return ILOCK_OP_ZERO_RANGE;
+	if (mode & (ILOCK_FALLOC_COLLAPSE_RANGE | ILOCK_FALLOC_INSERT_RANGE))
+		return ILOCK_OP_SHIFT_RANGE;
+	return ILOCK_OP_FALLOCATE;
+}
+
+static __always_inline int on_falloc(struct inode *inode, s64 off, s64 len, int mode)
+{
+	if (!inode)
+		return 0;
+	set_op(inode, falloc_op(mode), 0, off, len,
+	       mode & ILOCK_FALLOC_KEEP_SIZE ? -1 : inode->i_size);
+	return 0;
+}
+
+SEC("tp_btf/ext4_fallocate_enter")
+int BPF_PROG(op_ext4_fallocate, struct inode *inode, s64 off, s64 len, int mode)
+{
+	return on_falloc(inode, off, len, mode);
+}
+
+SEC("tp_btf/ext4_truncate_enter")
+int BPF_PROG(op_ext4_truncate, struct inode *inode)
+{
+	if (!inode)
+		return 0;
+	set_op(inode, ILOCK_OP_TRUNCATE, 0, 0, 0, -1);
+	return 0;
+}
+
+/*
+ * Faults cannot be read from a syscall. These fire before the MMAPLOCK is
+ * taken, so a waiting faulter is known at once; the offset is not given.
+ * (XFS fsync and space ops, and ext4 punch and zero range, come from their
+ * syscalls and the fallocate tracepoint: fewer programs, faster start.)
+ */
+SEC("tp_btf/xfs_read_fault")
+int BPF_PROG(op_xfs_read_fault, struct xfs_inode *ip)
+{
+	if (!ip)
+		return 0;
+	set_op_norange(&ip->i_vnode, ILOCK_OP_FAULT);
+	return 0;
+}
+
+SEC("tp_btf/xfs_write_fault")
+int BPF_PROG(op_xfs_write_fault, struct xfs_inode *ip)
+{
+	if (!ip)
+		return 0;
+	set_op_norange(&ip->i_vnode, ILOCK_OP_PAGE_MKWRITE);
+	return 0;
+}
+
+/* Page cache events (--ops=all): every buffered read and file fault. */
+SEC("tp_btf/mm_filemap_get_pages")
+int BPF_PROG(op_filemap_get_pages, struct address_space *mapping, unsigned long index,
+	     unsigned long last_index)
+{
+	struct inode *inode = mapping ? mapping->host : NULL;
+
+	if (!inode)
+		return 0;
+	set_op(inode, ILOCK_OP_BUFFERED_READ, ILOCK_OPF_PARTIAL, (u64)index << ILOCK_PAGE_SHIFT,
+	       (u64)(last_index + 1 - index) << ILOCK_PAGE_SHIFT, inode->i_size);
+	return 0;
+}
+
+SEC("tp_btf/mm_filemap_fault")
+int BPF_PROG(op_filemap_fault, struct address_space *mapping, unsigned long index)
+{
+	struct inode *inode = mapping ? mapping->host : NULL;
+
+	if (!inode)
+		return 0;
+	set_op(inode, ILOCK_OP_FAULT, 0, (u64)index << ILOCK_PAGE_SHIFT, 1U << ILOCK_PAGE_SHIFT,
+	       inode->i_size);
+	return 0;
+}
+
+/* A thread that exits with a wait still unpaired: pair it as unknown. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(op_task_exit)
+{
+	struct task_state *ts;
+
+	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	if (ts)
+		finish_deferred(ts, &zero_op);
+	return 0;
+}

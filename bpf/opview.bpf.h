@@ -1,0 +1,641 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * What the waiter and the holder of a contended inode lock were doing
+ * (docs/ranges.md), worked out at contention_begin, on the slow path only,
+ * and the aggregation of a finished wait by operation, range class and
+ * kernel stack.
+ *
+ * Two sources per task, merged:
+ *  - its syscall and arguments, from the user registers saved at kernel
+ *    entry (bpf_task_pt_regs), the fd resolved through the task's fd table
+ *    and kept only if it is the lock's inode;
+ *  - the last I/O tracepoint it hit (struct cur_op, set by ops.bpf.c),
+ *    trusted only for the same inode under the same syscall number.
+ * A waiter whose op neither tells is paired up later, when its next I/O
+ * tracepoint fires (most fire right after the lock is taken).
+ */
+#ifndef ILOCK_OPVIEW_BPF_H
+#define ILOCK_OPVIEW_BPF_H
+
+#include "ilock.bpf.h"
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
+extern void bpf_task_release(struct task_struct *p) __ksym __weak;
+
+#define ILOCK_PF_IO_WORKER 0x00000010U  /* include/linux/sched.h */
+#define ILOCK_PF_KTHREAD 0x00200000U
+#define ILOCK_O_DIRECT 040000U          /* x86 and most others */
+#define ILOCK_O_APPEND 02000U
+#define ILOCK_O_TRUNC 01000U
+#define ILOCK_SYSNR_KERNEL (-2)         /* kernel and io_uring worker threads */
+
+/* fallocate modes (include/uapi/linux/falloc.h) */
+#define ILOCK_FALLOC_KEEP_SIZE 0x01
+#define ILOCK_FALLOC_PUNCH_HOLE 0x02
+#define ILOCK_FALLOC_COLLAPSE_RANGE 0x08
+#define ILOCK_FALLOC_ZERO_RANGE 0x10
+#define ILOCK_FALLOC_INSERT_RANGE 0x20
+
+#define ILOCK_IOCB_MAX 4    /* io_submit iocbs looked at */
+#define ILOCK_IOV_MAX 8     /* readv/writev segments summed */
+
+/* The syscall a task is in, from its saved user registers. */
+struct sysargs {
+	s64 nr;          /* raw orig_ax; compared with cur_op.sysnr */
+	bool in_syscall; /* entered through `syscall`, so nr and args are real */
+	u64 a[6];
+};
+
+/* An op decoded from a syscall, with the raw position and length it names. */
+struct opdec {
+	struct ilock_op_info i;
+	u64 pos, len;
+};
+
+static __always_inline struct pt_regs___ilock *task_regs(struct task_struct *task)
+{
+	return (struct pt_regs___ilock *)bpf_task_pt_regs(task);
+}
+
+static __always_inline void read_sysargs(struct task_struct *task, struct sysargs *sa)
+{
+	struct pt_regs___ilock *r;
+	u64 cx, ip, r11, fl;
+
+	sa->in_syscall = false;
+	sa->nr = ILOCK_SYSNR_KERNEL;
+	if (BPF_CORE_READ(task, flags) & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
+		return;
+	r = task_regs(task);
+	sa->nr = (s64)BPF_CORE_READ(r, orig_ax);
+#if defined(__TARGET_ARCH_x86)
+	/*
+	 * `syscall` saves the user rip in rcx and rflags in r11, and the entry
+	 * code stores both twice. A fault or interrupt has no such pair, and
+	 * its orig_ax is an error code, not a syscall number.
+	 */
+	cx = BPF_CORE_READ(r, cx);
+	ip = BPF_CORE_READ(r, ip);
+	r11 = BPF_CORE_READ(r, r11);
+	fl = BPF_CORE_READ(r, flags);
+	if (cx != ip || r11 != fl)
+		return;
+	sa->in_syscall = true;
+	sa->a[0] = BPF_CORE_READ(r, di);
+	sa->a[1] = BPF_CORE_READ(r, si);
+	sa->a[2] = BPF_CORE_READ(r, dx);
+	sa->a[3] = BPF_CORE_READ(r, r10);
+	sa->a[4] = BPF_CORE_READ(r, r8);
+#else
+	(void)cx; (void)ip; (void)r11; (void)fl;
+#endif
+}
+
+/* fd -> struct file of another task: racy but safe reads, like /proc does. */
+static __always_inline struct file *task_file(struct task_struct *task, s64 fd)
+{
+	struct files_struct *files = BPF_CORE_READ(task, files);
+	struct fdtable *fdt;
+	struct file **arr, *f = NULL;
+
+	if (!files || fd < 0 || fd > 0x7fffffff)
+		return NULL;
+	fdt = BPF_CORE_READ(files, fdt);
+	if (!fdt || (u64)fd >= BPF_CORE_READ(fdt, max_fds))
+		return NULL;
+	arr = BPF_CORE_READ(fdt, fd);
+	bpf_probe_read_kernel(&f, sizeof(f), arr + fd);
+	return f;
+}
+
+/*
+ * One file descriptor a syscall names, and what it does through it: a
+ * read or write (rw: buffered or direct as the file was opened) at pos
+ * (-1: the file position) for len bytes (partial: at least len), or a
+ * fixed op on [pos, pos + len).
+ */
+struct fd_try {
+	s64 fd;
+	s64 pos;
+	u64 len;
+	u8 op;          /* the op when !rw */
+	u8 rw;
+	u8 write;
+	u8 partial;
+	u8 keep_size;   /* fallocate that never moves EOF */
+};
+
+/* The op through t->fd, if that fd is the lock's inode. */
+static __always_inline bool try_fd(struct task_struct *task, const struct fd_try *t, u64 inode,
+				   struct opdec *d)
+{
+	struct ilock_op_info *o = &d->i;
+	struct file *f = task_file(task, t->fd);
+	struct inode *ino;
+	u32 fl, blkmask;
+	s64 isize, pos = t->pos;
+
+	if (!f)
+		return false;
+	ino = BPF_CORE_READ(f, f_inode);
+	if ((u64)ino != inode)
+		return false;
+	isize = BPF_CORE_READ(ino, i_size);
+	o->flags = t->partial ? ILOCK_OPF_PARTIAL : 0;
+	o->op = t->op;
+	if (t->rw) {
+		fl = BPF_CORE_READ(f, f_flags);
+		if (pos < 0)
+			pos = BPF_CORE_READ(f, f_pos);
+		blkmask = (1U << (BPF_CORE_READ(ino, i_blkbits) & 31)) - 1;
+		if (fl & ILOCK_O_DIRECT) {
+			o->op = t->write ? ILOCK_OP_DIRECT_WRITE : ILOCK_OP_DIRECT_READ;
+			if (((u64)pos | t->len) & blkmask)
+				o->flags |= ILOCK_OPF_UNALIGNED;
+		} else {
+			o->op = t->write ? ILOCK_OP_BUFFERED_WRITE : ILOCK_OP_BUFFERED_READ;
+		}
+		if (t->write && (fl & ILOCK_O_APPEND))
+			o->flags |= ILOCK_OPF_APPEND;
+	}
+	d->pos = pos;
+	d->len = t->len;
+	/* a keep-size fallocate never moves EOF: leave the size out */
+	ilock_op_set_range(o, (u64)pos, t->len,
+			   t->keep_size || isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
+	return true;
+}
+
+/* Sum a user iovec array of the current task; false if it had to stop. */
+static __always_inline bool iov_len(u64 uiov, u64 cnt, u64 *len)
+{
+	struct { u64 base, len; } v;
+
+	*len = 0;
+	for (int i = 0; i < ILOCK_IOV_MAX; i++) {
+		if ((u64)i >= cnt)
+			return true;
+		if (bpf_probe_read_user(&v, sizeof(v), (void *)(uiov + i * sizeof(v))))
+			return false;
+		*len += v.len;
+	}
+	return cnt <= ILOCK_IOV_MAX;
+}
+
+/* io_submit: the first iocb on the lock's inode (current task only). */
+static __always_inline bool decode_io_submit(struct task_struct *task, const struct sysargs *sa,
+					     u64 inode, struct opdec *o)
+{
+	u64 nr = sa->a[1];
+
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < ILOCK_IOCB_MAX; i++) {
+		/* struct iocb (include/uapi/linux/aio_abi.h) */
+		struct { u64 data; u32 key, rw_flags; u16 opcode; s16 prio; u32 fd;
+			 u64 buf, nbytes; s64 offset; } cb;
+		struct fd_try t = {};
+		u64 ptr;
+
+		if ((u64)i >= nr)
+			break;
+		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)(sa->a[2] + i * sizeof(ptr))) ||
+		    bpf_probe_read_user(&cb, sizeof(cb), (void *)ptr))
+			continue;
+		t.fd = cb.fd;
+		t.pos = cb.offset;
+		switch (cb.opcode) {
+		case 0: /* IOCB_CMD_PREAD */
+		case 1: /* IOCB_CMD_PWRITE */
+			t.rw = 1;
+			t.write = cb.opcode == 1;
+			t.len = cb.nbytes;
+			break;
+		case 7: /* IOCB_CMD_PREADV: nbytes counts segments */
+		case 8: /* IOCB_CMD_PWRITEV */
+			t.rw = 1;
+			t.write = cb.opcode == 8;
+			t.partial = 1;
+			break;
+		case 2: /* IOCB_CMD_FSYNC */
+		case 3: /* IOCB_CMD_FDSYNC */
+			t.op = cb.opcode == 2 ? ILOCK_OP_FSYNC : ILOCK_OP_FDATASYNC;
+			t.pos = 0;
+			break;
+		default:
+			continue;
+		}
+		if (try_fd(task, &t, inode, o))
+			return true;
+	}
+	return false;
+}
+
+/* Syscall numbers (x86-64). Other architectures rely on the tracepoints. */
+enum {
+	NR_read = 0, NR_write = 1, NR_open = 2, NR_ioctl = 16, NR_pread64 = 17,
+	NR_pwrite64 = 18, NR_readv = 19, NR_writev = 20, NR_sendfile = 40, NR_fsync = 74,
+	NR_fdatasync = 75, NR_truncate = 76, NR_ftruncate = 77, NR_creat = 85,
+	NR_io_submit = 209, NR_openat = 257, NR_splice = 275, NR_sync_file_range = 277,
+	NR_fallocate = 285, NR_preadv = 295, NR_pwritev = 296, NR_copy_file_range = 326,
+	NR_preadv2 = 327, NR_pwritev2 = 328,
+};
+
+/* A user offset pointer of the current task, or -1 (the file position). */
+static __always_inline s64 user_off(bool cur, u64 uptr)
+{
+	s64 off = -1;
+
+	if (cur && uptr && bpf_probe_read_user(&off, sizeof(off), (void *)uptr))
+		off = -1;
+	return off;
+}
+
+/*
+ * The op a task's syscall implies on `inode`. User memory (iovecs, iocbs,
+ * offset pointers) is readable only for the current task. The switch only
+ * says which fds to look at and how; one try_fd loop does the rest, so the
+ * program stays small.
+ */
+static __always_inline bool decode_syscall(struct task_struct *task, bool cur,
+					   const struct sysargs *sa, u64 inode, struct opdec *o)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct fd_try t[2] = {};
+	const u64 *a = sa->a;
+	u64 len = 0;
+	int n = 1;
+
+	if (!sa->in_syscall)
+		return false;
+	t[0].fd = a[0];
+	t[0].pos = -1;
+	t[0].rw = 1;
+	switch (sa->nr) {
+	case NR_read:
+	case NR_write:
+		t[0].write = sa->nr == NR_write;
+		t[0].len = a[2];
+		break;
+	case NR_pread64:
+	case NR_pwrite64:
+		t[0].write = sa->nr == NR_pwrite64;
+		t[0].pos = a[3];
+		t[0].len = a[2];
+		break;
+	case NR_readv:
+	case NR_writev:
+	case NR_preadv:
+	case NR_pwritev:
+	case NR_preadv2:
+	case NR_pwritev2:
+		t[0].write = sa->nr == NR_writev || sa->nr == NR_pwritev || sa->nr == NR_pwritev2;
+		if (sa->nr != NR_readv && sa->nr != NR_writev)
+			t[0].pos = a[3];  /* preadv2's -1 means the file position too */
+		t[0].partial = !(cur && iov_len(a[1], a[2], &len));
+		t[0].len = len;
+		break;
+	case NR_fsync:
+	case NR_fdatasync:
+		t[0].rw = 0;
+		t[0].op = sa->nr == NR_fsync ? ILOCK_OP_FSYNC : ILOCK_OP_FDATASYNC;
+		t[0].pos = 0;
+		break;
+	case NR_sync_file_range:
+		t[0].rw = 0;
+		t[0].op = ILOCK_OP_FDATASYNC;
+		t[0].pos = a[1];
+		t[0].len = a[2];
+		break;
+	case NR_ftruncate:
+		t[0].rw = 0;
+		t[0].op = ILOCK_OP_TRUNCATE;
+		t[0].pos = 0;
+		break;
+	case NR_fallocate: {
+		u32 mode = a[1];
+
+		t[0].rw = 0;
+		t[0].op = mode & ILOCK_FALLOC_PUNCH_HOLE ? ILOCK_OP_PUNCH_HOLE :
+			  mode & ILOCK_FALLOC_ZERO_RANGE ? ILOCK_OP_ZERO_RANGE :
+			  mode & (ILOCK_FALLOC_COLLAPSE_RANGE | ILOCK_FALLOC_INSERT_RANGE) ?
+			  ILOCK_OP_SHIFT_RANGE : ILOCK_OP_FALLOCATE;
+		t[0].pos = a[2];
+		t[0].len = a[3];
+		t[0].keep_size = !!(mode & ILOCK_FALLOC_KEEP_SIZE);
+		break;
+	}
+	case NR_ioctl:
+		t[0].rw = 0;
+		t[0].op = ILOCK_OP_OTHER;
+		t[0].pos = 0;
+		break;
+	case NR_io_submit:
+		return cur && decode_io_submit(task, sa, inode, o);
+	case NR_open:
+	case NR_openat:
+		if (!((sa->nr == NR_open ? a[1] : a[2]) & ILOCK_O_TRUNC))
+			return false;
+		/* fall through */
+	case NR_truncate:
+	case NR_creat:
+		/* by path: the inode cannot be checked, but these lock no other inode's data */
+		o->i.op = ILOCK_OP_TRUNCATE;
+		o->i.flags = 0;
+		o->pos = o->len = 0;
+		ilock_op_set_range(&o->i, 0, 0, ILOCK_RANGE_EOF);
+		return true;
+	case NR_copy_file_range:
+	case NR_splice:
+		/* (fd_in, off_in *, fd_out, off_out *, len): the writing end first */
+		t[0].fd = a[2];
+		t[0].write = 1;
+		t[0].pos = user_off(cur, a[3]);
+		t[0].partial = !cur && a[3];
+		t[0].len = a[4];
+		t[1] = t[0];
+		t[1].fd = a[0];
+		t[1].write = 0;
+		t[1].pos = user_off(cur, a[1]);
+		t[1].partial = !cur && a[1];
+		n = 2;
+		break;
+	case NR_sendfile:
+		/* (out_fd, in_fd, off_t *offset, count) */
+		t[0].fd = a[1];
+		t[0].pos = user_off(cur, a[2]);
+		t[0].partial = !cur && a[2];
+		t[0].len = a[3];
+		t[1] = t[0];
+		t[1].fd = a[0];
+		t[1].write = 1;
+		t[1].pos = -1;
+		t[1].partial = 0;
+		n = 2;
+		break;
+	default:
+		return false;
+	}
+#pragma clang loop unroll(disable)
+	for (int i = 0; i < 2; i++)
+		if (i < n && try_fd(task, &t[i], inode, o))
+			return true;
+#endif
+	return false;
+}
+
+/*
+ * Does the tracepoint's op belong to the syscall we decoded? Same
+ * direction, and the position the tracepoint saw is the one the syscall
+ * names (or, for a per-folio event, inside its range). A previous call
+ * through the same syscall on the same file fails this unless it did the
+ * very same I/O, which then tells the same.
+ */
+static __always_inline bool same_call(const struct cur_op *st, const struct opdec *d)
+{
+	if (ilock_op_is_write(st->info.op) != ilock_op_is_write(d->i.op))
+		return false;
+	if (!(st->info.flags & ILOCK_OPF_PARTIAL))
+		return st->pos == d->pos;
+	if (st->pos < d->pos)
+		return false;
+	return (d->i.flags & ILOCK_OPF_PARTIAL) || st->pos < d->pos + (d->len ? d->len : 1);
+}
+
+/*
+ * Merge the two sources for `task` on `inode` into *o. The syscall's range
+ * is exact for the call; the tracepoint knows what the filesystem really
+ * did (a direct write gone buffered, how ext4 took the lock). Without a
+ * syscall to check it against (kernel threads, io_uring workers, faults),
+ * the tracepoint's op is taken as it is.
+ */
+static __noinline void resolve_op(struct task_struct *task, bool cur, u64 inode,
+				  struct task_state *ts, struct ilock_op_info *o)
+{
+	struct opdec dec = {};
+	struct sysargs sa;
+	bool have_dec, have_st;
+
+	o->op = ILOCK_OP_UNKNOWN;
+	o->flags = 0;
+	read_sysargs(task, &sa);
+	have_dec = decode_syscall(task, cur, &sa, inode, &dec);
+	have_st = ts && ts->op.inode == inode && ts->op.sysnr == sa.nr &&
+		  ts->op.info.op != ILOCK_OP_UNKNOWN;
+	if (have_dec) {
+		*o = dec.i;
+		if (have_st && same_call(&ts->op, &dec)) {
+			o->op = ts->op.info.op;
+			o->flags |= ts->op.info.flags & ILOCK_OPF_EXCL_LOCK;
+		}
+	} else if (have_st) {
+		*o = ts->op.info;
+	}
+}
+
+/* FNV-1a over the frames: the key of a holder stack. */
+static __always_inline u64 frames_hash(const struct ilock_stack_frames *f)
+{
+	u64 h = 1469598103934665603ULL;
+
+	for (int i = 0; i < ILOCK_STACK_DEPTH; i++) {
+		if ((u32)i >= f->nr)
+			break;
+		h = (h ^ f->ip[i]) * 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+/* A sleeping holder's stack, at most once per pair per cfg_holder_stack_ns. */
+static __always_inline void sample_holder_stack(struct task_struct *task, struct pending_wait *p,
+						u64 pid_tgid, u64 now)
+{
+	struct sample_key sk = { .ino = p->key.ino, .dev = p->key.dev, .class = p->key.class,
+				 .holder_pid = p->holder_pid, .waiter_pid = (u32)pid_tgid };
+	struct ilock_stack_frames *f;
+	u64 *last, h;
+	u32 zero = 0;
+	long n;
+
+	last = bpf_map_lookup_elem(&holder_samples, &sk);
+	if (last && now - *last < cfg_holder_stack_ns)
+		return;
+	bpf_map_update_elem(&holder_samples, &sk, &now, BPF_ANY);
+	if (BPF_CORE_READ(task, __state) == 0) {
+		/* on a CPU (or about to be): its stack is not ours to take */
+		count(ILOCK_EV_HOLDER_RUNNING);
+		return;
+	}
+	f = bpf_map_lookup_elem(&frames_scratch, &zero);
+	if (!f)
+		return;
+	n = bpf_get_task_stack(task, f->ip, sizeof(f->ip), 0);
+	if (n <= 0) {
+		count(ILOCK_LOST_HOLDER_STACK);
+		return;
+	}
+	f->nr = (u32)n / sizeof(u64);
+	f->pad = 0;
+	h = frames_hash(f);
+	if (bpf_map_update_elem(&holder_frames, &h, f, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&holder_frames, &h)) {
+		count(ILOCK_LOST_HOLDER_STACK);
+		return;
+	}
+	count(ILOCK_EV_HOLDER_STACK);
+	p->holder_stack = h;
+}
+
+/*
+ * At contention_begin, after read_holder(): the waiter's op and stack, and
+ * through a counted reference to the owner, the holder's op and stack.
+ * ctx is the program's context (NULL where stacks cannot be taken); btf
+ * says whether task kfuncs may be called (tp_btf, not raw_tp).
+ */
+static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_state *ts,
+					   struct pending_wait *p, struct inode *inode,
+					   u64 pid_tgid)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+
+	p->inode = (u64)inode;
+	p->wop.op = p->hop.op = ILOCK_OP_UNKNOWN;
+	p->wop.flags = p->hop.flags = 0;
+	p->holder_stack = 0;
+	p->waiter_stack = -1;
+	if (ctx && cfg_waiter_stacks) {
+		p->waiter_stack = bpf_get_stackid(ctx, &stack_traces, 0);
+		if (p->waiter_stack < 0)
+			count(ILOCK_LOST_STACK);
+	}
+	if (!cfg_ops)
+		return;
+	resolve_op(me, true, p->inode, ts, &p->wop);
+	/* bpf_task_from_pid came in 6.2: without it, no holder op or stack */
+	if (btf && bpf_task_from_pid && p->holder_task && p->holder_pid) {
+		struct task_struct *h = bpf_task_from_pid(p->holder_pid);
+		struct task_state *hts;
+
+		if (!h) {
+			count(ILOCK_LOST_HOLDER_GONE);
+			return;
+		}
+		if ((u64)h != p->holder_task) {
+			/* the holder exited and its pid was reused */
+			count(ILOCK_LOST_HOLDER_GONE);
+			bpf_task_release(h);
+			return;
+		}
+		hts = bpf_task_storage_get(&task_states, h, 0, 0);
+		resolve_op(h, false, p->inode, hts, &p->hop);
+		if (cfg_holder_stacks)
+			sample_holder_stack(h, p, pid_tgid, bpf_ktime_get_ns());
+		bpf_task_release(h);
+	}
+}
+
+static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack, u8 kind, u64 ns)
+{
+	struct ilock_stack_key sk = { .edge = *ek, .stack = stack, .kind = kind };
+	struct ilock_stack_stats *st;
+
+	st = lookup_or_init(&stack_waits, &sk, &zero_stack, ILOCK_LOST_STACK_MAP_FULL);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->count, 1);
+	__sync_fetch_and_add(&st->total_ns, ns);
+}
+
+/* Everything keyed by what the waiter did: edge, range class, stacks. */
+static __always_inline void account_wait(struct ilock_edge_key *ek, const struct ilock_op_info *hop,
+					 const struct ilock_op_info *wop, u64 ns, u64 holder_stack,
+					 s64 waiter_stack)
+{
+	struct ilock_range_key rk = { .ino = ek->ino, .dev = ek->dev, .class = ek->class };
+	struct ilock_edge_stats *es;
+	struct ilock_range_stats *rs;
+	u8 range = ilock_range_class(hop, wop);
+
+	ek->holder_op = hop->op;
+	ek->holder_op_flags = hop->flags & ILOCK_OPF_KEY_MASK;
+	ek->waiter_op = wop->op;
+	ek->waiter_op_flags = wop->flags & ILOCK_OPF_KEY_MASK;
+	ek->range = range;
+	es = lookup_or_init(&lock_edges, ek, &zero_edge, ILOCK_LOST_EDGE_MAP_FULL);
+	if (es) {
+		__sync_fetch_and_add(&es->count, 1);
+		__sync_fetch_and_add(&es->total_ns, ns);
+		atomic_max(&es->max_ns, ns);
+	}
+	if (!cfg_ops)
+		return;
+	rk.range = range;
+	rs = lookup_or_init(&lock_ranges, &rk, &zero_range, ILOCK_LOST_RANGE_MAP_FULL);
+	if (rs) {
+		__sync_fetch_and_add(&rs->waits, 1);
+		__sync_fetch_and_add(&rs->wait_ns, ns);
+	}
+	if (waiter_stack >= 0)
+		add_stack(ek, (u64)waiter_stack, ILOCK_STACK_WAITER, ns);
+	if (holder_stack)
+		add_stack(ek, holder_stack, ILOCK_STACK_HOLDER, ns);
+}
+
+/* Pair up a deferred wait with the op its waiter turned out to do. */
+static __always_inline void finish_deferred(struct task_state *ts, const struct ilock_op_info *wop)
+{
+	struct deferred_wait *d = &ts->deferred;
+
+	if (!d->active)
+		return;
+	d->active = 0;
+	count(wop->op == ILOCK_OP_UNKNOWN ? ILOCK_EV_OP_NEVER : ILOCK_EV_OP_DEFER_DONE);
+	account_wait(&d->ek, &d->hop, wop, d->ns, d->holder_stack, d->waiter_stack);
+}
+
+/* The op of the deferred waiter from an I/O tracepoint on `inode`. */
+static __always_inline void op_seen(struct task_state *ts, u64 inode)
+{
+
+	if (ts->deferred.active) {
+		struct ilock_op_info w = ts->op.info;
+
+		w.flags |= ILOCK_OPF_LATE;
+		finish_deferred(ts, ts->deferred.inode == inode ? &w : &zero_op);
+	}
+}
+
+/* At contention_end, instead of a bare edge: an edge with ops and ranges. */
+static __always_inline void ops_wait_end(struct task_state *ts, const struct pending_wait *p,
+					 u64 pid_tgid, u64 ns)
+{
+	struct ilock_edge_key ek = {
+		.ino = p->key.ino,
+		.dev = p->key.dev,
+		.class = p->key.class,
+		.holder_mode = p->holder_mode,
+		.waiter_mode = p->key.mode,
+		.holder_pid = p->holder_pid,
+		.holder_tgid = p->holder_tgid,
+		.waiter_pid = (u32)pid_tgid,
+		.waiter_tgid = pid_tgid >> 32,
+	};
+
+	__builtin_memcpy(ek.holder_comm, p->holder_comm, sizeof(ek.holder_comm));
+	bpf_get_current_comm(ek.waiter_comm, sizeof(ek.waiter_comm));
+	if (!cfg_ops || p->wop.op != ILOCK_OP_UNKNOWN) {
+		account_wait(&ek, &p->hop, &p->wop, ns, p->holder_stack, p->waiter_stack);
+		return;
+	}
+	/* one deferred wait per thread: an older one never got its op */
+	finish_deferred(ts, &zero_op);
+	count(ILOCK_EV_OP_DEFERRED);
+	ts->deferred.ek = ek;
+	ts->deferred.hop = p->hop;
+	ts->deferred.inode = p->inode;
+	ts->deferred.ns = ns;
+	ts->deferred.holder_stack = p->holder_stack;
+	ts->deferred.waiter_stack = p->waiter_stack;
+	ts->deferred.active = 1;
+}
+
+#endif /* ILOCK_OPVIEW_BPF_H */

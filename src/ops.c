@@ -1,0 +1,240 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops.h"
+
+static const char *const op_names[ILOCK_OP_MAX] = {
+	[ILOCK_OP_UNKNOWN] = "unknown",
+	[ILOCK_OP_BUFFERED_READ] = "buffered-read",
+	[ILOCK_OP_BUFFERED_WRITE] = "buffered-write",
+	[ILOCK_OP_DIRECT_READ] = "direct-read",
+	[ILOCK_OP_DIRECT_WRITE] = "direct-write",
+	[ILOCK_OP_FSYNC] = "fsync",
+	[ILOCK_OP_FDATASYNC] = "fdatasync",
+	[ILOCK_OP_FALLOCATE] = "fallocate",
+	[ILOCK_OP_PUNCH_HOLE] = "punch-hole",
+	[ILOCK_OP_ZERO_RANGE] = "zero-range",
+	[ILOCK_OP_SHIFT_RANGE] = "shift-range",
+	[ILOCK_OP_TRUNCATE] = "truncate",
+	[ILOCK_OP_SETATTR] = "setattr",
+	[ILOCK_OP_FAULT] = "mmap-fault",
+	[ILOCK_OP_PAGE_MKWRITE] = "page-mkwrite",
+	[ILOCK_OP_JOURNAL_COMMIT] = "journal-commit",
+	[ILOCK_OP_OTHER] = "other",
+};
+
+const char *op_name(uint8_t op)
+{
+	return op < ILOCK_OP_MAX ? op_names[op] : "?";
+}
+
+bool op_from_name(const char *name, uint8_t *op)
+{
+	for (uint8_t i = 0; i < ILOCK_OP_MAX; i++) {
+		if (!strcmp(name, op_names[i])) {
+			*op = i;
+			return true;
+		}
+	}
+	return false;
+}
+
+static const char *const flag_names[] = {
+	"unaligned",   /* ILOCK_OPF_UNALIGNED */
+	"extending",   /* ILOCK_OPF_EXTENDING */
+	"exclusive",   /* ILOCK_OPF_EXCL_LOCK */
+	"append",      /* ILOCK_OPF_APPEND */
+};
+
+const char *op_flag_name(unsigned bit)
+{
+	return bit < sizeof(flag_names) / sizeof(flag_names[0]) ? flag_names[bit] : NULL;
+}
+
+char *op_label(char *buf, size_t len, uint8_t op, uint8_t flags)
+{
+	size_t n = (size_t)snprintf(buf, len, "%s", op_name(op));
+	bool first = true;
+
+	/* append implies extending: say the more specific one only */
+	if (flags & ILOCK_OPF_APPEND)
+		flags &= (uint8_t)~ILOCK_OPF_EXTENDING;
+	for (unsigned b = 0; op_flag_name(b) && n < len; b++) {
+		if (!(flags & (1U << b)))
+			continue;
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", first ? "(" : ",", op_flag_name(b));
+		first = false;
+	}
+	if (!first && n < len)
+		snprintf(buf + n, len - n, ")");
+	return buf;
+}
+
+const char *range_group_name(uint8_t range)
+{
+	switch (range) {
+	case ILOCK_RANGE_OVERLAP: return "overlapping";
+	case ILOCK_RANGE_DISJOINT: return "disjoint";
+	default: return "unknown";
+	}
+}
+
+const char *range_name(uint8_t range)
+{
+	switch (range) {
+	case ILOCK_RANGE_OVERLAP: return "overlapping";
+	case ILOCK_RANGE_DISJOINT: return "disjoint";
+	case ILOCK_RANGE_NO_WAITER: return "waiter";
+	case ILOCK_RANGE_NO_HOLDER: return "holder";
+	case ILOCK_RANGE_NO_BOTH: return "both";
+	default: return "?";
+	}
+}
+
+const char *mode_short(uint8_t mode)
+{
+	switch (mode) {
+	case ILOCK_MODE_SHARED: return "SHARED";
+	case ILOCK_MODE_EXCL: return "EXCL";
+	case ILOCK_MODE_READERS: return "READERS";
+	case ILOCK_MODE_QUEUED_EXCL: return "NEXT-EXCL";
+	case ILOCK_MODE_QUEUED_SHARED: return "NEXT-SHARED";
+	default: return "?";
+	}
+}
+
+bool pair_has_edge(const struct ilock_edge_key *p, const struct ilock_edge_key *e)
+{
+	struct ilock_edge_key k = *e;
+
+	k.range = 0;
+	return !memcmp(p, &k, sizeof(k));
+}
+
+/* As row_headroom: a lower bound, -1 when no wait had both ranges. */
+double pair_headroom(const struct pair_row *p)
+{
+	uint64_t ns = 0;
+
+	for (int g = 0; g < ILOCK_RANGE_MAX; g++)
+		ns += p->range_ns[g];
+	if (!p->range_waits[ILOCK_RANGE_OVERLAP] && !p->range_waits[ILOCK_RANGE_DISJOINT])
+		return -1.0;
+	return ns ? (double)p->range_ns[ILOCK_RANGE_DISJOINT] / (double)ns : 0.0;
+}
+
+static int cmp_pairs(const void *pa, const void *pb)
+{
+	const struct pair_row *a = pa, *b = pb;
+
+	if (a->s.total_ns != b->s.total_ns)
+		return a->s.total_ns > b->s.total_ns ? -1 : 1;
+	if (a->s.count != b->s.count)
+		return a->s.count > b->s.count ? -1 : 1;
+	return memcmp(&a->k, &b->k, sizeof(a->k));
+}
+
+/* An edge with its pair key, and the range class the key lost. */
+struct tagged_edge {
+	struct ilock_edge_key k;
+	struct ilock_edge_stats s;
+	uint8_t range;
+};
+
+/*
+ * Few edges per snapshot (thousands at most) and this runs once per
+ * render: a sort by pair key then one pass is plenty.
+ */
+static int cmp_pair_keys(const void *pa, const void *pb)
+{
+	return memcmp(&((const struct tagged_edge *)pa)->k, &((const struct tagged_edge *)pb)->k,
+		      sizeof(struct ilock_edge_key));
+}
+
+long snap_pairs(const struct snapshot *s, struct pair_row **out, bool with_ops)
+{
+	struct tagged_edge *e = NULL;
+	struct pair_row *p = NULL;
+	long n = 0;
+
+	*out = NULL;
+	if (!s->nedges)
+		return 0;
+	e = malloc(s->nedges * sizeof(*e));
+	p = calloc(s->nedges, sizeof(*p));
+	if (!e || !p) {
+		free(e);
+		free(p);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->nedges; i++) {
+		e[i].k = s->edges[i].k;
+		e[i].s = s->edges[i].s;
+		e[i].range = e[i].k.range < ILOCK_RANGE_MAX ? e[i].k.range : ILOCK_RANGE_NO_BOTH;
+		e[i].k.range = 0;
+		if (!with_ops)
+			e[i].k.holder_op = e[i].k.waiter_op = e[i].k.holder_op_flags =
+				e[i].k.waiter_op_flags = 0;
+	}
+	qsort(e, s->nedges, sizeof(*e), cmp_pair_keys);
+	for (size_t i = 0; i < s->nedges; i++) {
+		struct pair_row *r = n ? &p[n - 1] : NULL;
+
+		if (!r || memcmp(&r->k, &e[i].k, sizeof(r->k))) {
+			r = &p[n++];
+			r->k = e[i].k;
+		}
+		r->s.count += e[i].s.count;
+		r->s.total_ns += e[i].s.total_ns;
+		if (e[i].s.max_ns > r->s.max_ns)
+			r->s.max_ns = e[i].s.max_ns;
+		r->range_waits[e[i].range] += e[i].s.count;
+		r->range_ns[e[i].range] += e[i].s.total_ns;
+	}
+	free(e);
+	qsort(p, (size_t)n, sizeof(*p), cmp_pairs);
+	*out = p;
+	return n;
+}
+
+static int cmp_pair_stacks(const void *pa, const void *pb)
+{
+	const struct pair_stack *a = pa, *b = pb;
+
+	if (a->total_ns != b->total_ns)
+		return a->total_ns > b->total_ns ? -1 : 1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+size_t pair_stacks(const struct snapshot *s, const struct pair_row *p, uint8_t kind,
+		   struct pair_stack *out, size_t max)
+{
+	struct pair_stack all[256];
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nstacks; i++) {
+		const struct stack_row *r = &s->stacks[i];
+		size_t j;
+
+		if (r->k.kind != kind || !pair_has_edge(&p->k, &r->k.edge))
+			continue;
+		/* the same stack under several range classes of the pair adds up */
+		for (j = 0; j < n && all[j].id != r->k.stack; j++)
+			;
+		if (j == n) {
+			if (n == sizeof(all) / sizeof(all[0]))
+				continue;
+			all[n++] = (struct pair_stack){ .id = r->k.stack };
+		}
+		all[j].count += r->s.count;
+		all[j].total_ns += r->s.total_ns;
+	}
+	qsort(all, n, sizeof(*all), cmp_pair_stacks);
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	return n;
+}

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* JSON of operations, ranges and stacks, called by render_json.c. */
+#ifndef ILOCK_RENDER_JSON_OPS_H
+#define ILOCK_RENDER_JSON_OPS_H
+
+#include "model.h"
+#include "render.h"
+
+struct json;
+
+/* "ranges" and "headroom" keys of one lock object. */
+void render_json_lock_ranges(struct json *j, const struct lock_row *r);
+/* The "edges" array: one object per pair with ops, ranges and top stacks. */
+void render_json_edges(struct json *j, const struct snapshot *s, const struct render_opts *o);
+/* The "direct_writes" array. */
+void render_json_dio(struct json *j, const struct snapshot *s);
+
+#endif

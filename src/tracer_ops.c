@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "ilock.h"
+#include "ilock.skel.h"
+#include "log.h"
+#include "tracer.h"
+#include "tracer_ops.h"
+
+/* Which op source runs in which --ops mode. */
+enum op_level { OPS_DEFAULT = 1, OPS_ALL = 2 };
+
+struct op_prog {
+	const char *tp;        /* tracepoint name, for the BTF check */
+	size_t off;            /* offset of the program in the skeleton's progs */
+	enum op_level level;
+	bool journal;          /* part of jbd2_wait rather than of ops */
+};
+
+#define P(tp, prog, lvl, j) { tp, offsetof(struct ilock_bpf, progs.prog), lvl, j }
+
+static const struct op_prog op_progs[] = {
+	P("xfs_file_buffered_read", op_xfs_buffered_read, OPS_DEFAULT, false),
+	P("xfs_file_buffered_write", op_xfs_buffered_write, OPS_DEFAULT, false),
+	P("xfs_file_direct_read", op_xfs_direct_read, OPS_DEFAULT, false),
+	P("xfs_file_direct_write", op_xfs_direct_write, OPS_DEFAULT, false),
+	P("iomap_dio_rw_begin", op_dio_begin, OPS_DEFAULT, false),
+	P("ext4_write_begin", op_ext4_write_begin, OPS_DEFAULT, false),
+	P("ext4_da_write_begin", op_ext4_da_write_begin, OPS_DEFAULT, false),
+	P("ext4_fallocate_enter", op_ext4_fallocate, OPS_DEFAULT, false),
+	P("ext4_truncate_enter", op_ext4_truncate, OPS_DEFAULT, false),
+	P("xfs_read_fault", op_xfs_read_fault, OPS_DEFAULT, false),
+	P("xfs_write_fault", op_xfs_write_fault, OPS_DEFAULT, false),
+	P("sched_process_exit", op_task_exit, OPS_DEFAULT, false),
+	/* every buffered read and file fault on every filesystem: --ops=all */
+	P("mm_filemap_get_pages", op_filemap_get_pages, OPS_ALL, false),
+	P("mm_filemap_fault", op_filemap_fault, OPS_ALL, false),
+	/* journal waits of fsync: ext4 + jbd2, rare events */
+	P("jbd2_start_commit", jbd2_commit_start, OPS_DEFAULT, true),
+	P("jbd2_end_commit", jbd2_commit_end, OPS_DEFAULT, true),
+	P("ext4_sync_file_enter", jbd2_fsync_enter, OPS_DEFAULT, true),
+	P("ext4_sync_file_exit", jbd2_fsync_exit, OPS_DEFAULT, true),
+};
+
+static struct bpf_program *prog_of(struct tracer *t, const struct op_prog *p)
+{
+	return *(struct bpf_program **)((char *)t->skel + p->off);
+}
+
+/* BTF of vmlinux and of the modules whose tracepoints we use. */
+struct btfs {
+	struct btf *vm, *mod[3];
+};
+
+static void btfs_load(struct btfs *b)
+{
+	static const char *const mods[] = { "xfs", "ext4", "jbd2" };
+
+	memset(b, 0, sizeof(*b));
+	b->vm = btf__load_vmlinux_btf();
+	for (size_t i = 0; b->vm && i < sizeof(mods) / sizeof(mods[0]); i++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/sys/kernel/btf/%s", mods[i]);
+		if (!access(path, R_OK))
+			b->mod[i] = btf__load_module_btf(mods[i], b->vm);
+	}
+}
+
+static void btfs_free(struct btfs *b)
+{
+	for (size_t i = 0; i < 3; i++)
+		btf__free(b->mod[i]);
+	btf__free(b->vm);
+}
+
+/* tp_btf needs the tracepoint's btf_trace_<name> typedef. */
+static bool tp_in_btf(const struct btfs *b, const char *tp)
+{
+	char name[96];
+
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	if (b->vm && btf__find_by_name_kind(b->vm, name, BTF_KIND_TYPEDEF) > 0)
+		return true;
+	for (size_t i = 0; i < 3; i++)
+		if (b->mod[i] && btf__find_by_name_kind(b->mod[i], name, BTF_KIND_TYPEDEF) > 0)
+			return true;
+	return false;
+}
+
+static void add_attach(struct tracer *t, const char *probe, const char *mode)
+{
+	if (t->nattach < RENDER_MAX_ATTACH) {
+		t->attach[t->nattach].probe = probe;
+		t->attach[t->nattach].mode = mode;
+		t->nattach++;
+	}
+}
+
+void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
+{
+	struct ilock_bpf *s = t->skel;
+	int want = o->ops_mode == ILOCK_OPS_OFF ? 0 : o->ops_mode == ILOCK_OPS_ALL ? OPS_ALL
+										 : OPS_DEFAULT;
+	int n_ops = 0, on_ops = 0, n_j = 0, on_j = 0;
+	struct btfs b;
+
+	btfs_load(&b);
+	for (size_t i = 0; i < sizeof(op_progs) / sizeof(op_progs[0]); i++) {
+		const struct op_prog *p = &op_progs[i];
+		bool on = want && (int)p->level <= want && tp_in_btf(&b, p->tp);
+
+		bpf_program__set_autoload(prog_of(t, p), on);
+		if (want && (int)p->level <= want && !on && o->verbose)
+			log_info("op source %s: no BTF for the tracepoint, left out", p->tp);
+		if (p->journal) {
+			n_j++;
+			on_j += on;
+		} else if ((int)p->level <= want) {
+			n_ops++;
+			on_ops += on;
+		}
+	}
+	btfs_free(&b);
+
+	s->rodata->cfg_ops = want != 0;
+	s->rodata->cfg_waiter_stacks = !o->no_stacks;
+	s->rodata->cfg_holder_stacks = !o->no_stacks;
+	/* one holder stack per pair per interval (or second) keeps the cost bounded */
+	s->rodata->cfg_holder_stack_ns = (uint64_t)((o->interval_s > 0 ? o->interval_s : 1.0) * 1e9);
+	if (!want)
+		bpf_map__set_max_entries(s->maps.stack_traces, 1);
+	add_attach(t, "ops", !want ? "off" : on_ops == n_ops ? "tp_btf" : on_ops ? "tp_btf (partial)"
+									 : "off");
+	add_attach(t, "jbd2_wait", !want ? "off" : on_j == n_j ? "tp_btf" : "off");
+}
+
+/* ---- reading ---- */
+
+static int range_row(struct snapshot *s, const void *k, const void *v)
+{
+	int err = snap_add_range(s, k, v);
+
+	return err == -EINVAL ? 0 : err;  /* a class or range this build does not know */
+}
+
+static int stack_row(struct snapshot *s, const void *k, const void *v)
+{
+	return snap_add_stack(s, k, v);
+}
+
+static int dio_row(struct snapshot *s, const void *k, const void *v)
+{
+	return snap_add_dio(s, k, *(const uint64_t *)v);
+}
+
+static int holder_frames_row(struct snapshot *s, const void *k, const void *v)
+{
+	return snap_add_frames(s, ILOCK_STACK_HOLDER, *(const uint64_t *)k, v);
+}
+
+/* Waiter frames: only the stack ids some edge refers to. */
+static int read_waiter_frames(struct tracer *t, struct snapshot *s)
+{
+	int fd = bpf_map__fd(t->skel->maps.stack_traces);
+	__u64 ips[ILOCK_STACK_DEPTH];
+
+	for (size_t i = 0; i < s->nstacks; i++) {
+		const struct stack_row *r = &s->stacks[i];
+		struct ilock_stack_frames f = { 0 };
+		__u32 id = (__u32)r->k.stack;
+		int err;
+
+		if (r->k.kind != ILOCK_STACK_WAITER || snap_find_frames(s, ILOCK_STACK_WAITER, id))
+			continue;
+		memset(ips, 0, sizeof(ips));
+		if (bpf_map_lookup_elem(fd, &id, ips))
+			continue;
+		while (f.nr < ILOCK_STACK_DEPTH && ips[f.nr])
+			f.nr++;
+		memcpy(f.ip, ips, sizeof(f.ip));
+		err = snap_add_frames(s, ILOCK_STACK_WAITER, id, &f);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int tracer_ops_read(struct tracer *t, struct snapshot *s)
+{
+	struct ilock_bpf *k = t->skel;
+	int err;
+
+	if ((err = tracer_read_map(t, k->maps.lock_ranges, s, range_row)) ||
+	    (err = tracer_read_map(t, k->maps.stack_waits, s, stack_row)) ||
+	    (err = tracer_read_map(t, k->maps.dio_writes, s, dio_row)) ||
+	    (err = tracer_read_map(t, k->maps.holder_frames, s, holder_frames_row)) ||
+	    (err = read_waiter_frames(t, s)))
+		return err;
+	return 0;
+}

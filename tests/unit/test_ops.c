@@ -1,0 +1,498 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Operations and byte ranges (the rules of docs/ranges.md, shared with the
+ * BPF side through include/ilock.h), pairs and headroom, the snapshot's
+ * ranges, stacks and direct writes through delta and merge, the kallsyms
+ * symboliser, and the renderers of all that against golden files.
+ */
+#include <stdlib.h>
+
+#include "ksyms.h"
+#include "ops.h"
+#include "render.h"
+#include "render_ops.h"
+#include "unit.h"
+
+#ifndef GOLDEN_DIR
+#define GOLDEN_DIR "tests/unit/golden"
+#endif
+
+#define EOFR ILOCK_RANGE_EOF
+
+static struct ilock_op_info op_at(uint8_t op, uint8_t flags, uint64_t pos, uint64_t len,
+				  uint64_t isize)
+{
+	struct ilock_op_info o = { .op = op, .flags = flags };
+
+	ilock_op_set_range(&o, pos, len, isize);
+	return o;
+}
+
+static void test_range_rules(void)
+{
+	struct ilock_op_info o;
+
+	o = op_at(ILOCK_OP_BUFFERED_READ, 0, 8192, 4096, 1 << 20);
+	CHECK(o.start == 8192 && o.end == 12288 && (o.flags & ILOCK_OPF_RANGE));
+	/* a write inside EOF is its bytes */
+	o = op_at(ILOCK_OP_BUFFERED_WRITE, 0, 0, 4096, 1 << 20);
+	CHECK(o.start == 0 && o.end == 4096 && !(o.flags & ILOCK_OPF_EXTENDING));
+	/* past EOF: from the old EOF (or pos, if lower) onwards */
+	o = op_at(ILOCK_OP_DIRECT_WRITE, 0, 1 << 20, 4096, 65536);
+	CHECK(o.start == 65536 && o.end == EOFR && (o.flags & ILOCK_OPF_EXTENDING));
+	o = op_at(ILOCK_OP_BUFFERED_WRITE, 0, 60000, 10000, 65536);
+	CHECK(o.start == 60000 && o.end == EOFR);
+	o = op_at(ILOCK_OP_BUFFERED_WRITE, ILOCK_OPF_APPEND, 0, 10, 65536);
+	CHECK(o.start == 65536 && o.end == EOFR && (o.flags & ILOCK_OPF_EXTENDING));
+	/* truncate, setattr and fsync are whole-file */
+	o = op_at(ILOCK_OP_TRUNCATE, 0, 12345, 0, 1 << 20);
+	CHECK(o.start == 0 && o.end == EOFR);
+	o = op_at(ILOCK_OP_SETATTR, 0, 0, 0, EOFR);
+	CHECK(o.start == 0 && o.end == EOFR);
+	o = op_at(ILOCK_OP_FSYNC, 0, 0, 0, EOFR);
+	CHECK(o.start == 0 && o.end == EOFR);
+	/* fallocate: its range, or onwards when it grows the file */
+	o = op_at(ILOCK_OP_FALLOCATE, 0, 0, 4096, 1 << 20);
+	CHECK(o.start == 0 && o.end == 4096);
+	o = op_at(ILOCK_OP_FALLOCATE, 0, 1 << 20, 4096, 1 << 20);
+	CHECK(o.start == 1 << 20 && o.end == EOFR && (o.flags & ILOCK_OPF_EXTENDING));
+	o = op_at(ILOCK_OP_FALLOCATE, 0, 1 << 20, 4096, EOFR);  /* keep-size: no size given */
+	CHECK(o.start == 1 << 20 && o.end == (1 << 20) + 4096);
+	o = op_at(ILOCK_OP_PUNCH_HOLE, 0, 4096, 4096, 8192);
+	CHECK(o.start == 4096 && o.end == 8192);
+	o = op_at(ILOCK_OP_SHIFT_RANGE, 0, 4096, 4096, 1 << 20);
+	CHECK(o.start == 4096 && o.end == EOFR);
+	o = op_at(ILOCK_OP_FDATASYNC, 0, 4096, 0, 1 << 20);  /* sync_file_range n == 0 */
+	CHECK(o.start == 4096 && o.end == EOFR);
+	/* overflow clamps rather than wraps */
+	o = op_at(ILOCK_OP_DIRECT_READ, 0, EOFR - 10, 100, EOFR);
+	CHECK(o.start == EOFR - 10 && o.end == EOFR);
+	/* no range at all */
+	o = op_at(ILOCK_OP_OTHER, 0, 0, 4096, 1 << 20);
+	CHECK(!(o.flags & ILOCK_OPF_RANGE));
+	o = op_at(ILOCK_OP_JOURNAL_COMMIT, 0, 0, 0, 0);
+	CHECK(!(o.flags & ILOCK_OPF_RANGE));
+	o = op_at(ILOCK_OP_UNKNOWN, 0, 0, 0, 0);
+	CHECK(!(o.flags & ILOCK_OPF_RANGE));
+}
+
+static void test_range_class(void)
+{
+	struct ilock_op_info w = op_at(ILOCK_OP_BUFFERED_READ, 0, 8 << 20, 1 << 20, 16 << 20);
+	struct ilock_op_info h = op_at(ILOCK_OP_BUFFERED_WRITE, 0, 0, 1 << 20, 16 << 20);
+	struct ilock_op_info none = { 0 };
+	struct ilock_op_info t = op_at(ILOCK_OP_TRUNCATE, 0, 0, 0, 16 << 20);
+	struct ilock_op_info p, x;
+
+	CHECK_EQ_U(ilock_range_class(&h, &w), ILOCK_RANGE_DISJOINT);
+	CHECK_EQ_U(ilock_range_class(&w, &h), ILOCK_RANGE_DISJOINT);
+	CHECK_EQ_U(ilock_range_class(&t, &w), ILOCK_RANGE_OVERLAP);
+	w = op_at(ILOCK_OP_BUFFERED_READ, 0, 4096, 4096, 16 << 20);
+	CHECK_EQ_U(ilock_range_class(&h, &w), ILOCK_RANGE_OVERLAP);
+	/* touching ends do not overlap: [0, 1M) and [1M, 2M) */
+	w = op_at(ILOCK_OP_BUFFERED_READ, 0, 1 << 20, 1 << 20, 16 << 20);
+	CHECK_EQ_U(ilock_range_class(&h, &w), ILOCK_RANGE_DISJOINT);
+	/* a missing side is named */
+	CHECK_EQ_U(ilock_range_class(&none, &w), ILOCK_RANGE_NO_HOLDER);
+	CHECK_EQ_U(ilock_range_class(&h, &none), ILOCK_RANGE_NO_WAITER);
+	CHECK_EQ_U(ilock_range_class(&none, &none), ILOCK_RANGE_NO_BOTH);
+	/* a partial range proves overlap but never disjointness */
+	p = op_at(ILOCK_OP_BUFFERED_WRITE, ILOCK_OPF_PARTIAL, 4096, 4096, 16 << 20);
+	x = op_at(ILOCK_OP_BUFFERED_READ, 0, 6000, 100, 16 << 20);
+	CHECK_EQ_U(ilock_range_class(&p, &x), ILOCK_RANGE_OVERLAP);
+	x = op_at(ILOCK_OP_BUFFERED_READ, 0, 8 << 20, 100, 16 << 20);
+	CHECK_EQ_U(ilock_range_class(&p, &x), ILOCK_RANGE_NO_HOLDER);
+	CHECK_EQ_U(ilock_range_class(&x, &p), ILOCK_RANGE_NO_WAITER);
+	/* zero is "both unknown": keys built without ranges say so */
+	CHECK_EQ_U(ILOCK_RANGE_NO_BOTH, 0);
+}
+
+static void test_names(void)
+{
+	char b[96];
+	uint8_t op;
+
+	CHECK_STR(op_name(ILOCK_OP_BUFFERED_READ), "buffered-read");
+	CHECK_STR(op_name(ILOCK_OP_MAX), "?");
+	for (uint8_t i = 0; i < ILOCK_OP_MAX; i++)
+		CHECK(op_from_name(op_name(i), &op) && op == i);
+	CHECK(!op_from_name("nope", &op));
+	CHECK_STR(op_label(b, sizeof(b), ILOCK_OP_DIRECT_WRITE, ILOCK_OPF_UNALIGNED),
+		  "direct-write(unaligned)");
+	CHECK_STR(op_label(b, sizeof(b), ILOCK_OP_DIRECT_WRITE,
+			   ILOCK_OPF_UNALIGNED | ILOCK_OPF_EXTENDING | ILOCK_OPF_EXCL_LOCK),
+		  "direct-write(unaligned,extending,exclusive)");
+	CHECK_STR(op_label(b, sizeof(b), ILOCK_OP_BUFFERED_WRITE,
+			   ILOCK_OPF_APPEND | ILOCK_OPF_EXTENDING), "buffered-write(append)");
+	CHECK_STR(op_label(b, sizeof(b), ILOCK_OP_TRUNCATE, 0), "truncate");
+	CHECK_STR(op_label(b, 8, ILOCK_OP_DIRECT_WRITE, ILOCK_OPF_UNALIGNED), "direct-");
+	CHECK_STR(range_name(ILOCK_RANGE_NO_HOLDER), "holder");
+	CHECK_STR(range_group_name(ILOCK_RANGE_NO_WAITER), "unknown");
+	CHECK_STR(mode_short(ILOCK_MODE_EXCL), "EXCL");
+}
+
+/* ---- a snapshot with ops, ranges, stacks and direct writes ---- */
+
+#define DEV ILOCK_KDEV(7, 0)
+
+static struct ilock_edge_key edge(uint32_t hpid, uint8_t hop, uint8_t hflags, uint32_t wpid,
+				  uint8_t wop, uint8_t range)
+{
+	struct ilock_edge_key k = { .ino = 131, .dev = DEV, .class = ILOCK_CLASS_I_RWSEM,
+				    .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				    .holder_pid = hpid, .holder_tgid = hpid, .waiter_pid = wpid,
+				    .waiter_tgid = 4250, .holder_op = hop, .waiter_op = wop,
+				    .holder_op_flags = hflags, .range = range };
+
+	memcpy(k.holder_comm, "fio", 4);
+	memcpy(k.waiter_comm, "fio", 4);
+	return k;
+}
+
+static void add_edge(struct snapshot *s, struct ilock_edge_key k, uint64_t n, uint64_t ns)
+{
+	struct ilock_edge_stats st = { n, ns, ns / n };
+
+	CHECK(snap_add_edge(s, &k, &st) == 0);
+}
+
+static void add_range(struct snapshot *s, uint8_t range, uint64_t n, uint64_t ns)
+{
+	struct ilock_range_key k = { .ino = 131, .dev = DEV, .class = ILOCK_CLASS_I_RWSEM,
+				     .range = range };
+	struct ilock_range_stats st = { n, ns };
+
+	CHECK(snap_add_range(s, &k, &st) == 0);
+}
+
+static void add_stack(struct snapshot *s, struct ilock_edge_key e, uint8_t kind, uint64_t id,
+		      uint64_t n, uint64_t ns)
+{
+	struct ilock_stack_key k = { .edge = e, .stack = id, .kind = kind };
+	struct ilock_stack_stats st = { n, ns };
+
+	CHECK(snap_add_stack(s, &k, &st) == 0);
+}
+
+static void add_frames(struct snapshot *s, uint8_t kind, uint64_t id, const uint64_t *ips,
+		       uint32_t n)
+{
+	struct ilock_stack_frames f = { .nr = n };
+
+	memcpy(f.ip, ips, n * sizeof(*ips));
+	CHECK(snap_add_frames(s, kind, id, &f) == 0);
+}
+
+/* Fake kernel text: 0x1000 steps, one function each, plus tracing frames. */
+static const char kallsyms[] =
+	"0000000000000000 T zero_is_skipped\n"
+	"ffffffff81001000 T bpf_prog_1234_contention_begin_btf\n"
+	"ffffffff81002000 t bpf_trace_run2\n"
+	"ffffffff81003000 T rwsem_down_read_slowpath\n"
+	"ffffffff81004000 T down_read\n"
+	"ffffffff81005000 T xfs_ilock\n"
+	"ffffffff81006000 T xfs_file_buffered_read\n"
+	"ffffffff81007000 T vfs_read\n"
+	"ffffffff81008000 T entry_SYSCALL_64_after_hwframe\n"
+	"ffffffff81009000 T handle_userfault\n"
+	"ffffffff8100a000 T iomap_file_buffered_write\n"
+	"ffffffff8100b000 D not_text\n"
+	"ffffffffc0001000 t xfs_mod_func\t[xfs]\n"
+	"garbage line\n";
+
+static const uint64_t waiter_ips[] = { 0xffffffff81001010, 0xffffffff81002020, 0xffffffff81003030,
+				       0xffffffff81004040, 0xffffffff81005050, 0xffffffff81006060,
+				       0xffffffff81007070, 0xffffffff81008080 };
+static const uint64_t holder_ips[] = { 0xffffffff81009090, 0xffffffff8100a0a0,
+				       0xffffffff81007070, 0xffffffff81008080 };
+
+static void build(struct snapshot *s)
+{
+	struct ilock_key wk = { .ino = 131, .dev = DEV, .class = ILOCK_CLASS_I_RWSEM,
+				.mode = ILOCK_MODE_SHARED };
+	struct ilock_stats ws = { .count = 130, .total_ns = 900000000, .max_ns = 20000000 };
+	struct inode_meta m = { .ino = 131, .dev = DEV, .magic = ILOCK_XFS_SB_MAGIC };
+	struct ilock_edge_key a = edge(4257, ILOCK_OP_BUFFERED_WRITE, 0, 4254,
+				       ILOCK_OP_BUFFERED_READ, ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key b = a;
+	struct ilock_edge_key c = edge(4258, ILOCK_OP_OTHER, 0, 4255, ILOCK_OP_BUFFERED_READ,
+				       ILOCK_RANGE_NO_HOLDER);
+	struct ilock_dio_key d1 = { .ino = 131, .dev = DEV, .flags = ILOCK_OPF_EXCL_LOCK |
+								     ILOCK_OPF_UNALIGNED };
+	struct ilock_dio_key d2 = { .ino = 131, .dev = DEV, .flags = 0 };
+
+	snap_init(s);
+	strcpy(m.path, "/db.dat");
+	snap_add_inode(s, &m);
+	ws.hist[ilock_hist_slot(7000000)] = 130;
+	snap_add_wait(s, &wk, &ws);
+	b.range = ILOCK_RANGE_OVERLAP;
+	add_edge(s, a, 97, 788000000);
+	add_edge(s, b, 3, 24000000);
+	add_edge(s, c, 30, 88000000);
+	add_range(s, ILOCK_RANGE_DISJOINT, 97, 788000000);
+	add_range(s, ILOCK_RANGE_OVERLAP, 3, 24000000);
+	add_range(s, ILOCK_RANGE_NO_HOLDER, 30, 88000000);
+	add_stack(s, a, ILOCK_STACK_WAITER, 7, 97, 788000000);
+	add_stack(s, b, ILOCK_STACK_WAITER, 7, 3, 24000000);
+	add_stack(s, c, ILOCK_STACK_WAITER, 7, 30, 88000000);
+	add_stack(s, a, ILOCK_STACK_HOLDER, 0xabcdef, 2, 500000000);
+	add_frames(s, ILOCK_STACK_WAITER, 7, waiter_ips, 8);
+	add_frames(s, ILOCK_STACK_HOLDER, 0xabcdef, holder_ips, 4);
+	CHECK(snap_add_dio(s, &d1, 300) == 0);
+	CHECK(snap_add_dio(s, &d2, 12000) == 0);
+	snap_sort_locks(s, SORT_WAIT_TIME);
+	snap_sort_edges(s);
+	snap_sort_stacks(s);
+}
+
+static void test_pairs(void)
+{
+	struct snapshot s;
+	struct pair_row *p;
+	long n;
+
+	build(&s);
+	n = snap_pairs(&s, &p, true);
+	CHECK_EQ_U(n, 2);
+	/* the two range classes of one pair add up, largest pair first */
+	CHECK_EQ_U(p[0].s.count, 100);
+	CHECK_EQ_U(p[0].s.total_ns, 812000000);
+	CHECK_EQ_U(p[0].range_waits[ILOCK_RANGE_DISJOINT], 97);
+	CHECK_EQ_U(p[0].range_waits[ILOCK_RANGE_OVERLAP], 3);
+	CHECK_EQ_U(p[0].k.range, 0);
+	CHECK((int)(pair_headroom(&p[0]) * 1000) == 970);
+	CHECK(pair_headroom(&p[1]) < 0);  /* only unknown ranges: nothing to say */
+	CHECK(pair_has_edge(&p[0].k, &s.stacks[0].k.edge));
+	{
+		struct pair_stack top[4];
+		size_t k = pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, top, 4);
+
+		/* one stack behind both range classes of the pair: added up */
+		CHECK_EQ_U(k, 1);
+		CHECK(top[0].id == 7 && top[0].count == 100 && top[0].total_ns == 812000000);
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_HOLDER, top, 4), 1);
+		CHECK_EQ_U(pair_stacks(&s, &p[1], ILOCK_STACK_HOLDER, top, 4), 0);
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, top, 0), 0);
+	}
+	free(p);
+	/* without ops, pairs of the same tasks merge whatever they did */
+	n = snap_pairs(&s, &p, false);
+	CHECK_EQ_U(n, 2);
+	CHECK_EQ_U(p[0].k.holder_op, 0);
+	free(p);
+	snap_free(&s);
+
+	snap_init(&s);
+	CHECK_EQ_U(snap_pairs(&s, &p, true), 0);
+	CHECK(p == NULL);
+	snap_free(&s);
+}
+
+static void test_model(void)
+{
+	struct snapshot a, b, d, m;
+	const struct lock_row *r;
+	const struct ilock_stack_frames *f;
+	struct ilock_range_key bad = { .class = ILOCK_CLASS_MAX };
+	struct ilock_range_stats one = { 1, 1 };
+
+	build(&a);
+	build(&b);
+	/* b is a later read: more of everything */
+	add_range(&b, ILOCK_RANGE_DISJOINT, 3, 12000000);
+	add_stack(&b, b.stacks[0].k.edge, ILOCK_STACK_WAITER, 7, 3, 12000000);
+	snap_add_dio(&b, &b.dios[0].k, 5);
+	snap_init(&d);
+	CHECK(snap_delta(&d, &b, &a) == 0);
+	r = snap_find_lock(&d, DEV, 131, ILOCK_CLASS_I_RWSEM);
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_EQ_U(r->range[ILOCK_RANGE_DISJOINT].waits, 3);
+		CHECK_EQ_U(r->range[ILOCK_RANGE_DISJOINT].wait_ns, 12000000);
+		CHECK_EQ_U(r->range[ILOCK_RANGE_OVERLAP].waits, 0);
+		CHECK_EQ_U(row_range_waits(r), 3);
+		CHECK(row_headroom(r) == 1.0);
+	}
+	CHECK_EQ_U(d.nstacks, 1);
+	CHECK_EQ_U(d.stacks[0].s.count, 3);
+	CHECK_EQ_U(d.ndios, 1);
+	CHECK_EQ_U(d.dios[0].count, 5);
+	/* frames come along with every delta */
+	CHECK_EQ_U(d.nframes, 2);
+	f = snap_find_frames(&d, ILOCK_STACK_HOLDER, 0xabcdef);
+	CHECK(f && f->nr == 4 && f->ip[0] == holder_ips[0]);
+	CHECK(snap_find_frames(&d, ILOCK_STACK_WAITER, 0xabcdef) == NULL);
+	/* merge adds up; copy is a deep copy */
+	snap_init(&m);
+	CHECK(snap_copy(&m, &a) == 0);
+	CHECK(snap_merge(&m, &d) == 0);
+	r = snap_find_lock(&m, DEV, 131, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->range[ILOCK_RANGE_DISJOINT].waits == 100);
+	CHECK_EQ_U(m.nstacks, a.nstacks);
+	CHECK_EQ_U(m.ndios, 2);
+	CHECK(snap_add_range(&m, &bad, &one) < 0);
+	/* reset empties the tables, and they fill again */
+	snap_reset(&m);
+	CHECK(m.nstacks == 0 && m.nframes == 0 && m.ndios == 0);
+	CHECK(snap_find_frames(&m, ILOCK_STACK_HOLDER, 0xabcdef) == NULL);
+	CHECK(snap_merge(&m, &a) == 0 && m.nframes == 2);
+	/* many stacks: the index grows */
+	for (uint64_t i = 0; i < 5000; i++)
+		add_stack(&m, m.stacks[0].k.edge, ILOCK_STACK_WAITER, 1000 + i, 1, i);
+	CHECK_EQ_U(m.nstacks, a.nstacks + 5000);
+	snap_sort_stacks(&m);
+	CHECK(m.stacks[0].s.total_ns >= m.stacks[1].s.total_ns);
+	add_stack(&m, m.stacks[0].k.edge, m.stacks[0].k.kind, m.stacks[0].k.stack, 1, 1);
+	CHECK_EQ_U(m.nstacks, a.nstacks + 5000);  /* found again after the sort */
+	snap_free(&a);
+	snap_free(&b);
+	snap_free(&d);
+	snap_free(&m);
+}
+
+static void test_ksyms(void)
+{
+	struct ksyms k = { 0 };
+	FILE *f = fmemopen((void *)kallsyms, sizeof(kallsyms) - 1, "r");
+	uint64_t off = 0;
+
+	CHECK(ksyms_parse(&k, f) == 0);
+	fclose(f);
+	CHECK_EQ_U(k.n, 11);  /* text only, zero address and data left out */
+	CHECK_STR(ksyms_find(&k, 0xffffffff81003000, &off), "rwsem_down_read_slowpath");
+	CHECK_EQ_U(off, 0);
+	CHECK_STR(ksyms_find(&k, 0xffffffff81004fff, &off), "down_read");
+	CHECK_EQ_U(off, 0xfff);
+	CHECK_STR(ksyms_find(&k, 0xffffffffc0001234, NULL), "xfs_mod_func");
+	CHECK(ksyms_find(&k, 0xffffffff80000000, NULL) == NULL);  /* below the first */
+	CHECK(ksyms_find(&k, 0xffffffffc0001000 + (2 << 20), NULL) == NULL);  /* too far */
+	CHECK(ksyms_is_tracing("bpf_prog_1234_x") && ksyms_is_tracing("__traceiter_x"));
+	CHECK(!ksyms_is_tracing("rwsem_down_read_slowpath"));
+	ksyms_free(&k);
+	CHECK(k.n == 0 && !ksyms_find(&k, 1, NULL));
+	CHECK(ksyms_load(&k, "/nonexistent/kallsyms") < 0);
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = calloc(1, (size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	return buf;
+}
+
+static void check_golden(const char *name, const char *got)
+{
+	char path[256];
+	char *want;
+
+	snprintf(path, sizeof(path), "%s/%s", GOLDEN_DIR, name);
+	if (getenv("UPDATE_GOLDEN")) {
+		FILE *f = fopen(path, "w");
+
+		CHECK(f != NULL);
+		if (f) {
+			fputs(got, f);
+			fclose(f);
+		}
+		return;
+	}
+	want = slurp(path);
+	CHECK(want != NULL);
+	if (want && strcmp(want, got)) {
+		fprintf(stderr, "golden %s differs; got:\n%s\n", name, got);
+		CHECK(!"golden mismatch");
+	} else if (want) {
+		CHECK(1);
+	}
+	free(want);
+}
+
+static void test_golden(void)
+{
+	struct snapshot s;
+	struct report_meta m = { .kernel = "6.18.44", .hostname = "db1", .duration_s = 10.0 };
+	struct mount_table mt;
+	struct ksyms k = { 0 };
+	struct render_opts o = { .top_n = 10, .ksyms = &k };
+	FILE *f = fmemopen((void *)kallsyms, sizeof(kallsyms) - 1, "r");
+	char *buf = NULL;
+	size_t len = 0;
+
+	CHECK(ksyms_parse(&k, f) == 0);
+	fclose(f);
+	mounts_parse(&mt, "40 22 7:0 / /mnt/x rw - xfs /dev/loop0 rw\n");
+	m.mounts = &mt;
+	build(&s);
+
+	f = open_memstream(&buf, &len);
+	render_ops_text(f, &s, &m, &o);
+	fclose(f);
+	check_golden("ops.txt", buf);
+	CHECK(strstr(buf, "fio[4257] buffered-write EXCL") != NULL);
+	CHECK(strstr(buf, "(disjoint 97%)") != NULL);
+	CHECK(strstr(buf, "(ranges unknown: holder)") != NULL);
+	CHECK(strstr(buf, "rwsem_down_read_slowpath < down_read < xfs_ilock") != NULL);
+	CHECK(strstr(buf, "bpf_") == NULL);  /* tracing frames are not the kernel's path */
+	CHECK(strstr(buf, "shared 12,000  exclusive 300 (unaligned 300") != NULL);
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	CHECK(render_folded(f, &s, &k) == 0);
+	fclose(f);
+	check_golden("folded.txt", buf);
+	/* one line: the same stack behind three edges adds up */
+	CHECK_STR(buf, "IOLOCK;shared;entry_SYSCALL_64_after_hwframe;vfs_read;xfs_file_buffered_read;"
+		       "xfs_ilock;down_read;rwsem_down_read_slowpath 900000000\n");
+	free(buf);
+
+	f = open_memstream(&buf, &len);
+	render_json(f, &s, &m, &o);
+	fclose(f);
+	check_golden("ops.json", buf);
+	CHECK(strstr(buf, "\"holder\":{\"pid\":4257,\"tgid\":4257,\"comm\":\"fio\",\"mode\":"
+			  "\"exclusive\",\"op\":\"buffered-write\",\"op_flags\":[]}") != NULL);
+	CHECK(strstr(buf, "\"ranges\":{\"overlapping\":{\"waits\":3,\"wait_ns\":24000000},"
+			  "\"disjoint\":{\"waits\":97,\"wait_ns\":788000000}") != NULL);
+	CHECK(strstr(buf, "\"headroom\":0.97") != NULL);
+	CHECK(strstr(buf, "\"frames\":[\"rwsem_down_read_slowpath\"") != NULL);
+	CHECK(strstr(buf, "\"direct_writes\":[") != NULL);
+	free(buf);
+
+	/* without symbols, frames are addresses */
+	o.ksyms = NULL;
+	f = open_memstream(&buf, &len);
+	render_ops_text(f, &s, &m, &o);
+	fclose(f);
+	CHECK(strstr(buf, "0xffffffff81003030") != NULL);
+	free(buf);
+
+	ksyms_free(&k);
+	mounts_free(&mt);
+	snap_free(&s);
+}
+
+int main(void)
+{
+	test_range_rules();
+	test_range_class();
+	test_names();
+	test_pairs();
+	test_model();
+	test_ksyms();
+	test_golden();
+	UNIT_DONE();
+}
