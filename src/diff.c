@@ -66,6 +66,7 @@ void diff_opts_default(struct diff_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->alpha = 0.01;
 	o->min_change = 0.10;
+	o->min_change_latency = 0.20;
 	o->min_samples = 5;
 	o->top_n = 10;
 }
@@ -565,7 +566,8 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 			if (!c->tested)
 				continue;
 			c->p_adj = adj[nt++];
-			big = fabs(c->change) >= o->min_change;
+			big = fabs(c->change) >= (m == DM_WAITS_PER_S || m == DM_WAIT_PER_S
+						  ? o->min_change : o->min_change_latency);
 			/* a total pulled the other way by a few intervals is no verdict */
 			agree = (c->verdict == DV_HIGHER && c->after > c->before) ||
 				(c->verdict == DV_LOWER && c->after < c->before);
@@ -713,8 +715,9 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 	side_line(f, "before", name_a, a);
 	side_line(f, "after ", name_b, b);
 	fprintf(f, "method: Mann-Whitney U over per-interval values, Holm-adjusted over %zu tests; "
-		   "significant when p < %g and the change is at least %.0f%% (docs/diff-method.md)\n",
-		d->ntests, d->o.alpha, d->o.min_change * 100);
+		   "significant when p < %g and the change is at least %.0f%% (rates) or %.0f%% "
+		   "(latencies) (docs/diff-method.md)\n", d->ntests, d->o.alpha, d->o.min_change * 100,
+		d->o.min_change_latency * 100);
 
 	fprintf(f, "\nBY LOCK CLASS AND MODE%*s %12s %12s %8s   %-7s  %s\n", 1, "", "BEFORE", "AFTER",
 		"CHANGE", "SAMPLES", "VERDICT");
@@ -867,6 +870,7 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_str(&j, "adjustment", "holm");
 	json_double(&j, "alpha", d->o.alpha);
 	json_double(&j, "min_change", d->o.min_change);
+	json_double(&j, "min_change_latency", d->o.min_change_latency);
 	json_u64(&j, "min_samples", d->o.min_samples);
 	json_u64(&j, "tests", d->ntests);
 	json_obj_end(&j);

@@ -68,7 +68,13 @@ struct diff_subject {
 
 struct diff_opts {
 	double alpha;             /* significance level after adjustment (0.01) */
-	double min_change;        /* smallest relative change called significant (0.10) */
+	/*
+	 * Smallest relative change called significant: rates (waits/s, wait
+	 * time/s) 0.10; latencies (p50, p99, max, hold p99) 0.20, as they come
+	 * from log2 histograms and move with scheduling delay run to run.
+	 */
+	double min_change;
+	double min_change_latency;
 	size_t min_samples;       /* intervals per side needed to test (5) */
 	int top_n;                /* inode subjects shown */
 	const struct filters *f;

@@ -26,6 +26,7 @@ struct cond {
 	double excl_ms;
 	uint64_t excl_n;
 	int wild;                /* interval index given a huge wait, or -1 */
+	int steady;              /* 1: no jitter */
 };
 
 /* n intervals of 1 s; waits jitter +-20% around the condition's means. */
@@ -37,8 +38,9 @@ static void record(struct recording *r, const struct cond *c, const char *mounti
 	synth_begin(&s, 1000000000ULL, mountinfo);
 	snap_init(&d);
 	for (int i = 0; i < n; i++) {
-		uint64_t sh = (uint64_t)(c->shared_ms * 1e6 * (0.8 + 0.4 * synth_rand01()));
-		uint64_t ex = (uint64_t)(c->excl_ms * 1e6 * (0.8 + 0.4 * synth_rand01()));
+		double j1 = c->steady ? 0.5 : synth_rand01(), j2 = c->steady ? 0.5 : synth_rand01();
+		uint64_t sh = (uint64_t)(c->shared_ms * 1e6 * (0.8 + 0.4 * j1));
+		uint64_t ex = (uint64_t)(c->excl_ms * 1e6 * (0.8 + 0.4 * j2));
 
 		snap_reset(&d);
 		if (c->path && i == 0)
@@ -77,7 +79,7 @@ static void run(const struct recording *a, const struct recording *b, struct dif
 
 static void test_same_condition(void)
 {
-	struct cond c = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1 };
+	struct cond c = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1, 0 };
 	struct recording a, b;
 	struct diff_result d;
 	const struct diff_subject *s;
@@ -119,7 +121,7 @@ static void test_same_condition(void)
 
 static void test_changed_condition(void)
 {
-	struct cond before = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1 };
+	struct cond before = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1, 0 };
 	struct cond after = before;
 	struct recording a, b;
 	struct diff_result d;
@@ -169,11 +171,39 @@ static void test_changed_condition(void)
 	rec_free(&b);
 }
 
+/* A steady 15 % change: significant for a rate, under the floor for a latency. */
+static void test_effect_floors(void)
+{
+	struct cond before = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 20, 0, 0, -1, 1 };
+	struct cond after = before;
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+
+	after.shared_ms = 85;  /* waits 15 % shorter */
+	after.shared_n = 23;   /* and 15 % more of them */
+	record(&a, &before, MNT_A, 20);
+	record(&b, &after, MNT_A, 20);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s != NULL);
+	if (s) {
+		CHECK(s->m[DM_WAITS_PER_S].p_adj < 0.01);
+		CHECK(s->m[DM_WAITS_PER_S].verdict == DV_HIGHER);
+		CHECK(s->m[DM_P50].p_adj < 0.01);
+		CHECK(fabs(s->m[DM_P50].change) < 0.20);
+		CHECK(s->m[DM_P50].verdict == DV_SAME);
+	}
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
 static void test_matching(void)
 {
-	struct cond xfs = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 50, 4, 0, 0, -1 };
-	struct cond ext4 = { DEV_B, 12, "/data", ILOCK_EXT4_SB_MAGIC, 50, 4, 0, 0, -1 };
-	struct cond nopath = { DEV_A, 131, NULL, 0, 50, 4, 0, 0, -1 };
+	struct cond xfs = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 50, 4, 0, 0, -1, 0 };
+	struct cond ext4 = { DEV_B, 12, "/data", ILOCK_EXT4_SB_MAGIC, 50, 4, 0, 0, -1, 0 };
+	struct cond nopath = { DEV_A, 131, NULL, 0, 50, 4, 0, 0, -1, 0 };
 	struct recording a, b;
 	struct diff_result d;
 	const struct diff_subject *s;
@@ -229,6 +259,7 @@ int main(void)
 {
 	test_same_condition();
 	test_changed_condition();
+	test_effect_floors();
 	test_matching();
 	UNIT_DONE();
 }
