@@ -274,6 +274,58 @@ def test_kill9_keeps_every_complete_interval(fs_factory, procs, helpers_dir, ilo
     assert "truncated block" in r.stderr and "20 bytes after it lost" in r.stderr
 
 
+def test_sigterm_closes_cleanly(fs_factory, procs, helpers_dir, ilock_bin, tmp_path):
+    fs = fs_factory("xfs")
+    data = make_file(os.path.join(fs.mnt, "data"), 1 << 20)
+    rec = str(tmp_path / "term.ilrec")
+    p = start_record(ilock_bin, rec, "-i", "0.3", "-D", fs.mnt)
+    procs.append(p)
+    scenario(helpers_dir, data, 1.0)
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    whole, end = blocks(rec)
+    assert end == os.path.getsize(rec) and whole[-1][0] == 3  # ends with END
+    r = report(ilock_bin, rec, "-j")
+    doc = json.loads(r.stdout)
+    assert doc["recording"]["complete"] is True and r.stderr == ""
+    assert doc["recording"]["end_reason"] == "interrupted"
+    # refuses to overwrite it, unless -f
+    r = subprocess.run([ilock_bin, "record", "-o", rec, "-d", "1"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 1 and "File exists (use -f to overwrite)" in r.stderr
+    assert os.path.getsize(rec) == end
+
+
+def test_disk_full_keeps_whole_blocks(fs_factory, procs, helpers_dir, ilock_bin, tmp_path):
+    """A recording on a full filesystem stops at its last whole block."""
+    fs = fs_factory("xfs")
+    data = make_file(os.path.join(fs.mnt, "data"), 1 << 20)
+    small = tmp_path / "small"
+    small.mkdir()
+    _run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(small)])
+    try:
+        rec = str(small / "full.ilrec")
+        p = start_record(ilock_bin, rec, "-i", "0.05", "-D", fs.mnt)
+        procs.append(p)
+        deadline = time.monotonic() + 30
+        while p.poll() is None and time.monotonic() < deadline:
+            scenario(helpers_dir, data, 0.5, hold_ms=100, readers=2, period=0.2)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 1, err
+        assert "No space left on device" in err and "last whole interval" in err
+        whole, end = blocks(rec)
+        assert end == os.path.getsize(rec), "a partial block was left behind"
+        intervals = sum(1 for t, _, _ in whole if t == 2)
+        assert intervals >= 3
+        r = report(ilock_bin, rec, "-j")
+        doc = json.loads(r.stdout)
+        assert len(doc["intervals"]) == intervals
+        assert "no end block" in r.stderr
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)
+
+
 # ---------------------------------------------------------------- diff
 
 
