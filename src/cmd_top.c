@@ -273,8 +273,12 @@ static int run_screen(struct top_app *a)
 		if (now >= tick) {
 			if (!a->paused) {
 				err = sampler_sample(&a->smp);
-				if (err)
+				if (err) {
+					snprintf(a->failbuf, sizeof(a->failbuf),
+						 "reading the BPF maps failed: %s", strerror(-err));
+					a->fail = a->failbuf;
 					break;
+				}
 				err = top_app_rebuild(a);
 				if (err)
 					break;
@@ -395,9 +399,10 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	r = run_screen(a);
+	/* the screen goes first, so the reason is printed on a sane terminal */
 	ui_close();
 	if (r) {
-		log_error("stopped: reading the BPF maps failed: %s", strerror(-r));
+		log_error("stopped: %s", a->fail ? a->fail : strerror(-r));
 		goto out;
 	}
 	ret = 0;

@@ -32,7 +32,7 @@ struct top_sampler {
 	struct snapshot delta;         /* what changed in the last interval */
 	double window_s;               /* length of the last interval */
 	uint64_t samples;
-	bool moved_before;             /* the counters moved at the previous read */
+	bool moved_before;             /* waits were recorded before the previous read */
 	struct lock_id hold_id;        /* the lock whose hold times we read */
 	/* read buffers, reused */
 	void *keys, *vals;
@@ -44,6 +44,7 @@ struct top_sampler {
 	uint64_t bpf_ns, bpf_cnt, cpu_ns;
 	double bpf_ns_ps, events_ps, waits_ps, cpu_pct;
 	uint64_t lost_window;
+	uint64_t fail_after;           /* tests: fail reads after this many */
 };
 
 int sampler_init(struct top_sampler *s, struct tracer *t);
@@ -78,6 +79,8 @@ struct top_app {
 	bool prompting;
 	char prompt[sizeof(((struct top_filter *)0)->text)];
 	bool quit;
+	const char *fail;              /* why the screen stopped, for after endwin */
+	char failbuf[160];
 };
 
 /* The window shown: the last interval, or since start (cumulative). */

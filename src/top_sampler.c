@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * ilocktop's sampler: every interval, read the counters; when they moved,
- * stream the wait and edge maps (batched, bpf_map_lookup_batch) through
- * the incremental store, which leaves the interval's changes in a delta
- * snapshot. Inode paths and hold times are looked up one key at a time,
- * only for what is on screen. Also measures what tracing costs: BPF run
- * time from bpf_stats and our own CPU from getrusage.
+ * ilocktop's sampler: every interval, read the counters; when waits were
+ * recorded, stream the wait and edge maps (batched, bpf_map_lookup_batch)
+ * through the incremental store, which leaves the interval's changes in a
+ * delta snapshot. Inode paths and hold times are looked up one key at a
+ * time, only for what is on screen. Also measures what tracing costs: BPF
+ * run time from bpf_stats and our own CPU from getrusage.
  *
  * It reads the maps itself rather than through tracer_read(): that one
  * rebuilds a full snapshot per read, which at 10,000 inodes costs more CPU
@@ -56,6 +56,8 @@ int sampler_init(struct top_sampler *s, struct tracer *t)
 	s->bpf_stats = tracer_enable_stats(t) == 0 &&
 		       tracer_prog_stats(t, &s->bpf_ns, &s->bpf_cnt) == 0;
 	s->cpu_ns = self_cpu_ns();
+	if (getenv("ILOCK_TEST_FAIL_READ_AFTER"))
+		s->fail_after = strtoull(getenv("ILOCK_TEST_FAIL_READ_AFTER"), NULL, 10);
 	return 0;
 }
 
@@ -225,21 +227,30 @@ int sampler_sample(struct top_sampler *s)
 	bool moved;
 	int err;
 
+	/*
+	 * Fault injection for the tests of the error path (terminal restored,
+	 * reason printed, exit 1): a read failing as a vanished map would.
+	 */
+	if (s->fail_after && s->samples >= s->fail_after)
+		return -EIO;
 	err = read_counters(s, counters);
 	if (err)
 		return err;
 	now = now_monotonic_ns();
 	snap_reset(&s->delta);
-	moved = top_store_counters(&s->store, &s->delta, counters);
 	/*
-	 * A BPF program bumps a counter before it updates a map: when nothing
-	 * moved since the last read and the read before that, no entry can
-	 * have changed, and 10,000 idle entries cost nothing to watch.
+	 * contention_end bumps ILOCK_EV_WAIT, then updates the wait and edge
+	 * maps. When it did not move since this read and the one before, no
+	 * entry changed: idle inodes cost nothing to watch, however many.
 	 */
+	moved = counters[ILOCK_EV_WAIT] != s->store.cum.counters[ILOCK_EV_WAIT];
+	top_store_counters(&s->store, &s->delta, counters);
 	if (moved || s->moved_before || !s->samples) {
+		top_store_scan_begin(&s->store);
 		if ((err = scan_map(s, k->maps.lock_waits, take_wait)) < 0 ||
 		    (err = scan_map(s, k->maps.lock_edges, take_edge)) < 0)
 			return err;
+		top_store_scan_end(&s->store);
 	}
 	if (s->hold_id.set && (err = read_holds(s, &s->delta)) < 0)
 		return err;

@@ -17,9 +17,61 @@ void top_store_free(struct top_store *st)
 {
 	snap_free(&st->cum);
 	snap_free(&st->cum_edges);
+	free(st->wpos);
+	free(st->epos);
 	free(st->edges);
 	free(st->edge_idx);
 	top_store_init(st);
+}
+
+void top_store_scan_begin(struct top_store *st)
+{
+	st->wi = st->ei = 0;
+}
+
+void top_store_scan_end(struct top_store *st)
+{
+	st->nwpos = st->wi;
+	st->nepos = st->ei;
+}
+
+/*
+ * Is this entry the one at the same position last time, unchanged? Else
+ * remember it there. Returns true to skip it. Out of memory just means no
+ * shortcut.
+ */
+static bool pos_same(struct scan_pos **arr, size_t *n, size_t *cap, size_t *i, const void *key,
+		     size_t ksz, uint64_t count, uint64_t total_ns, uint64_t max_ns)
+{
+	struct scan_pos *p;
+
+	if (*i < *n) {
+		p = &(*arr)[*i];
+		if (p->count == count && p->total_ns == total_ns && p->max_ns == max_ns &&
+		    !memcmp(&p->k, key, ksz)) {
+			(*i)++;
+			return true;
+		}
+	} else if (*i >= *cap) {
+		size_t ncap = *cap ? *cap * 2 : 1024;
+
+		p = realloc(*arr, ncap * sizeof(*p));
+		if (!p)
+			return false;
+		*arr = p;
+		*cap = ncap;
+	}
+	p = &(*arr)[*i];
+	memset(&p->k, 0, sizeof(p->k));
+	memcpy(&p->k, key, ksz);
+	p->count = count;
+	p->total_ns = total_ns;
+	p->max_ns = max_ns;
+	(*i)++;
+	/* a new key shifts what follows: those now compare with the new order */
+	if (*i > *n)
+		*n = *i;
+	return false;
 }
 
 static bool same_stats(const struct ilock_stats *a, const struct ilock_stats *b)
@@ -62,6 +114,9 @@ static int take_stats(struct top_store *st, struct snapshot *delta, const struct
 int top_store_wait(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
 		   const struct ilock_stats *cur)
 {
+	if (pos_same(&st->wpos, &st->nwpos, &st->cap_wpos, &st->wi, k, sizeof(*k), cur->count,
+		     cur->total_ns, cur->max_ns))
+		return 0;
 	return take_stats(st, delta, k, cur, false);
 }
 
@@ -154,9 +209,13 @@ void top_edge_delta(struct ilock_edge_stats *out, const struct ilock_edge_stats 
 int top_store_edge(struct top_store *st, struct snapshot *delta, const struct ilock_edge_key *k,
 		   const struct ilock_edge_stats *cur)
 {
-	struct store_edge *e = edge_get(st, k);
+	struct store_edge *e;
 	struct ilock_edge_stats d;
 
+	if (pos_same(&st->epos, &st->nepos, &st->cap_epos, &st->ei, k, sizeof(*k), cur->count,
+		     cur->total_ns, cur->max_ns))
+		return 0;
+	e = edge_get(st, k);
 	if (!e)
 		return -ENOMEM;
 	if (e->s.count == cur->count && e->s.total_ns == cur->total_ns)

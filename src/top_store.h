@@ -24,8 +24,25 @@ struct store_edge {
 	struct ilock_edge_stats s;     /* as last read */
 };
 
+/*
+ * A map entry at one position of the previous scan. A hash map's batch
+ * order is its bucket order, which only a new key disturbs: comparing each
+ * entry with the one read at the same position last time is a sequential
+ * walk, so unchanged entries never touch the big rows or the hash indexes.
+ */
+struct scan_pos {
+	union {
+		struct ilock_key wait;
+		struct ilock_edge_key edge;
+	} k;
+	uint64_t count, total_ns, max_ns;
+};
+
 struct top_store {
 	struct snapshot cum;           /* waits, inodes, counters since start */
+	struct scan_pos *wpos, *epos;  /* the last scan of the wait / edge map */
+	size_t nwpos, nepos, cap_wpos, cap_epos;
+	size_t wi, ei;                 /* positions in the scan under way */
 	struct snapshot cum_edges;     /* edges since start, built when asked for */
 	bool edges_stale;              /* cum_edges lags behind edges[] */
 	struct store_edge *edges;      /* edge values as last read, to diff against */
@@ -36,6 +53,11 @@ struct top_store {
 
 void top_store_init(struct top_store *st);
 void top_store_free(struct top_store *st);
+
+/* A new scan of the maps begins (top_store_wait/_edge count positions). */
+void top_store_scan_begin(struct top_store *st);
+/* It ended: the entries seen are the ones to compare with next time. */
+void top_store_scan_end(struct top_store *st);
 
 /*
  * One wait (or hold) map entry as read now. Updates cum; when it differs

@@ -258,6 +258,22 @@ def test_screen_sigterm_restores_terminal(term, workload, ilocktop_bin):
     assert not os.path.exists(f"/proc/{pid}")
 
 
+def test_screen_map_read_failure_restores_terminal(term, workload, ilocktop_bin):
+    # the BPF side failing after the screen is up: a real read error path,
+    # triggered by the sampler's fault-injection hook after two intervals
+    fs, hot, ino = workload
+    t = term()
+    t.line("S=$(stty -g)")
+    t.line(f"ILOCK_TEST_FAIL_READ_AFTER=2 {ilocktop_bin} -D {fs.mnt}; echo EXIT=$?")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=1" in s
+    assert re.search(r"stopped: reading the BPF maps failed: Input/output error", s), s
+    assert "PATH " not in s, "the screen was not left"
+    t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME; echo ALIVE-$((6*7))')
+    s = t.wait_re(r"^ALIVE-42$")
+    assert "STTY-SAME" in s
+
+
 def test_batch_three_tables(workload, ilock_bin):
     fs, hot, ino = workload
     # `ilock top` is the same command; stdout is a pipe, so batch anyway

@@ -65,6 +65,29 @@ static void add_inode(struct snapshot *s, uint64_t ino, uint32_t magic, const ch
 
 /* ------------------------------------------------------------- store */
 
+/* One map scan holding one entry. */
+static int read_wait(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
+		     const struct ilock_stats *v)
+{
+	int r;
+
+	top_store_scan_begin(st);
+	r = top_store_wait(st, delta, k, v);
+	top_store_scan_end(st);
+	return r;
+}
+
+static int read_edge(struct top_store *st, struct snapshot *delta,
+		     const struct ilock_edge_key *k, const struct ilock_edge_stats *v)
+{
+	int r;
+
+	top_store_scan_begin(st);
+	r = top_store_edge(st, delta, k, v);
+	top_store_scan_end(st);
+	return r;
+}
+
 static void test_store_deltas(void)
 {
 	struct top_store st;
@@ -79,7 +102,7 @@ static void test_store_deltas(void)
 	/* first read: everything is new */
 	add(&a, 2 * MS);
 	add(&a, 8 * MS);
-	CHECK_EQ_U(top_store_wait(&st, &delta, &k, &a), 1);
+	CHECK_EQ_U(read_wait(&st, &delta, &k, &a), 1);
 	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
 	CHECK(r != NULL);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 2);
@@ -89,14 +112,14 @@ static void test_store_deltas(void)
 
 	/* same values again: nothing changed, nothing in the delta */
 	snap_reset(&delta);
-	CHECK_EQ_U(top_store_wait(&st, &delta, &k, &a), 0);
+	CHECK_EQ_U(read_wait(&st, &delta, &k, &a), 0);
 	CHECK_EQ_U(delta.nlocks, 0);
 
 	/* one more short wait: the delta is exactly it, max clamped to it */
 	b = a;
 	add(&b, 1 * MS);
 	snap_reset(&delta);
-	CHECK_EQ_U(top_store_wait(&st, &delta, &k, &b), 1);
+	CHECK_EQ_U(read_wait(&st, &delta, &k, &b), 1);
 	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
 	CHECK(r != NULL);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 1);
@@ -112,7 +135,7 @@ static void test_store_deltas(void)
 	a = b;
 	add(&a, 50 * MS);
 	snap_reset(&delta);
-	top_store_wait(&st, &delta, &k, &a);
+	read_wait(&st, &delta, &k, &a);
 	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 50 * MS);
 
@@ -127,7 +150,7 @@ static void test_store_deltas(void)
 
 	/* bad keys are refused */
 	k.mode = ILOCK_MODE_READERS;
-	CHECK(top_store_wait(&st, &delta, &k, &a) < 0);
+	CHECK(read_wait(&st, &delta, &k, &a) < 0);
 
 	top_store_free(&st);
 	snap_free(&delta);
@@ -145,9 +168,10 @@ static void test_store_matches_snap_delta(void)
 	snap_init(&ref);
 	snap_init(&delta);
 	top_store_init(&st);
-	for (int round = 0; round < 3; round++) {
+	for (int round = 0; round < 6; round++) {
 		snap_reset(&cur);
 		snap_reset(&delta);
+		top_store_scan_begin(&st);
 		for (uint64_t ino = 1; ino <= 50; ino++) {
 			for (uint8_t m = 0; m < 2; m++) {
 				struct ilock_key k = key(ino, (uint8_t)(ino % 3), m);
@@ -163,6 +187,7 @@ static void test_store_matches_snap_delta(void)
 				CHECK(top_store_wait(&st, &delta, &k, &s) >= 0);
 			}
 		}
+		top_store_scan_end(&st);
 		snap_delta(&ref, &cur, round ? &prev : NULL);
 		CHECK_EQ_U(delta.nlocks, ref.nlocks);
 		for (size_t i = 0; i < ref.nlocks; i++) {
@@ -190,6 +215,58 @@ static void test_store_matches_snap_delta(void)
 	top_store_free(&st);
 }
 
+/* Map order changes (a new key in a bucket) must not lose or invent deltas. */
+static void test_store_scan_order(void)
+{
+	struct top_store st;
+	struct snapshot delta;
+	struct ilock_key k[4];
+	struct ilock_stats v[4] = {};
+	const struct lock_row *r;
+	int order1[] = { 0, 1, 2 }, order2[] = { 3, 0, 2, 1 };
+
+	top_store_init(&st);
+	snap_init(&delta);
+	for (int i = 0; i < 4; i++) {
+		k[i] = key(10 + (uint64_t)i, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+		add(&v[i], (uint64_t)(i + 1) * MS);
+	}
+	top_store_scan_begin(&st);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_U(top_store_wait(&st, &delta, &k[order1[i]], &v[order1[i]]), 1);
+	top_store_scan_end(&st);
+	/* the same scan again: all skipped at their positions */
+	snap_reset(&delta);
+	top_store_scan_begin(&st);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ_U(top_store_wait(&st, &delta, &k[order1[i]], &v[order1[i]]), 0);
+	top_store_scan_end(&st);
+	CHECK_EQ_U(delta.nlocks, 0);
+	/* a new key first, the rest shuffled, one of them moved */
+	add(&v[2], 7 * MS);
+	snap_reset(&delta);
+	top_store_scan_begin(&st);
+	for (int i = 0; i < 4; i++)
+		top_store_wait(&st, &delta, &k[order2[i]], &v[order2[i]]);
+	top_store_scan_end(&st);
+	CHECK_EQ_U(delta.nlocks, 2);
+	r = snap_find_lock(&delta, DEV, 13, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[0].count == 1 && r->wait[0].total_ns == 4 * MS);
+	r = snap_find_lock(&delta, DEV, 12, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[0].count == 1 && r->wait[0].total_ns == 7 * MS);
+	CHECK(snap_find_lock(&delta, DEV, 10, ILOCK_CLASS_I_RWSEM) == NULL);
+	/* and in that new order, an unchanged scan is all shortcuts again */
+	snap_reset(&delta);
+	top_store_scan_begin(&st);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ_U(top_store_wait(&st, &delta, &k[order2[i]], &v[order2[i]]), 0);
+	top_store_scan_end(&st);
+	CHECK_EQ_U(st.nwpos, 4);
+	CHECK_EQ_U(st.cum.nlocks, 4);
+	top_store_free(&st);
+	snap_free(&delta);
+}
+
 static void test_store_edges_and_counters(void)
 {
 	struct top_store st;
@@ -202,15 +279,15 @@ static void test_store_edges_and_counters(void)
 
 	top_store_init(&st);
 	snap_init(&delta);
-	CHECK_EQ_U(top_store_edge(&st, &delta, &k, &e), 1);
+	CHECK_EQ_U(read_edge(&st, &delta, &k, &e), 1);
 	CHECK_EQ_U(delta.nedges, 1);
 	CHECK_EQ_U(delta.edges[0].s.count, 3);
 	snap_reset(&delta);
-	CHECK_EQ_U(top_store_edge(&st, &delta, &k, &e), 0);
+	CHECK_EQ_U(read_edge(&st, &delta, &k, &e), 0);
 	CHECK_EQ_U(delta.nedges, 0);
 	e.count = 5;
 	e.total_ns = 32 * MS;
-	CHECK_EQ_U(top_store_edge(&st, &delta, &k, &e), 1);
+	CHECK_EQ_U(read_edge(&st, &delta, &k, &e), 1);
 	CHECK_EQ_U(delta.edges[0].s.count, 2);
 	CHECK_EQ_U(delta.edges[0].s.total_ns, 2 * MS);
 	CHECK_EQ_U(delta.edges[0].s.max_ns, 2 * MS);  /* did not rise: bounded by the total */
@@ -220,19 +297,25 @@ static void test_store_edges_and_counters(void)
 	CHECK_EQ_U(cum->edges[0].s.max_ns, 20 * MS);
 
 	/* many edges: the index grows and still finds every one */
+	top_store_scan_begin(&st);
 	for (uint32_t i = 0; i < 3000; i++) {
 		struct ilock_edge_key k2 = ekey(1000 + i, i, "w", i + 1, "r", ILOCK_MODE_EXCL);
 		struct ilock_edge_stats one = { 1, 1000, 1000 };
 
 		top_store_edge(&st, &delta, &k2, &one);
 	}
+	top_store_scan_end(&st);
+	/* read back in the reverse order: no position shortcut, the index answers */
 	snap_reset(&delta);
-	for (uint32_t i = 0; i < 3000; i++) {
+	top_store_scan_begin(&st);
+	for (uint32_t i = 3000; i-- > 0;) {
 		struct ilock_edge_key k2 = ekey(1000 + i, i, "w", i + 1, "r", ILOCK_MODE_EXCL);
 		struct ilock_edge_stats one = { 1, 1000, 1000 };
 
 		CHECK(top_store_edge(&st, &delta, &k2, &one) == 0);
 	}
+	top_store_scan_end(&st);
+	CHECK_EQ_U(delta.nedges, 0);
 	CHECK_EQ_U(st.nedges, 3001);
 
 	p = (struct ilock_edge_stats){ 10, 100, 50 };
@@ -766,6 +849,7 @@ int main(void)
 {
 	test_store_deltas();
 	test_store_matches_snap_delta();
+	test_store_scan_order();
 	test_store_edges_and_counters();
 	test_view_rates();
 	test_view_filter();
