@@ -27,8 +27,6 @@
 #define SYNC_EVERY_NS (10ULL * 1000000000ULL)
 #define MAX_META 48
 
-enum { OPT_FORCE = OPT_CLI_FIRST_FREE };
-
 static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "duration", required_argument, NULL, 'd' },
