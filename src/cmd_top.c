@@ -207,14 +207,6 @@ static void sleep_until(uint64_t deadline_ns)
 		;
 }
 
-/* The next tick on the schedule after now: absolute deadlines do not drift. */
-static uint64_t next_tick(uint64_t tick, uint64_t interval_ns, uint64_t now)
-{
-	while (tick <= now)
-		tick += interval_ns;
-	return tick;
-}
-
 static int run_batch(struct top_app *a)
 {
 	uint64_t interval_ns = (uint64_t)(a->o.interval_s * 1e9);
@@ -241,7 +233,7 @@ static int run_batch(struct top_app *a)
 			/* a closed pipe (head -n) is a normal end for batch output */
 			return 0;
 		}
-		tick = next_tick(tick, interval_ns, now_monotonic_ns());
+		tick = top_next_deadline(tick, interval_ns, now_monotonic_ns());
 	}
 	return 0;
 }
@@ -284,7 +276,7 @@ static int run_screen(struct top_app *a)
 					break;
 				dirty = true;
 			}
-			tick = next_tick(tick, interval_ns, now);
+			tick = top_next_deadline(tick, interval_ns, now);
 			continue;
 		}
 		if (dirty) {

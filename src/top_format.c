@@ -114,6 +114,8 @@ char *top_fmt_sps(char *buf, size_t len, double v)
 {
 	if (v <= 0)
 		snprintf(buf, len, "0");
+	else if (v < 0.0005)
+		snprintf(buf, len, "<0.001");  /* not "0.000": some waiting did happen */
 	else if (v < 9.9995)
 		snprintf(buf, len, "%.3f", v);
 	else if (v < 99.995)

@@ -297,6 +297,16 @@ long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint8_t
 	return -1;
 }
 
+uint64_t top_next_deadline(uint64_t last, uint64_t interval_ns, uint64_t now)
+{
+	if (!interval_ns)
+		return now;
+	if (last > now)
+		return last;
+	/* a jump, not a loop: after a long stop (SIGSTOP, suspend) too */
+	return last + ((now - last) / interval_ns + 1) * interval_ns;
+}
+
 enum sort_key top_sort_next(enum sort_key k, int dir)
 {
 	int n = SORT_KEY_MAX;

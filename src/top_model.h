@@ -81,6 +81,13 @@ uint64_t top_sort_value(const struct top_row *r, enum sort_key key);
 /* The row for a lock, or -1. */
 long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint8_t class);
 
+/*
+ * The first deadline on the schedule start + k * interval that is after
+ * now, given the last one: sleeping to absolute deadlines does not drift,
+ * and a late wake-up skips the ticks it missed instead of bunching them.
+ */
+uint64_t top_next_deadline(uint64_t last, uint64_t interval_ns, uint64_t now);
+
 /* The next/previous sort key, wrapping around. */
 enum sort_key top_sort_next(enum sort_key k, int dir);
 

@@ -267,6 +267,8 @@ static void select_row(struct top_app *a, long i)
 	a->sel = i;
 	keep_visible(a);
 	if (a->view.nrows) {
+		/* rows past the sorted part are in no order yet: sort up to here */
+		top_view_prepare(&a->view, (size_t)a->sel + 1);
 		const struct top_row *r = &a->view.rows[a->sel];
 
 		a->sel_id = (struct lock_id){ true, r->dev, r->ino, r->class };

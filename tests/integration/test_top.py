@@ -241,14 +241,18 @@ def _child_of(pid):
     raise AssertionError(f"no child of {pid}")
 
 
-def test_screen_sigterm_restores_terminal(term, workload, ilocktop_bin):
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+def test_screen_signal_restores_terminal(term, workload, ilocktop_bin, how):
     fs, hot, ino = workload
     t = _start(term, ilocktop_bin, fs)
     t.wait(lambda s: _table_rows(s)[0] is not None, "the table")
     pid = _child_of(t.pane_pid())
     with open(f"/proc/{pid}/comm") as f:
         assert f.read().strip() == "ilocktop"
-    os.kill(pid, 15)
+    if how == "SIGTERM":
+        os.kill(pid, 15)
+    else:
+        t.keys("C-c")  # SIGINT from the terminal, as a user's Ctrl-C
     s = t.wait_re(r"^EXIT=\d+")
     assert "EXIT=0" in s
     t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME; echo ALIVE-$((6*7))')
@@ -317,6 +321,14 @@ def test_bad_flags_exit_2_before_screen(ilocktop_bin, args, reason):
     assert first.startswith("ilocktop: ") and reason in first, r.stderr
     assert "usage: ilocktop" in r.stderr
     assert r.stdout == ""
+
+
+def test_unknown_terminal_fails_before_tracing(term, ilocktop_bin):
+    t = term()
+    t.line(f"TERM=no-such-terminal {ilocktop_bin}; echo EXIT=$?")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=1" in s
+    assert "cannot use terminal type 'no-such-terminal'" in s and "-b" in s, s
 
 
 def test_not_root_fails_before_screen(term, ilocktop_bin):

@@ -563,6 +563,29 @@ static void test_partial_sort(void)
 
 /* ------------------------------------------------------------- format */
 
+static void test_deadlines(void)
+{
+	const uint64_t S = 1000000000ULL;
+
+	/* on time or a little late: the next slot of the schedule */
+	CHECK_EQ_U(top_next_deadline(10 * S, S, 10 * S), 11 * S);
+	CHECK_EQ_U(top_next_deadline(10 * S, S, 10 * S + 300000000ULL), 11 * S);
+	/* the work took 2.5 intervals: skip to the schedule, do not bunch up */
+	CHECK_EQ_U(top_next_deadline(10 * S, S, 12 * S + 500000000ULL), 13 * S);
+	/* woken early (a key, a signal): the deadline stands */
+	CHECK_EQ_U(top_next_deadline(10 * S, S, 9 * S), 10 * S);
+	/* drift-free over many ticks whatever each one's lateness */
+	{
+		uint64_t t = 0;
+
+		for (int i = 0; i < 1000; i++)
+			t = top_next_deadline(t, S / 4, t + (uint64_t)(i % 7) * 1000000ULL);
+		CHECK_EQ_U(t, 1000 * (S / 4));
+	}
+	/* a stop of a day: one jump */
+	CHECK_EQ_U(top_next_deadline(S, S, 86400 * S), 86401 * S);
+}
+
 static void test_numbers(void)
 {
 	char b[32];
@@ -579,6 +602,8 @@ static void test_numbers(void)
 	CHECK_STR(top_fmt_sps(b, sizeof(b), 0), "0");
 	CHECK_STR(top_fmt_sps(b, sizeof(b), 1.0), "1.000");
 	CHECK_STR(top_fmt_sps(b, sizeof(b), 0.0123), "0.012");
+	CHECK_STR(top_fmt_sps(b, sizeof(b), 0.00004), "<0.001");
+	CHECK_STR(top_fmt_sps(b, sizeof(b), 0.0005), "0.001");
 	CHECK_STR(top_fmt_sps(b, sizeof(b), 12.5), "12.50");
 	CHECK_STR(top_fmt_sps(b, sizeof(b), 150), "150.0");
 	CHECK_STR(top_fmt_ns(b, sizeof(b), 16200000), "16.2ms");
@@ -855,6 +880,7 @@ int main(void)
 	test_view_filter();
 	test_view_sort();
 	test_partial_sort();
+	test_deadlines();
 	test_numbers();
 	test_layout();
 	test_rows_at_widths();
