@@ -346,6 +346,14 @@ int cmd_top(int argc, char **argv)
 		free(a);
 		return 0;
 	}
+	/* shared flags that mean nothing here: say so rather than ignore them */
+	if (!r && a->o.json) {
+		snprintf(err, sizeof(err), "-j: no JSON here; use `ilock stat -j` or `ilock export`");
+		r = -1;
+	} else if (!r && a->o.duration_s) {
+		snprintf(err, sizeof(err), "-d: ilocktop runs until q; use -n ITERATIONS with -b");
+		r = -1;
+	}
 	if (r < 0) {
 		fprintf(stderr, "ilocktop: %s\n", err);
 		cli_usage_brief(CLI_TOP, stderr);

@@ -382,8 +382,17 @@ int top_format_status(const struct top_status *st, int width,
 	int count = 0;
 
 	fmt_duration(a, sizeof(a), st->uptime_s);
-	addf(&l, "ilocktop  host %s  kernel %s  up %s  every %.2g s%s", st->host ? st->host : "?",
-	     st->kernel ? st->kernel : "?", a, st->interval_s, st->paused ? "  [PAUSED]" : "");
+	/* "1", "0.5", "0.25", "3600": as given, without float noise */
+	snprintf(b, sizeof(b), "%.3f", st->interval_s);
+	for (char *e = b + strlen(b) - 1; e > b && (*e == '0' || *e == '.'); e--) {
+		bool dot = *e == '.';
+
+		*e = 0;
+		if (dot)
+			break;
+	}
+	addf(&l, "ilocktop  host %s  kernel %s  up %s  every %s s%s", st->host ? st->host : "?",
+	     st->kernel ? st->kernel : "?", a, b, st->paused ? "  [PAUSED]" : "");
 	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 
 	/* probes grouped by how they are attached */

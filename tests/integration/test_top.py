@@ -313,6 +313,9 @@ def test_batch_not_a_tty_and_rows(workload, ilocktop_bin):
     (["-o", "size"], "-o size"),
     (["-n", "x"], "invalid value 'x'"),
     (["--rows", "-1"], "invalid value '-1'"),
+    (["-j"], "-j: no JSON here"),
+    (["-d", "5"], "-d: ilocktop runs until q"),
+    (["extra"], "unexpected argument 'extra'"),
 ])
 def test_bad_flags_exit_2_before_screen(ilocktop_bin, args, reason):
     r = subprocess.run([ilocktop_bin, *args], capture_output=True, text=True, timeout=30)

@@ -793,12 +793,26 @@ static void test_status(void)
 
 	CHECK_EQ_U(top_format_status(&st, 200, collect, &l), 6);
 	CHECK(strstr(l.text[0], "db1") && strstr(l.text[0], "6.18.0") && strstr(l.text[0], "1m15s"));
+	CHECK(strstr(l.text[0], "every 1 s") != NULL);
 	CHECK(strstr(l.text[1], "contention_begin,contention_end (tp_btf); xfs_ilock (raw_tp)") != NULL);
 	CHECK(strstr(l.text[2], "12.3k/s") && strstr(l.text[2], "10,000 tracked"));
 	CHECK(strstr(l.text[3], "2.50 ms/s") && strstr(l.text[3], "0.42%"));
 	CHECK(strstr(l.text[4], "lost events: none") && l.kind[4] == TOP_LINE_NORMAL);
 	CHECK(strstr(l.text[5], "sort: wait time") && strstr(l.text[5], "rates over the last"));
 
+	{
+		struct lines l2 = {};
+		double iv[] = { 0.5, 0.25, 3600, 10 };
+		const char *want[] = { "every 0.5 s", "every 0.25 s", "every 3600 s", "every 10 s" };
+
+		for (int i = 0; i < 4; i++) {
+			st.interval_s = iv[i];
+			l2.n = 0;
+			top_format_status(&st, 200, collect, &l2);
+			CHECK(strstr(l2.text[0], want[i]) != NULL);
+		}
+		st.interval_s = 1;
+	}
 	counters[ILOCK_LOST_WAIT_MAP_FULL] = 1234;
 	counters[ILOCK_LOST_PATH] = 1;
 	st.lost_window = 7;
