@@ -274,6 +274,7 @@ static int run_screen(struct top_app *a)
 				err = top_app_rebuild(a);
 				if (err)
 					break;
+				a->stacks_read = false;  /* the detail view reads them again */
 				dirty = true;
 			}
 			tick = top_next_deadline(tick, interval_ns, now);
@@ -340,6 +341,7 @@ int cmd_top(int argc, char **argv)
 		return 1;
 	}
 	a->mount_fd = -1;
+	snap_init(&a->stacks);
 	r = cli_parse(CLI_TOP, argc, argv, &a->o, err, sizeof(err));
 	if (r == 1) {
 		cli_usage(CLI_TOP, stdout);
@@ -411,6 +413,8 @@ out:
 	tracer_stop(&a->t);
 	sampler_free(&a->smp);
 	top_view_free(&a->view);
+	snap_free(&a->stacks);
+	ksyms_free(&a->ksyms);
 	mounts_free(&a->mt);
 	if (a->mount_fd >= 0)
 		close(a->mount_fd);

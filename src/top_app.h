@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "cli.h"
+#include "ksyms.h"
 #include "model.h"
 #include "mounts.h"
 #include "top_format.h"
@@ -45,6 +46,10 @@ struct top_sampler {
 	double bpf_ns_ps, events_ps, waits_ps, cpu_pct;
 	uint64_t lost_window;
 	uint64_t fail_after;           /* tests: fail reads after this many */
+	/* the inode whose stacks a scan collects, and where */
+	uint32_t stk_dev;
+	uint64_t stk_ino;
+	struct snapshot *stk_out;
 };
 
 int sampler_init(struct top_sampler *s, struct tracer *t);
@@ -54,6 +59,12 @@ int sampler_sample(struct top_sampler *s);
 const struct snapshot *sampler_latest(const struct top_sampler *s);
 /* Look an inode's path up in the BPF map once; false if it is not there (yet). */
 bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino);
+/*
+ * The kernel stacks recorded behind one inode's waits since start (holder
+ * and waiter), with their frames, into out. A full scan of the stack map:
+ * only while the detail view is open.
+ */
+int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struct snapshot *out);
 /* From now on also read this lock's hold times (the detail view's). */
 void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint8_t class);
 void sampler_free(struct top_sampler *s);
@@ -76,6 +87,11 @@ struct top_app {
 	bool detail;
 	struct lock_id detail_id;
 	long detail_top;
+	struct snapshot stacks;        /* the detail inode's stacks, since start */
+	bool stacks_read;              /* stacks holds the current detail inode's */
+	bool stacks_ok;                /* ... and reading them worked */
+	struct ksyms ksyms;            /* for the stacks' frames; loaded when first needed */
+	bool ksyms_tried, have_ksyms;
 	bool prompting;
 	char prompt[sizeof(((struct top_filter *)0)->text)];
 	bool quit;

@@ -6,6 +6,7 @@
 
 #include "counters.h"
 #include "hist.h"
+#include "render_ops.h"
 #include "top_format.h"
 #include "util.h"
 
@@ -17,7 +18,7 @@ static const struct col_def {
 	[COL_PATH] = { "PATH", "PATH", 14, 40, false },
 	[COL_DEVINO] = { "DEV:INO", "DEV:INO", 16, 16, false },
 	[COL_FS] = { "FS", "FS", 5, 5, false },
-	[COL_CLASS] = { "CLASS", "CLASS", 8, 8, false },
+	[COL_CLASS] = { "CLASS", "CLASS", 9, 9, false },  /* "jbd2_wait" */
 	[COL_SH] = { "SH/s", "SHARED", 7, 7, true },
 	[COL_EX] = { "EX/s", "EXCL", 7, 7, true },
 	[COL_WAIT] = { "WAIT s/s", "WAITED", 9, 9, true },
@@ -322,7 +323,7 @@ const char *top_sort_title(enum sort_key k)
 const char *top_help_line(bool detail)
 {
 	if (detail)
-		return "Esc/Enter back  arrows/PgUp/PgDn scroll  c cumulative  p pause  q quit";
+		return "Esc/Enter back  arrows/PgUp/PgDn/End scroll  c cumulative  p pause  q quit";
 	return "q quit  s/S sort  c cumulative  f filter  p pause  Enter detail  "
 	       "arrows/PgUp/PgDn move";
 }
@@ -544,10 +545,75 @@ static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint
 	free(list);
 }
 
+struct stack_sum {
+	uint64_t id, ns, waits;
+};
+
+static int cmp_stack_sum(const void *pa, const void *pb)
+{
+	const struct stack_sum *a = pa, *b = pb;
+
+	if (a->ns != b->ns)
+		return a->ns < b->ns ? 1 : -1;
+	return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* The stacks of one kind behind this lock's waits, summed over its pairs. */
+static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, uint32_t dev,
+			  uint64_t ino, uint8_t class, uint8_t kind, size_t max)
+{
+	struct stack_sum *sum = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; st && i < st->nstacks; i++) {
+		const struct stack_row *r = &st->stacks[i];
+		size_t j;
+
+		if (r->k.kind != kind || r->k.edge.dev != dev || r->k.edge.ino != ino ||
+		    r->k.edge.class != class)
+			continue;
+		for (j = 0; j < n && sum[j].id != r->k.stack; j++)
+			;
+		if (j == n) {
+			if (n == cap) {
+				struct stack_sum *p = realloc(sum, (cap ? cap * 2 : 16) * sizeof(*p));
+
+				if (!p)
+					break;
+				sum = p;
+				cap = cap ? cap * 2 : 16;
+			}
+			sum[n++] = (struct stack_sum){ .id = r->k.stack };
+		}
+		sum[j].ns += r->s.total_ns;
+		sum[j].waits += r->s.count;
+	}
+	if (!st)
+		fprintf(f, "  (not read)\n");
+	else if (!n)
+		fprintf(f, "  (none recorded for this lock)\n");
+	else
+		qsort(sum, n, sizeof(*sum), cmp_stack_sum);
+	for (size_t i = 0; i < n && i < max; i++) {
+		const struct ilock_stack_frames *fr = snap_find_frames(st, kind, sum[i].id);
+		char t[24], c[24];
+
+		fprintf(f, "  %9s %7s waits  ", fmt_ns(t, sizeof(t), sum[i].ns),
+			fmt_count(c, sizeof(c), sum[i].waits));
+		if (fr)
+			render_stack_line(f, fr, ks, 150);
+		else
+			fprintf(f, "(frames gone)\n");
+	}
+	if (n > max)
+		fprintf(f, "  ... %zu more\n", n - max);
+	free(sum);
+}
+
 void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
-		       const struct snapshot *meta,
-		       const struct mount_table *mt, uint32_t dev, uint64_t ino, uint8_t class,
-		       double secs, bool cumulative)
+		       const struct snapshot *meta, const struct snapshot *stacks,
+		       struct ksyms *ks, const struct mount_table *mt, uint32_t dev, uint64_t ino,
+		       uint8_t class, double secs, bool cumulative)
 {
 	const struct lock_row *r = snap_find_lock(win, dev, ino, class);
 	const struct lock_row *any = r ? r : snap_find_lock(meta, dev, ino, class);
@@ -602,5 +668,9 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 	fprintf(f, "\nHOLDER -> WAITER on this inode\n");
 	detail_edges(f, edges, dev, ino, v.magic);
 
-	fprintf(f, "\nHOLDER STACKS\n  (not recorded by the capture)\n");
+	/* sampled stacks are sparse per interval: these are since start */
+	fprintf(f, "\nHOLDER STACKS since start (wait time caused while the holder was there)\n");
+	detail_stacks(f, stacks, ks, dev, ino, class, ILOCK_STACK_HOLDER, 5);
+	fprintf(f, "\nWAITER STACKS since start\n");
+	detail_stacks(f, stacks, ks, dev, ino, class, ILOCK_STACK_WAITER, 3);
 }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "ksyms.h"
 #include "render.h"
 #include "top_model.h"
 
@@ -87,13 +88,15 @@ const char *top_help_line(bool detail);
 
 /*
  * The detail view of one lock, as text lines: wait histograms by mode, hold
- * histograms when XFS gave them, the holder -> waiter pairs of the inode.
- * win and edges are the window the view shows (interval or cumulative),
- * meta as in top_view_build.
+ * histograms when XFS gave them, the holder -> waiter pairs of the inode,
+ * and the holder and waiter kernel stacks behind its waits. win and edges
+ * are the window the view shows (interval or cumulative), meta as in
+ * top_view_build; stacks holds the inode's stacks since start with their
+ * frames (NULL: not read), ks names the frames (NULL: addresses).
  */
 void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
-		       const struct snapshot *meta,
-		       const struct mount_table *mt, uint32_t dev, uint64_t ino, uint8_t class,
-		       double secs, bool cumulative);
+		       const struct snapshot *meta, const struct snapshot *stacks,
+		       struct ksyms *ks, const struct mount_table *mt, uint32_t dev, uint64_t ino,
+		       uint8_t class, double secs, bool cumulative);
 
 #endif

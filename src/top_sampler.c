@@ -200,6 +200,54 @@ void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uin
 	snap_free(&scratch);
 }
 
+static int take_stack(struct top_sampler *s, const void *k, const void *v)
+{
+	const struct ilock_stack_key *sk = k;
+
+	if (sk->edge.dev != s->stk_dev || sk->edge.ino != s->stk_ino)
+		return 0;
+	return snap_add_stack(s->stk_out, sk, v);
+}
+
+int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struct snapshot *out)
+{
+	struct ilock_bpf *k = s->t->skel;
+	int hfd = bpf_map__fd(k->maps.holder_frames), wfd = bpf_map__fd(k->maps.stack_traces);
+	int err;
+
+	snap_reset(out);
+	s->stk_out = out;
+	s->stk_dev = dev;
+	s->stk_ino = ino;
+	err = scan_map(s, k->maps.stack_waits, take_stack);
+	if (err < 0)
+		return err;
+	/* the frames of just these stacks, one lookup each */
+	for (size_t i = 0; i < out->nstacks; i++) {
+		const struct ilock_stack_key *sk = &out->stacks[i].k;
+		struct ilock_stack_frames f;
+
+		if (snap_find_frames(out, sk->kind, sk->stack))
+			continue;
+		memset(&f, 0, sizeof(f));
+		if (sk->kind == ILOCK_STACK_HOLDER) {
+			if (bpf_map_lookup_elem(hfd, &sk->stack, &f))
+				continue;
+		} else {
+			__u32 id = (__u32)sk->stack;
+
+			if (bpf_map_lookup_elem(wfd, &id, f.ip))
+				continue;
+			while (f.nr < ILOCK_STACK_DEPTH && f.ip[f.nr])
+				f.nr++;
+		}
+		err = snap_add_frames(out, sk->kind, sk->stack, &f);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino)
 {
 	struct ilock_inode_key k = { .ino = ino, .dev = dev };

@@ -210,7 +210,18 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 		put_line(y0, "  (out of memory)", 0);
 		return;
 	}
-	top_format_detail(f, win, edges, sampler_latest(&a->smp), &a->mt, a->detail_id.dev,
+	if (!a->ksyms_tried) {
+		/* once: frames are named when /proc/kallsyms shows addresses */
+		a->ksyms_tried = true;
+		a->have_ksyms = ksyms_load(&a->ksyms, NULL) == 0 && a->ksyms.n;
+	}
+	if (!a->stacks_read) {
+		a->stacks_read = true;
+		a->stacks_ok = sampler_read_stacks(&a->smp, a->detail_id.dev, a->detail_id.ino,
+						   &a->stacks) == 0;
+	}
+	top_format_detail(f, win, edges, sampler_latest(&a->smp), a->stacks_ok ? &a->stacks : NULL,
+			  a->have_ksyms ? &a->ksyms : NULL, &a->mt, a->detail_id.dev,
 			  a->detail_id.ino, a->detail_id.class, secs, a->cumulative);
 	fclose(f);
 	for (p = text; p && *p; p++)
@@ -359,6 +370,10 @@ static void key_detail(struct top_app *a, int ch)
 	case 'g':
 		a->detail_top = 0;
 		break;
+	case KEY_END:
+	case 'G':
+		a->detail_top = 1L << 30;  /* the draw clamps it to the last page */
+		break;
 	default:
 		key_common(a, ch);
 	}
@@ -421,6 +436,7 @@ static void key_list(struct top_app *a, int ch)
 			a->detail_top = 0;
 			a->detail_id = (struct lock_id){ true, r->dev, r->ino, r->class };
 			sampler_follow_holds(&a->smp, r->dev, r->ino, r->class);
+			a->stacks_read = false;
 			sampler_ensure_inode(&a->smp, r->dev, r->ino);
 		}
 		break;

@@ -19,6 +19,16 @@ from util import make_file, wait_line
 SCREEN_TIMEOUT = 20
 
 
+def _tmux_term():
+    for t in ("tmux-256color", "screen-256color", "screen"):
+        if subprocess.run(["infocmp", t], capture_output=True).returncode == 0:
+            return t
+    return "screen"
+
+
+TMUX_TERM = _tmux_term()
+
+
 def _tmux(*args, check=True):
     r = subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10)
     if check and r.returncode != 0:
@@ -31,9 +41,10 @@ class Term:
 
     def __init__(self, name):
         self.name = name
-        # a plain shell with a fixed prompt, no rc files: nothing but us in it
+        # a plain shell with a fixed prompt, no rc files: nothing but us in it;
+        # TERM as tmux emulates it, so curses decodes the keys tmux sends
         _tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "50",
-              "env", "PS1=$ ", "TERM=xterm-256color", "bash", "--norc", "--noprofile")
+              "env", "PS1=$ ", f"TERM={TMUX_TERM}", "bash", "--norc", "--noprofile")
 
     def keys(self, *keys):
         _tmux("send-keys", "-t", self.name, *keys)
@@ -166,6 +177,11 @@ def test_screen_top_row_sort_detail_quit(term, workload, ilocktop_bin):
     assert re.search(r"^\s+wait\s+shared\s+exclusive", s, re.M)
     assert re.search(r"\|\*+\s*\|", s), "no histogram bars"
     assert "HOLDER -> WAITER" in s and "fio[" in s
+    # the end of the detail: the kernel stacks behind this inode's waits
+    t.keys("End")
+    s = t.wait_re(r"^WAITER STACKS since start")
+    assert "HOLDER STACKS since start" in s
+    assert re.search(r"^\s+\S+ \S+\s+[\d,]+ waits  \S+", s, re.M), "no stack line"
     t.keys("Escape")
     t.wait(lambda s: _table_rows(s)[0] is not None, "back to the table")
 

@@ -851,7 +851,7 @@ static void test_detail(void)
 	add(&h, 40 * MS);
 	snap_add_hold(&s, &k, &h);
 	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 2.0, false);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 2.0, false);
 	fclose(f);
 	CHECK(strstr(text, "ino 100") && strstr(text, "lock IOLOCK (i_rwsem)"));
 	CHECK(strstr(text, "shared 3 (1.5/s)") != NULL);
@@ -867,17 +867,90 @@ static void test_detail(void)
 
 	text = NULL;
 	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, DEV, 300, ILOCK_CLASS_INVALIDATE, 1.0, true);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 300, ILOCK_CLASS_INVALIDATE, 1.0, true);
 	fclose(f);
 	CHECK(strstr(text, "only XFS reports lock holds") != NULL);
 	CHECK(strstr(text, "since start") != NULL);
 	CHECK(strstr(text, "(none in this window)") != NULL);
 	free(text);
 
+	/* stacks: holder ones by the wait time they caused, named from kallsyms */
+	{
+		static const char kallsyms[] =
+			"ffffffff81000000 T rwsem_down_write_slowpath\n"
+			"ffffffff81001000 T xfs_ilock\n"
+			"ffffffff81002000 T xfs_file_buffered_write\n"
+			"ffffffff81003000 T filemap_read\n";
+		struct ksyms ks = {};
+		struct snapshot st;
+		struct ilock_stack_key sk;
+		struct ilock_stack_stats ss;
+		struct ilock_stack_frames fr = { .nr = 3, .ip = { 0xffffffff81002010ULL,
+								  0xffffffff81001020ULL,
+								  0xffffffff81000030ULL } };
+		FILE *kf = fmemopen((void *)kallsyms, sizeof(kallsyms) - 1, "r");
+
+		CHECK_EQ_U(ksyms_parse(&ks, kf), 0);
+		fclose(kf);
+		snap_init(&st);
+		memset(&sk, 0, sizeof(sk));
+		sk.edge = ekey(100, 4257, "fio", 900, "reader", ILOCK_MODE_EXCL);
+		sk.kind = ILOCK_STACK_HOLDER;
+		sk.stack = 0xabc;
+		ss = (struct ilock_stack_stats){ 2, 250 * MS };
+		snap_add_stack(&st, &sk, &ss);
+		snap_add_frames(&st, ILOCK_STACK_HOLDER, 0xabc, &fr);
+		/* the same stack behind another pair adds up */
+		sk.edge = ekey(100, 4258, "fio", 901, "reader", ILOCK_MODE_EXCL);
+		ss = (struct ilock_stack_stats){ 1, 50 * MS };
+		snap_add_stack(&st, &sk, &ss);
+		/* a cheaper one, frames gone */
+		sk.stack = 0xdef;
+		ss = (struct ilock_stack_stats){ 1, 10 * MS };
+		snap_add_stack(&st, &sk, &ss);
+		/* another inode's: not shown */
+		sk.edge.ino = 555;
+		sk.stack = 0x999;
+		ss = (struct ilock_stack_stats){ 9, 900 * MS };
+		snap_add_stack(&st, &sk, &ss);
+		/* a waiter stack */
+		sk.edge.ino = 100;
+		sk.kind = ILOCK_STACK_WAITER;
+		sk.stack = 7;
+		fr.ip[0] = 0xffffffff81003050ULL;
+		fr.nr = 1;
+		snap_add_stack(&st, &sk, &ss);
+		snap_add_frames(&st, ILOCK_STACK_WAITER, 7, &fr);
+
+		text = NULL;
+		f = open_memstream(&text, &size);
+		top_format_detail(f, &s, &s, &s, &st, &ks, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 1.0,
+				  false);
+		fclose(f);
+		CHECK(strstr(text, "HOLDER STACKS") != NULL);
+		CHECK(strstr(text, "300 ms       3 waits  "
+				   "xfs_file_buffered_write < xfs_ilock < rwsem_down_write_slowpath") != NULL);
+		CHECK(strstr(text, "10.0 ms       1 waits  (frames gone)") != NULL);
+		CHECK(strstr(text, "300 ms") < strstr(text, "10.0 ms"));
+		CHECK(strstr(text, "900 ms       9 waits  filemap_read") != NULL);  /* the waiter */
+		CHECK(strstr(text, "WAITER STACKS") < strstr(text, "filemap_read"));
+		free(text);
+		/* not read at all */
+		text = NULL;
+		f = open_memstream(&text, &size);
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 1.0,
+				  false);
+		fclose(f);
+		CHECK(strstr(text, "HOLDER STACKS since start (wait time caused while the holder was there)\n  (not read)") != NULL);
+		free(text);
+		snap_free(&st);
+		ksyms_free(&ks);
+	}
+
 	/* a lock with no waits in the window */
 	text = NULL;
 	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, DEV, 999, ILOCK_CLASS_I_RWSEM, 1.0, false);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 999, ILOCK_CLASS_I_RWSEM, 1.0, false);
 	fclose(f);
 	CHECK(strstr(text, "no waits on this lock in this window") != NULL);
 	free(text);
