@@ -386,9 +386,10 @@ int cmd_top(int argc, char **argv)
 		log_error("out of memory");
 		goto out;
 	}
+	/* open before the first load: a change in between is then not missed */
+	a->mount_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (load_mounts(a))
 		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
-	a->mount_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 
 	if (batch) {
 		ret = run_batch(a) ? 1 : 0;
