@@ -64,6 +64,7 @@ struct cur_op {
 	s64 sysnr;           /* regs->orig_ax when set; -2 in kernel threads */
 	u64 pos;             /* the position the tracepoint saw */
 	struct ilock_op_info info;
+	u8 late;             /* a deferred wait waits for this op (deferred.active) */
 };
 
 /* A finished wait whose waiter op comes with its next I/O tracepoint. */
@@ -77,6 +78,14 @@ struct deferred_wait {
 	u8 active;
 };
 
+/* The last waiter stack this thread took, reused for a while (opview.bpf.h). */
+struct last_stack {
+	u64 inode;
+	u64 ns;
+	s64 id;
+	u8 class, mode;
+};
+
 /* An ext4 fsync in progress, for its journal wait (jbd2.bpf.c). */
 struct fsync_state {
 	u64 inode;           /* 0: none */
@@ -85,12 +94,14 @@ struct fsync_state {
 	u8 datasync;
 };
 
+/* op first: the I/O events, the hot path, touch only its cache line. */
 struct task_state {
+	struct cur_op op;
 	struct pending_wait wait;
 	struct hold_slot holds[ILOCK_HOLD_SLOTS];
-	struct cur_op op;
 	struct deferred_wait deferred;
 	struct fsync_state fsync;
+	struct last_stack stack;
 };
 
 typedef struct {
@@ -223,6 +234,8 @@ extern const volatile __u32 cfg_ops;              /* resolve operations and rang
 extern const volatile __u32 cfg_waiter_stacks;
 extern const volatile __u32 cfg_holder_stacks;
 extern const volatile __u64 cfg_holder_stack_ns;  /* one holder sample per pair per this */
+extern const volatile __u32 cfg_dio_shared;       /* count shared direct writes too */
+extern const volatile __u64 cfg_stack_reuse_ns;   /* a thread's waiter stack is reused this long */
 
 extern const struct ilock_stats zero_stats;
 extern const struct ilock_edge_stats zero_edge;

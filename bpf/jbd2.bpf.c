@@ -103,7 +103,6 @@ int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
 	inode = file->f_inode;
 	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
 
-	count(ILOCK_EV_OP);
 	ts = bpf_task_storage_get(&task_states, me, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts)
 		return 0;

@@ -29,6 +29,8 @@ const volatile __u32 cfg_ops = 1;
 const volatile __u32 cfg_waiter_stacks = 1;
 const volatile __u32 cfg_holder_stacks = 1;
 const volatile __u64 cfg_holder_stack_ns = 1000000000ULL;
+const volatile __u32 cfg_dio_shared = 0;
+const volatile __u64 cfg_stack_reuse_ns = 10000000ULL;
 
 const struct ilock_stats zero_stats = {};
 const struct ilock_edge_stats zero_edge = {};

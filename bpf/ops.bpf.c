@@ -22,29 +22,37 @@
 #define ILOCK_PAGE_SHIFT 12
 
 static __always_inline struct task_state *set_op_r(struct inode *inode, u8 op, u8 flags, u64 pos,
-						   u64 len, s64 isize, bool ranged)
+						   u64 len, s64 isize, bool ranged, bool with_sysnr)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
 	struct task_state *ts;
 
-	count(ILOCK_EV_OP);
+	/* no event counter here: bpf_stats' run_cnt counts these, for free */
 	if (cfg_dev && inode->i_sb->s_dev != cfg_dev)
 		return NULL;
 	ts = bpf_task_storage_get(&task_states, me, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts)
 		return NULL;
 	ts->op.inode = (u64)inode;
-	/* the syscall this op belongs to; readers compare it with the live one */
+	/*
+	 * Which syscall this op belongs to, for readers to compare with the
+	 * live one. Reading the user registers here costs 30-50 ns per I/O
+	 * (docs/PERFORMANCE.md), so the I/O events leave it unset and readers
+	 * check them against the decoded syscall's position instead; only
+	 * the fault events, which no syscall explains, pay for it.
+	 */
 	if (me->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
 		ts->op.sysnr = ILOCK_SYSNR_KERNEL;
-	else
+	else if (with_sysnr)
 		ts->op.sysnr = task_regs(me)->orig_ax;
+	else
+		ts->op.sysnr = ILOCK_SYSNR_UNSET;
 	ts->op.pos = pos;
 	ts->op.info.op = op;
 	ts->op.info.flags = flags;
 	if (ranged)
 		ilock_op_set_range(&ts->op.info, pos, len, isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
-	if (ts->deferred.active)
+	if (ts->op.late)
 		op_seen(ts, (u64)inode);
 	return ts;
 }
@@ -52,16 +60,20 @@ static __always_inline struct task_state *set_op_r(struct inode *inode, u8 op, u
 static __always_inline struct task_state *set_op(struct inode *inode, u8 op, u8 flags, u64 pos,
 						 u64 len, s64 isize)
 {
-	return set_op_r(inode, op, flags, pos, len, isize, true);
+	return set_op_r(inode, op, flags, pos, len, isize, true, false);
 }
 
-/* An op with no byte range (fault, XFS space ops known only by inode). */
-static __always_inline struct task_state *set_op_norange(struct inode *inode, u8 op)
+/* A page fault: no byte range, but the "syscall" (the fault) is recorded. */
+static __always_inline struct task_state *set_op_fault(struct inode *inode, u8 op)
 {
-	return set_op_r(inode, op, 0, 0, 0, -1, false);
+	return set_op_r(inode, op, 0, 0, 0, -1, false, true);
 }
 
-/* xfs_file_{buffered,direct}_{read,write}: after the IOLOCK is taken. */
+/*
+ * xfs_file_buffered_{read,write}: after the IOLOCK is taken. (Direct I/O
+ * comes from iomap_dio_rw_begin, which XFS and ext4 both go through; the
+ * xfs_file_direct_* events would only say the same again, at a cost.)
+ */
 static __always_inline int on_kiocb(struct kiocb *iocb, struct iov_iter *iter, u8 op)
 {
 	struct inode *inode;
@@ -81,7 +93,9 @@ static __always_inline int on_kiocb(struct kiocb *iocb, struct iov_iter *iter, u
 	if ((op == ILOCK_OP_BUFFERED_WRITE || op == ILOCK_OP_DIRECT_WRITE) &&
 	    (iocb->ki_flags & ILOCK_IOCB_APPEND))
 		flags |= ILOCK_OPF_APPEND;
-	set_op(inode, op, flags, pos, len, inode->i_size);
+	/* a read never moves EOF: spare it the load */
+	set_op(inode, op, flags, pos, len,
+	       op == ILOCK_OP_BUFFERED_WRITE || op == ILOCK_OP_DIRECT_WRITE ? inode->i_size : -1);
 	return 0;
 }
 
@@ -95,18 +109,6 @@ SEC("tp_btf/xfs_file_buffered_write")
 int BPF_PROG(op_xfs_buffered_write, struct kiocb *iocb, struct iov_iter *iter)
 {
 	return on_kiocb(iocb, iter, ILOCK_OP_BUFFERED_WRITE);
-}
-
-SEC("tp_btf/xfs_file_direct_read")
-int BPF_PROG(op_xfs_direct_read, struct kiocb *iocb, struct iov_iter *iter)
-{
-	return on_kiocb(iocb, iter, ILOCK_OP_DIRECT_READ);
-}
-
-SEC("tp_btf/xfs_file_direct_write")
-int BPF_PROG(op_xfs_direct_write, struct kiocb *iocb, struct iov_iter *iter)
-{
-	return on_kiocb(iocb, iter, ILOCK_OP_DIRECT_WRITE);
 }
 
 /*
@@ -145,7 +147,13 @@ int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 		flags |= ILOCK_OPF_EXTENDING;
 	if (!set_op(inode, ILOCK_OP_DIRECT_WRITE, flags, pos, len, inode->i_size))
 		return 0;
-	/* how direct writes took the lock, per inode: shared, or exclusive and why */
+	/*
+	 * How direct writes took the lock, per inode: exclusive takes and why,
+	 * always; shared ones only with --ops=all, as a hash update on every
+	 * direct write would double this program's cost.
+	 */
+	if (!(flags & ILOCK_OPF_EXCL_LOCK) && !cfg_dio_shared)
+		return 0;
 	k.ino = inode->i_ino;
 	k.dev = inode->i_sb->s_dev;
 	k.flags = flags & (ILOCK_OPF_UNALIGNED | ILOCK_OPF_EXTENDING | ILOCK_OPF_EXCL_LOCK);
@@ -237,7 +245,7 @@ int BPF_PROG(op_xfs_read_fault, struct xfs_inode *ip)
 {
 	if (!ip)
 		return 0;
-	set_op_norange(&ip->i_vnode, ILOCK_OP_FAULT);
+	set_op_fault(&ip->i_vnode, ILOCK_OP_FAULT);
 	return 0;
 }
 
@@ -246,7 +254,7 @@ int BPF_PROG(op_xfs_write_fault, struct xfs_inode *ip)
 {
 	if (!ip)
 		return 0;
-	set_op_norange(&ip->i_vnode, ILOCK_OP_PAGE_MKWRITE);
+	set_op_fault(&ip->i_vnode, ILOCK_OP_PAGE_MKWRITE);
 	return 0;
 }
 
@@ -271,8 +279,8 @@ int BPF_PROG(op_filemap_fault, struct address_space *mapping, unsigned long inde
 
 	if (!inode)
 		return 0;
-	set_op(inode, ILOCK_OP_FAULT, 0, (u64)index << ILOCK_PAGE_SHIFT, 1U << ILOCK_PAGE_SHIFT,
-	       inode->i_size);
+	set_op_r(inode, ILOCK_OP_FAULT, 0, (u64)index << ILOCK_PAGE_SHIFT, 1U << ILOCK_PAGE_SHIFT,
+		 inode->i_size, true, true);
 	return 0;
 }
 

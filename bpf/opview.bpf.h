@@ -28,6 +28,7 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 #define ILOCK_O_APPEND 02000U
 #define ILOCK_O_TRUNC 01000U
 #define ILOCK_SYSNR_KERNEL (-2)         /* kernel and io_uring worker threads */
+#define ILOCK_SYSNR_UNSET (-3)          /* an I/O event: check by position, not number */
 
 /* fallocate modes (include/uapi/linux/falloc.h) */
 #define ILOCK_FALLOC_KEEP_SIZE 0x01
@@ -419,8 +420,8 @@ static __noinline void resolve_op(struct task_struct *task, bool cur, u64 inode,
 	o->flags = 0;
 	read_sysargs(task, &sa);
 	have_dec = decode_syscall(task, cur, &sa, inode, &dec);
-	have_st = ts && ts->op.inode == inode && ts->op.sysnr == sa.nr &&
-		  ts->op.info.op != ILOCK_OP_UNKNOWN;
+	have_st = ts && ts->op.inode == inode && ts->op.info.op != ILOCK_OP_UNKNOWN &&
+		  (ts->op.sysnr == sa.nr || (have_dec && ts->op.sysnr == ILOCK_SYSNR_UNSET));
 	if (have_dec) {
 		*o = dec.i;
 		if (have_st && same_call(&ts->op, &dec)) {
@@ -428,6 +429,7 @@ static __noinline void resolve_op(struct task_struct *task, bool cur, u64 inode,
 			o->flags |= ts->op.info.flags & ILOCK_OPF_EXCL_LOCK;
 		}
 	} else if (have_st) {
+		/* same syscall number (a fault), or both kernel threads */
 		*o = ts->op.info;
 	}
 }
@@ -502,13 +504,31 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 	p->wop.flags = p->hop.flags = 0;
 	p->holder_stack = 0;
 	p->waiter_stack = -1;
-	if (ctx && cfg_waiter_stacks) {
-		p->waiter_stack = bpf_get_stackid(ctx, &stack_traces, 0);
-		if (p->waiter_stack < 0)
-			count(ILOCK_LOST_STACK);
-	}
 	if (!cfg_ops)
 		return;
+	if (ctx && cfg_waiter_stacks) {
+		struct last_stack *ls = &ts->stack;
+		u64 now = bpf_ktime_get_ns();
+
+		/*
+		 * Unwinding costs microseconds, and a thread that waits again
+		 * on the same lock in the same mode within cfg_stack_reuse_ns
+		 * almost always comes down the same path: reuse its stack.
+		 */
+		if (ls->id >= 0 && ls->inode == p->inode && ls->class == p->key.class &&
+		    ls->mode == p->key.mode && now - ls->ns < cfg_stack_reuse_ns) {
+			p->waiter_stack = ls->id;
+		} else {
+			p->waiter_stack = bpf_get_stackid(ctx, &stack_traces, 0);
+			if (p->waiter_stack < 0)
+				count(ILOCK_LOST_STACK);
+			ls->inode = p->inode;
+			ls->class = p->key.class;
+			ls->mode = p->key.mode;
+			ls->ns = now;
+			ls->id = p->waiter_stack;
+		}
+	}
 	resolve_op(me, true, p->inode, ts, &p->wop);
 	/* bpf_task_from_pid came in 6.2: without it, no holder op or stack */
 	if (btf && bpf_task_from_pid && p->holder_task && p->holder_pid) {
@@ -588,6 +608,7 @@ static __always_inline void finish_deferred(struct task_state *ts, const struct 
 	if (!d->active)
 		return;
 	d->active = 0;
+	ts->op.late = 0;
 	count(wop->op == ILOCK_OP_UNKNOWN ? ILOCK_EV_OP_NEVER : ILOCK_EV_OP_DEFER_DONE);
 	account_wait(&d->ek, &d->hop, wop, d->ns, d->holder_stack, d->waiter_stack);
 }
@@ -636,6 +657,7 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 	ts->deferred.holder_stack = p->holder_stack;
 	ts->deferred.waiter_stack = p->waiter_stack;
 	ts->deferred.active = 1;
+	ts->op.late = 1;
 }
 
 #endif /* ILOCK_OPVIEW_BPF_H */

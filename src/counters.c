@@ -8,7 +8,6 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_EV_WAIT_BEGUN] = { "inode_lock_waits_begun", "inode lock waits begun" },
 	[ILOCK_EV_XFS_LOCK] = { "xfs_ilock", "xfs_ilock calls seen" },
 	[ILOCK_EV_XFS_UNLOCK] = { "xfs_iunlock", "xfs_iunlock calls seen" },
-	[ILOCK_EV_OP] = { "op_events", "I/O operation events seen" },
 	[ILOCK_EV_OP_DEFERRED] = { "waiter_op_late", "waits whose waiter op came after the wait" },
 	[ILOCK_EV_OP_DEFER_DONE] = { "waiter_op_late_paired", "... of which paired with it since" },
 	[ILOCK_EV_OP_NEVER] = { "waiter_op_never", "... of which never got one: counted as unknown" },

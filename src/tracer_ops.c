@@ -19,34 +19,33 @@ enum op_level { OPS_DEFAULT = 1, OPS_ALL = 2 };
 
 struct op_prog {
 	const char *tp;        /* tracepoint name, for the BTF check */
+	const char *arg0;      /* struct its first argument points to; NULL: not used */
 	size_t off;            /* offset of the program in the skeleton's progs */
 	enum op_level level;
 	bool journal;          /* part of jbd2_wait rather than of ops */
 };
 
-#define P(tp, prog, lvl, j) { tp, offsetof(struct ilock_bpf, progs.prog), lvl, j }
+#define P(tp, arg0, prog, lvl, j) { tp, arg0, offsetof(struct ilock_bpf, progs.prog), lvl, j }
 
 static const struct op_prog op_progs[] = {
-	P("xfs_file_buffered_read", op_xfs_buffered_read, OPS_DEFAULT, false),
-	P("xfs_file_buffered_write", op_xfs_buffered_write, OPS_DEFAULT, false),
-	P("xfs_file_direct_read", op_xfs_direct_read, OPS_DEFAULT, false),
-	P("xfs_file_direct_write", op_xfs_direct_write, OPS_DEFAULT, false),
-	P("iomap_dio_rw_begin", op_dio_begin, OPS_DEFAULT, false),
-	P("ext4_write_begin", op_ext4_write_begin, OPS_DEFAULT, false),
-	P("ext4_da_write_begin", op_ext4_da_write_begin, OPS_DEFAULT, false),
-	P("ext4_fallocate_enter", op_ext4_fallocate, OPS_DEFAULT, false),
-	P("ext4_truncate_enter", op_ext4_truncate, OPS_DEFAULT, false),
-	P("xfs_read_fault", op_xfs_read_fault, OPS_DEFAULT, false),
-	P("xfs_write_fault", op_xfs_write_fault, OPS_DEFAULT, false),
-	P("sched_process_exit", op_task_exit, OPS_DEFAULT, false),
+	P("xfs_file_buffered_read", "kiocb", op_xfs_buffered_read, OPS_DEFAULT, false),
+	P("xfs_file_buffered_write", "kiocb", op_xfs_buffered_write, OPS_DEFAULT, false),
+	P("iomap_dio_rw_begin", "kiocb", op_dio_begin, OPS_DEFAULT, false),
+	P("ext4_write_begin", "inode", op_ext4_write_begin, OPS_DEFAULT, false),
+	P("ext4_da_write_begin", "inode", op_ext4_da_write_begin, OPS_DEFAULT, false),
+	P("ext4_fallocate_enter", "inode", op_ext4_fallocate, OPS_DEFAULT, false),
+	P("ext4_truncate_enter", "inode", op_ext4_truncate, OPS_DEFAULT, false),
+	P("xfs_read_fault", "xfs_inode", op_xfs_read_fault, OPS_DEFAULT, false),
+	P("xfs_write_fault", "xfs_inode", op_xfs_write_fault, OPS_DEFAULT, false),
+	P("sched_process_exit", NULL, op_task_exit, OPS_DEFAULT, false),
 	/* every buffered read and file fault on every filesystem: --ops=all */
-	P("mm_filemap_get_pages", op_filemap_get_pages, OPS_ALL, false),
-	P("mm_filemap_fault", op_filemap_fault, OPS_ALL, false),
+	P("mm_filemap_get_pages", "address_space", op_filemap_get_pages, OPS_ALL, false),
+	P("mm_filemap_fault", "address_space", op_filemap_fault, OPS_ALL, false),
 	/* journal waits of fsync: ext4 + jbd2, rare events */
-	P("jbd2_start_commit", jbd2_commit_start, OPS_DEFAULT, true),
-	P("jbd2_end_commit", jbd2_commit_end, OPS_DEFAULT, true),
-	P("ext4_sync_file_enter", jbd2_fsync_enter, OPS_DEFAULT, true),
-	P("ext4_sync_file_exit", jbd2_fsync_exit, OPS_DEFAULT, true),
+	P("jbd2_start_commit", "journal_s", jbd2_commit_start, OPS_DEFAULT, true),
+	P("jbd2_end_commit", "journal_s", jbd2_commit_end, OPS_DEFAULT, true),
+	P("ext4_sync_file_enter", "file", jbd2_fsync_enter, OPS_DEFAULT, true),
+	P("ext4_sync_file_exit", "inode", jbd2_fsync_exit, OPS_DEFAULT, true),
 };
 
 static struct bpf_program *prog_of(struct tracer *t, const struct op_prog *p)
@@ -81,17 +80,50 @@ static void btfs_free(struct btfs *b)
 	btf__free(b->vm);
 }
 
-/* tp_btf needs the tracepoint's btf_trace_<name> typedef. */
-static bool tp_in_btf(const struct btfs *b, const char *tp)
+/*
+ * Does btf_trace_<tp>'s first argument point to struct arg0? Tracepoints
+ * keep their names across versions but not always their arguments (the
+ * xfs_file_* ones took an xfs_inode before 5.12): a program written for
+ * other arguments would not load, and take every other program with it.
+ */
+static bool first_arg_is(const struct btf *btf, int typedef_id, const char *arg0)
 {
+	const struct btf_type *t = btf__type_by_id(btf, typedef_id);
+	const struct btf_param *p;
+	int id;
+
+	if (!arg0)
+		return true;
+	/* typedef -> pointer -> func_proto(void *__data, arg0 *, ...) */
+	t = t ? btf__type_by_id(btf, t->type) : NULL;
+	if (!t || !btf_is_ptr(t))
+		return false;
+	t = btf__type_by_id(btf, t->type);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
+		return false;
+	p = btf_params(t) + 1;
+	id = btf__resolve_type(btf, p->type);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	if (!t || !btf_is_ptr(t))
+		return false;
+	id = btf__resolve_type(btf, t->type);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	return t && btf_is_struct(t) && !strcmp(btf__name_by_offset(btf, t->name_off), arg0);
+}
+
+/* tp_btf needs the tracepoint's btf_trace_<name> typedef, with our arguments. */
+static bool tp_in_btf(const struct btfs *b, const char *tp, const char *arg0)
+{
+	const struct btf *all[4] = { b->vm, b->mod[0], b->mod[1], b->mod[2] };
 	char name[96];
 
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
-	if (b->vm && btf__find_by_name_kind(b->vm, name, BTF_KIND_TYPEDEF) > 0)
-		return true;
-	for (size_t i = 0; i < 3; i++)
-		if (b->mod[i] && btf__find_by_name_kind(b->mod[i], name, BTF_KIND_TYPEDEF) > 0)
-			return true;
+	for (size_t i = 0; i < 4; i++) {
+		int id = all[i] ? btf__find_by_name_kind(all[i], name, BTF_KIND_TYPEDEF) : -1;
+
+		if (id > 0)
+			return first_arg_is(all[i], id, arg0);
+	}
 	return false;
 }
 
@@ -115,11 +147,11 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 	btfs_load(&b);
 	for (size_t i = 0; i < sizeof(op_progs) / sizeof(op_progs[0]); i++) {
 		const struct op_prog *p = &op_progs[i];
-		bool on = want && (int)p->level <= want && tp_in_btf(&b, p->tp);
+		bool on = want && (int)p->level <= want && tp_in_btf(&b, p->tp, p->arg0);
 
 		bpf_program__set_autoload(prog_of(t, p), on);
 		if (want && (int)p->level <= want && !on && o->verbose)
-			log_info("op source %s: no BTF for the tracepoint, left out", p->tp);
+			log_info("op source %s: not in BTF with the arguments we read, left out", p->tp);
 		if (p->journal) {
 			n_j++;
 			on_j += on;
@@ -131,6 +163,7 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 	btfs_free(&b);
 
 	s->rodata->cfg_ops = want != 0;
+	s->rodata->cfg_dio_shared = want == OPS_ALL;
 	s->rodata->cfg_waiter_stacks = !o->no_stacks;
 	s->rodata->cfg_holder_stacks = !o->no_stacks;
 	/* one holder stack per pair per interval (or second) keeps the cost bounded */
