@@ -75,6 +75,7 @@ $(OUT)/ilocktop: $(OUT)/ilock
 # The pure modules are compiled once under the sanitizers; each test links them.
 SAN_OBJS = $(patsubst src/%.c,$(OUT)/san/%.o,$(PURE_SRCS))
 
+.PRECIOUS: $(OUT)/san/%.o
 $(OUT)/san/%.o: src/%.c | $(OUT)/san
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 

@@ -105,7 +105,10 @@ void stats_delta(struct ilock_stats *out, const struct ilock_stats *cur,
 	} else {
 		uint64_t bound = top < 0 ? 0 : hist_slot_hi((unsigned)top) - 1;
 
-		out->max_ns = bound < prev->max_ns ? bound : prev->max_ns;
+		if (bound > prev->max_ns)
+			bound = prev->max_ns;
+		/* no single wait of the interval can exceed the interval's total */
+		out->max_ns = bound < out->total_ns ? bound : out->total_ns;
 	}
 }
 

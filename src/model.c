@@ -469,7 +469,8 @@ static int cmp_rows(const void *pa, const void *pb)
 void snap_sort_locks(struct snapshot *s, enum sort_key key)
 {
 	g_sort_key = key;
-	qsort(s->locks, s->nlocks, sizeof(*s->locks), cmp_rows);
+	if (s->nlocks > 1)  /* qsort's base must not be NULL, even for 0 items */
+		qsort(s->locks, s->nlocks, sizeof(*s->locks), cmp_rows);
 	idx_rebuild(&s->lock_idx, &s->lock_idx_cap, s->nlocks, s->locks, sizeof(*s->locks),
 		    lock_row_hash);
 }
@@ -488,7 +489,8 @@ static int cmp_edges(const void *pa, const void *pb)
 
 void snap_sort_edges(struct snapshot *s)
 {
-	qsort(s->edges, s->nedges, sizeof(*s->edges), cmp_edges);
+	if (s->nedges > 1)
+		qsort(s->edges, s->nedges, sizeof(*s->edges), cmp_edges);
 	idx_rebuild(&s->edge_idx, &s->edge_idx_cap, s->nedges, s->edges, sizeof(*s->edges),
 		    edge_row_hash);
 }

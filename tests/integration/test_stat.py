@@ -144,24 +144,39 @@ def test_ext4_readers_do_not_wait_writers_do(ext4, procs, helpers_dir, ilock_bin
     assert abs(e["max_ns"] - w["blocked_ns"][0]) <= 0.15 * w["blocked_ns"][0]
 
 
+def gated(procs, cmd):
+    """A process whose pid is known now but which runs cmd only on go():
+    the shell execs cmd in place, so the pid stays the same."""
+    p = procs.start(["sh", "-c", 'read _ && exec "$@"', "gated", *[str(c) for c in cmd]],
+                    stdin=subprocess.PIPE)
+    return p
+
+
+def go(p):
+    p.stdin.write("go\n")
+    p.stdin.flush()
+
+
 def test_filters_pid_and_ino(xfs, procs, helpers_dir, ilock_bin):
     a = make_file(os.path.join(xfs.mnt, "a.dat"), 1 << 20)
     b = make_file(os.path.join(xfs.mnt, "b.dat"), 1 << 20)
 
-    # readers that start after a delay, so their pid is known in advance
-    ra = procs.start([lockhold(helpers_dir), "read", a, 0, 4096, 2, 1500])
-    rb = procs.start([lockhold(helpers_dir), "read", b, 0, 4096, 2, 1500])
+    ra = gated(procs, [lockhold(helpers_dir), "read", a, 0, 4096, 2])
+    rb = gated(procs, [lockhold(helpers_dir), "read", b, 0, 4096, 2])
     by_pid = start_stat(procs, ilock_bin, "-p", ra.pid)
     by_ino = start_stat(procs, ilock_bin, "--ino", ino_of(b), "-D", xfs.mnt)
-    ha, _, _ = hold(procs, helpers_dir, a, hold_ms=2500)
-    hb, _, _ = hold(procs, helpers_dir, b, hold_ms=2500)
-    json.loads(ra.communicate(timeout=20)[0])
+    ha, _, _ = hold(procs, helpers_dir, a)
+    hb, _, _ = hold(procs, helpers_dir, b)
+    go(ra)
+    go(rb)
+    out_a = json.loads(ra.communicate(timeout=20)[0])
     json.loads(rb.communicate(timeout=20)[0])
     finish(ha)
     finish(hb)
     dp = stop_stat(by_pid)
     di = stop_stat(by_ino)
 
+    assert out_a["pid"] == ra.pid
     assert {(l["ino"]) for l in dp["locks"] if l["shared"]["waits"]} == {ino_of(a)}
     assert dp["edges"] and all(e["waiter"]["tgid"] == ra.pid for e in dp["edges"])
     assert {(l["dev"], l["ino"]) for l in di["locks"]} == {(xfs.majmin, ino_of(b))}

@@ -93,6 +93,15 @@ static void test_merge_delta(void)
 	CHECK_EQ_U(d.count, 1);
 	CHECK(d.max_ns >= 200 && d.max_ns < 256);
 
+	/* one small wait after big ones: the bound never exceeds the total */
+	struct ilock_stats e = c;
+
+	add(&e, 300);
+	stats_delta(&d, &e, &c);
+	CHECK_EQ_U(d.count, 1);
+	CHECK(d.max_ns <= d.total_ns);
+	CHECK_EQ_U(d.max_ns, 300);
+
 	/* nothing new: zero max */
 	stats_delta(&d, &c, &c);
 	CHECK_EQ_U(d.count, 0);
