@@ -104,8 +104,13 @@ struct task_state {
 	struct last_stack stack;
 };
 
+/*
+ * The aggregate maps allocate entries as they are first used: memory follows
+ * the inodes actually seen, not --max-inodes. Only inserts pay for it.
+ */
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ILOCK_DEF_LOCKS);
 	__type(key, struct ilock_key);
 	__type(value, struct ilock_stats);
@@ -113,6 +118,7 @@ typedef struct {
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ILOCK_DEF_EDGES);
 	__type(key, struct ilock_edge_key);
 	__type(value, struct ilock_edge_stats);
@@ -120,6 +126,7 @@ typedef struct {
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ILOCK_DEF_INODES);
 	__type(key, struct ilock_inode_key);
 	__type(value, struct ilock_inode_info);

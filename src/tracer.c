@@ -46,10 +46,14 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 	s->rodata->cfg_class_mask = f->class_mask;
 	if (n) {
 		bpf_map__set_max_entries(s->maps.lock_waits, n);
-		bpf_map__set_max_entries(s->maps.lock_holds, n);
 		bpf_map__set_max_entries(s->maps.lock_edges, n);
 		bpf_map__set_max_entries(s->maps.inodes, n);
 	}
+	/*
+	 * Holds are counted for every XFS inode touched, contended or not, in
+	 * up to 6 entries each (3 classes x 2 modes): give them 4x the room.
+	 */
+	bpf_map__set_max_entries(s->maps.lock_holds, 4 * (n ? n : bpf_map__max_entries(s->maps.lock_waits)));
 }
 
 static int attach_all(struct tracer *t)
