@@ -49,6 +49,17 @@ static __always_inline struct inode *classify_lock(void *lock, u8 *class)
 		}
 	}
 
+	/* before 5.15 the XFS MMAPLOCK was the xfs_inode's own i_mmaplock */
+	if (bpf_core_field_exists(struct xfs_inode___pre515, i_mmaplock)) {
+		void *xip = lock - bpf_core_field_offset(struct xfs_inode___pre515, i_mmaplock);
+
+		inode = xip + bpf_core_field_offset(struct xfs_inode___pre515, i_vnode);
+		if (is_inode(inode)) {
+			*class = ILOCK_CLASS_INVALIDATE;
+			return inode;
+		}
+	}
+
 	if (bpf_core_type_exists(struct xfs_inode)) {
 		void *xip = lock - bpf_core_field_offset(struct xfs_inode, i_lock);
 

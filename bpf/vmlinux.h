@@ -34,7 +34,7 @@ typedef struct { s64 counter; } atomic_long_t;
  * owner became atomic_long_t in 5.3 (94a9717b3c40); before it was a
  * struct task_struct *. Both are 8 bytes at the same field name, and the
  * low bits carry flags in both, so one 8-byte read at the relocated offset
- * serves every kernel that has the contention tracepoints (5.19+).
+ * serves every kernel ilock runs on (5.11+, for BPF task storage).
  */
 struct list_head {
 	struct list_head *next;
@@ -125,6 +125,18 @@ struct inode {
 	struct rw_semaphore i_rwsem;
 	struct hlist_head i_dentry;
 	struct address_space i_data;
+};
+
+/*
+ * CO-RE flavour of struct xfs_inode before 5.15: the XFS MMAPLOCK was its
+ * own semaphore, i_mmaplock (an mrlock_t, the rw_semaphore its first
+ * member, in older kernels), until "xfs: Convert to use invalidate_lock"
+ * (5.15) moved it to the mapping's invalidate_lock. Probed with
+ * bpf_core_field_exists(); absent, and compiled out at load, on 5.15+.
+ */
+struct xfs_inode___pre515 {
+	struct rw_semaphore i_mmaplock;
+	struct inode i_vnode;
 };
 
 /*

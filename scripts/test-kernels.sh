@@ -5,7 +5,9 @@
 # tests/kernels/check.py asserts on the JSON they print. The host kernel is
 # covered by the integration tests; its `ilock probe` joins the summary.
 #
-#   scripts/test-kernels.sh [SERIES...]     SERIES: 6.1 6.12 (default: both)
+#   scripts/test-kernels.sh [SERIES...]          SERIES: 6.1 6.12 (default: both)
+#   scripts/test-kernels.sh --bench [SERIES...]  --holds=all cost in the guests
+#                                                (docs/PERFORMANCE.md); ~6 min each
 #
 # Downloads (apt-get download) and unpacked kernels are cached under
 # .cache/kernels/ (gitignored; ILOCK_KERNEL_CACHE overrides). Installs
@@ -15,7 +17,12 @@ set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${ILOCK_KERNEL_CACHE:-$ROOT/.cache/kernels}
-QEMU_TIMEOUT=${QEMU_TIMEOUT:-180}
+BENCH=0
+if [ "${1:-}" = --bench ]; then
+	BENCH=1
+	shift
+fi
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-$([ $BENCH = 1 ] && echo 600 || echo 180)}
 SERIES=${*:-6.1 6.12}
 WORK=$(mktemp -d /tmp/ilock-kernels.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT INT TERM
@@ -132,7 +139,14 @@ build_initrd() {  # KDIR VERSION OUT
 	copy_with_libs "$r" "$(command -v mke2fs)" /bin/mkfs.ext4
 	[ -e /etc/mke2fs.conf ] && cp /etc/mke2fs.conf "$r/etc/"
 	copy_modules "$r" "$kdir" "$ver" loop xfs
-	cp "${GUEST_INIT:-$ROOT/tests/kernels/guest.sh}" "$r/init"
+	if [ $BENCH = 1 ]; then
+		cc -O2 -Wall -Wextra -Werror -o "$WORK/faults" "$ROOT/tests/kernels/faults.c"
+		copy_with_libs "$r" "$WORK/faults"
+		copy_with_libs "$r" "$(command -v bpftool)"
+		cp "$ROOT/tests/kernels/bench_holds.sh" "$r/init"
+	else
+		cp "${GUEST_INIT:-$ROOT/tests/kernels/guest.sh}" "$r/init"
+	fi
 	chmod 755 "$r/init"
 	(cd "$r" && find . | cpio -o -H newc --quiet | gzip -1) > "$out"
 }
@@ -144,9 +158,17 @@ boot() {  # KDIR VERSION LOG
 	log "booting $ver under qemu (tcg, up to $QEMU_TIMEOUT s)"
 	start=$(date +%s)
 	# -accel tcg only: nested KVM hangs on this project's hosts
-	timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -m 1G -smp 2 -nographic \
+	# The benchmark counts instructions, not host time: with -icount the
+	# guest clock advances 1 ns per guest instruction, so a busy, shared
+	# host cannot skew ops per (guest) second. icount boots one vCPU only
+	# (qemu 7.2 hangs bringing up a second one).
+	# shellcheck disable=SC2046
+	timeout "$QEMU_TIMEOUT" qemu-system-x86_64 -accel tcg -m 1G -nographic \
+		$([ $BENCH = 1 ] && echo "-smp 1 -icount ${QEMU_ICOUNT:-shift=0,sleep=off}" ||
+			echo "-smp 2") \
 		-no-reboot -kernel "$kdir/boot/vmlinuz-$ver" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=1" </dev/null > "$logf" 2>&1 ||
+		-append "console=ttyS0 panic=-1 quiet loglevel=1${BENCH_ROUNDS:+ ROUNDS=$BENCH_ROUNDS}" \
+		</dev/null > "$logf" 2>&1 ||
 		log "qemu for $ver exited $? (timeout or crash: see the checks)"
 	log "$ver: guest ran $(( $(date +%s) - start )) s"
 }
@@ -163,10 +185,17 @@ for s in $SERIES; do
 	kdir=$(fetch_kernel "$s")
 	ver=$(ls "$kdir/lib/modules" | head -n 1)
 	[ -n "$ver" ] && [ -e "$kdir/boot/vmlinuz-$ver" ] || die "bad unpacked kernel in $kdir"
-	logf=$CACHE/logs/$ver.log
+	logf=$CACHE/logs/$ver$([ $BENCH = 1 ] && echo .bench).log
 	boot "$kdir" "$ver" "$logf"
 	logs="$logs $s=$logf"
 done
+
+if [ $BENCH = 1 ]; then
+	rc=0
+	# shellcheck disable=SC2086
+	python3 "$ROOT/tests/kernels/bench_report.py" $logs || rc=$?
+	exit $rc
+fi
 
 # The host kernel: the same scenario, default and forced fallback, from
 # the integration tests (they need root, BTF and loop devices like the rest).

@@ -85,6 +85,12 @@ static void choose_lock_waits(const struct probe_result *r, struct strategy *s)
 	const char *base;
 	char fe[160], kp[160];
 
+	if (!r->has_caps) {
+		/* unprivileged, nothing could be tried: say that, not what is "missing" */
+		s->lock_waits = ATTACH_OFF;
+		why(s->lock_waits_why, "off: needs root, or CAP_BPF and CAP_PERFMON");
+		return;
+	}
 	if (!r->task_storage) {
 		s->lock_waits = ATTACH_OFF;
 		why(s->lock_waits_why, "off: no BPF task storage (Linux 5.11+), where ilock keeps "
@@ -143,6 +149,8 @@ static void choose_xfs_holds(const struct probe_result *r, struct strategy *s)
 	s->xfs_holds = ATTACH_OFF;
 	if (r->forced_no_xfs) {
 		why(s->xfs_holds_why, "off (ILOCK_NO_XFS)");
+	} else if (!r->has_caps) {
+		why(s->xfs_holds_why, "off: needs root, or CAP_BPF and CAP_PERFMON");
 	} else if (!r->xfs_btf) {
 		why(s->xfs_holds_why, "off: XFS not built in or loaded (no xfs BTF)");
 	} else if (!r->tp_xfs) {

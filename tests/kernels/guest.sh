@@ -44,8 +44,9 @@ t0=$(date +%s)
 ilock probe -j > /tmp/probe.json 2> /tmp/probe.err
 block probe /tmp/probe.json
 [ -s /tmp/probe.err ] && block probe.stderr /tmp/probe.err
-ilock probe --holds=all -j > /tmp/probe-all.json 2>&1
 say "probe took $(( $(date +%s) - t0 )) s"
+ilock probe --holds=all > /tmp/probe.txt 2>&1
+block probe.txt /tmp/probe.txt
 
 # can KIND: does the probe say this attach type works (ok true)?
 can() {

@@ -218,7 +218,15 @@ static void test_degraded(void)
 	struct probe_result r = host_618();
 	struct strategy s;
 
+	/* unprivileged: nothing was tried; the reason is the privilege */
+	r.has_caps = false;
+	choose_strategy(&r, NULL, &s);
+	CHECK_EQ_U(s.lock_waits, ATTACH_OFF);
+	CHECK_STR(s.lock_waits_why, "off: needs root, or CAP_BPF and CAP_PERFMON");
+	CHECK_STR(s.xfs_holds_why, "off: needs root, or CAP_BPF and CAP_PERFMON");
+
 	/* no task storage (before 5.11): nothing can run, whatever else works */
+	r = host_618();
 	r.task_storage = false;
 	choose_strategy(&r, NULL, &s);
 	CHECK_EQ_U(s.lock_waits, ATTACH_OFF);
