@@ -32,25 +32,54 @@ mount "$dev" "$work/mnt"
 FIO="fio --name=seed --filename=$work/mnt/ibdata1 --size=256M --rw=randrw --rwmixread=60 --bs=16k --numjobs=8 --thread --ioengine=psync"
 $FIO --create_only=1 >/dev/null
 
-stats() {  # prefix -> "name ns/event count" for our programs
-	bpftool prog show -j | python3 -c "
-import json, sys
-for p in json.load(sys.stdin):
-    n = p.get('name', '')
-    if n.startswith('$1') and p.get('run_cnt'):
-        print(n, round(p['run_time_ns'] / p['run_cnt']), p['run_cnt'])"
+stats() {  # pid -> "tracepoint ns/event count" for the programs that pid holds
+	ILOCK_OBJ=$REPO/build/ilock.bpf.o python3 - "$1" <<'PY'
+import json, os, re, subprocess, sys
+pid = sys.argv[1]
+ids = set()
+for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+    try:
+        for line in open(f"/proc/{pid}/fdinfo/{fd}"):
+            if line.startswith("prog_id:"):
+                ids.add(int(line.split()[1]))
+    except OSError:
+        pass
+# each ilock program's tracepoint, from its ELF section ("tp_btf/<tracepoint>")
+SECTION_TP = {}
+objdump = subprocess.run(["llvm-objdump", "-t", os.environ["ILOCK_OBJ"]],
+                         capture_output=True, text=True).stdout
+for line in objdump.splitlines():
+    f = line.split()
+    if len(f) >= 6 and "F" in f[2:4] and "/" in f[-3]:
+        SECTION_TP[f[-1]] = f[-3].rsplit("/", 1)[-1]
+for i in sorted(ids):
+    p = json.loads(subprocess.run(["bpftool", "prog", "show", "id", str(i), "-j"],
+                                  capture_output=True, text=True).stdout)
+    if not p.get("run_cnt"):
+        continue
+    # the kernel keeps 15 characters of a name; the xlated dump has it whole
+    head = subprocess.run(["bpftool", "prog", "dump", "xlated", "id", str(i)],
+                          capture_output=True, text=True).stdout.split("\n", 1)[0]
+    m = re.match(r"\S+ (\w+)\(", head)
+    name = m.group(1) if m else p["name"]
+    tp = SECTION_TP.get(name) or re.sub(r"^floor_", "", name)
+    print(tp, round(p["run_time_ns"] / p["run_cnt"]), p["run_cnt"])
+PY
 }
 
 one() {  # condition -> lines "condition name ns count"
 	case $1 in
-	floor) "$B/bpfload" "$B/floor.bpf.o" $((SECS + 30)) > "$work/ready" & ;;
+	# every optional floor program too, to mirror the I/O tracepoints ilock uses
+	floor) "$B/bpfload" "$B/floor.bpf.o" $((SECS + 30)) contention_begin contention_end \
+		xfs_ilock xfs_ilock_nowait xfs_iunlock xfs_ilock_demote \
+		$(sed -n 's/^FLOOR_OPT(\(.*\))$/\1/p' "$REPO/scripts/bench/floor.bpf.c") > "$work/ready" & ;;
 	ilock) "$ILOCK" stat -d $((SECS + 30)) -D "$work/mnt" > /dev/null 2> "$work/ready" & ;;
 	esac
 	pid=$!
 	while ! grep -q 'attached\|tracing' "$work/ready" 2>/dev/null; do sleep 0.05; done
 	sysctl -q kernel.bpf_stats_enabled=1
 	$FIO --time_based --runtime="$SECS" >/dev/null
-	case $1 in floor) stats floor_ ;; ilock) stats "" | grep -E '_(btf|raw)$' ;; esac | sed "s/^/$1 /"
+	stats "$pid" | sed "s/^/$1 /"
 	sysctl -q kernel.bpf_stats_enabled=0
 	kill -INT "$pid"; wait "$pid" 2>/dev/null || true
 }
@@ -65,13 +94,12 @@ rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     cond, name, ns, cnt = line.split()
     rows[(cond, name)].append(int(ns))
-floor = {n.replace("floor_", ""): statistics.median(v) for (c, n), v in rows.items() if c == "floor"}
-print(f"{'program':28s} {'median ns/ev':>12s} {'min-max':>12s} {'floor':>6s} {'above floor':>12s}")
+floor = {n: statistics.median(v) for (c, n), v in rows.items() if c == "floor"}
+print(f"{'program (tracepoint)':28s} {'median ns/ev':>12s} {'min-max':>12s} {'floor':>6s} {'above floor':>12s}")
 for (c, n), v in sorted(rows.items()):
     if c != "ilock":
         continue
-    base = n.rsplit("_", 1)[0]
-    f = floor.get(base)
+    f = floor.get(n)
     m = statistics.median(v)
     print(f"{n:28s} {m:12.0f} {min(v):5d}-{max(v):<6d} {f if f is not None else '-':>6} "
           f"{(m - f) if f is not None else float('nan'):12.0f}")
