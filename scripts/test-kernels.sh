@@ -74,7 +74,10 @@ fetch_kernel() {
 		deb=$(ls "$CACHE/${pkg}_"*.deb 2>/dev/null | tail -n 1)
 		if [ -z "$deb" ]; then
 			log "downloading $pkg"
-			(cd "$CACHE" && apt-get download -q "$pkg" >&2) || die "apt-get download $pkg failed"
+			# a stale index may name a version the mirror no longer has
+			(cd "$CACHE" && apt-get download -q "$pkg" >&2) ||
+				{ apt-get update -q >&2 && (cd "$CACHE" && apt-get download -q "$pkg" >&2); } ||
+				die "apt-get download $pkg failed"
 			deb=$(ls "$CACHE/${pkg}_"*.deb | tail -n 1)
 		fi
 		rm -rf "$dir"
@@ -185,7 +188,8 @@ for s in $SERIES; do
 	kdir=$(fetch_kernel "$s")
 	ver=$(ls "$kdir/lib/modules" | head -n 1)
 	[ -n "$ver" ] && [ -e "$kdir/boot/vmlinuz-$ver" ] || die "bad unpacked kernel in $kdir"
-	logf=$CACHE/logs/$ver$([ $BENCH = 1 ] && echo .bench).log
+	logf=$CACHE/logs/$ver.log
+	[ $BENCH = 0 ] || logf=$CACHE/logs/$ver.bench.log
 	boot "$kdir" "$ver" "$logf"
 	logs="$logs $s=$logf"
 done

@@ -77,6 +77,25 @@ def check_probe(c, probe):
     c.check(probe["rwsem_slowpath"]["btf"], "probe: rwsem slow paths in BTF")
 
 
+def check_no_xfs(c, blocks):
+    """Before xfs.ko is loaded: XFS programs left out with a note, ilock runs."""
+    probe = load_json(c, blocks, "probe.noxfs")
+    if probe:
+        xh = probe["strategy"]["xfs_holds"]
+        c.check(probe["xfs"] is None, f"no-xfs probe: xfs {probe['xfs']}")
+        c.check(xh["attach"] == "off" and "XFS not built in or loaded" in xh["why"],
+                f"no-xfs probe: XFS holds off with the reason, got {xh}")
+        c.check(probe["strategy"]["lock_waits"]["attach"] == "tp_btf",
+                f"no-xfs probe: lock waits unaffected, got {probe['strategy']['lock_waits']}")
+    err = blocks.get("stat.noxfs.stderr", "")
+    c.check("rc=0" in err, f"no-xfs: ilock stat exited non-zero: {err[:300]}")
+    doc = load_json(c, blocks, "stat.noxfs")
+    if doc:
+        c.check(doc["attach"].get("xfs_ilock") == "off" and
+                doc["attach"].get("contention_begin") == "tp_btf",
+                f"no-xfs: attach {doc['attach']}")
+
+
 def meta_of(text):
     return dict(kv.split("=", 1) for kv in text.split() if "=" in kv)
 
@@ -171,6 +190,7 @@ def check_guest(series, path):
         c.check(probe["kernel"].startswith(series + "."),
                 f"probe: kernel {probe['kernel']} is not {series}")
         check_probe(c, probe)
+        check_no_xfs(c, blocks)
         ok = {k: v["ok"] for k, v in probe["attach_types"].items()}
         for name, (attach, kind, hold, needs) in SCENARIOS.items():
             if needs and not ok.get(needs):

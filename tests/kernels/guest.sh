@@ -34,12 +34,23 @@ block() {  # NAME FILE: print a file between markers
 	echo "@@ILOCK-END $1"
 }
 
+# everything but xfs first: ilock must run, without XFS programs, before it is loaded
+xfs_ko=""
 while read -r m; do
 	[ -n "$m" ] || continue
+	case $m in */xfs.ko) xfs_ko=$m; continue ;; esac
 	insmod "/lib/modules/$m" || say "insmod-failed $m"
 done < /modules.load
 
 say "kernel $(uname -r) cpus $(nproc)"
+ilock probe -j > /tmp/probe-noxfs.json 2>&1
+block probe.noxfs /tmp/probe-noxfs.json
+ilock stat -d 1 -j > /tmp/stat-noxfs.json 2> /tmp/stat-noxfs.err
+echo "rc=$?" >> /tmp/stat-noxfs.err
+block stat.noxfs /tmp/stat-noxfs.json
+block stat.noxfs.stderr /tmp/stat-noxfs.err
+[ -n "$xfs_ko" ] && { insmod "/lib/modules/$xfs_ko" || say "insmod-failed $xfs_ko"; }
+
 t0=$(date +%s)
 ilock probe -j > /tmp/probe.json 2> /tmp/probe.err
 block probe /tmp/probe.json
