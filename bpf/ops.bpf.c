@@ -123,6 +123,7 @@ int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 	struct ilock_dio_key k;
 	struct inode *inode;
 	u64 pos, len, owner;
+	s64 isize;
 	bool write;
 	u8 flags = 0;
 	u64 *n;
@@ -137,15 +138,16 @@ int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 	if ((pos | len) & ((1U << (inode->i_blkbits & 31)) - 1))
 		flags |= ILOCK_OPF_UNALIGNED;
 	if (!write) {
-		set_op(inode, ILOCK_OP_DIRECT_READ, flags, pos, len, inode->i_size);
+		set_op(inode, ILOCK_OP_DIRECT_READ, flags, pos, len, -1);
 		return 0;
 	}
 	owner = inode->i_rwsem.owner.counter;
 	if (!(owner & RWSEM_READER_OWNED) && (owner & ~RWSEM_OWNER_FLAGS_MASK) == (u64)me)
 		flags |= ILOCK_OPF_EXCL_LOCK;
-	if (pos + len > (u64)inode->i_size)
+	isize = inode->i_size;
+	if (pos + len > (u64)isize)
 		flags |= ILOCK_OPF_EXTENDING;
-	if (!set_op(inode, ILOCK_OP_DIRECT_WRITE, flags, pos, len, inode->i_size))
+	if (!set_op(inode, ILOCK_OP_DIRECT_WRITE, flags, pos, len, isize))
 		return 0;
 	/*
 	 * How direct writes took the lock, per inode: exclusive takes and why,
@@ -182,7 +184,11 @@ static __always_inline int on_write_begin(struct inode *inode, s64 pos, u32 len)
 {
 	if (!inode)
 		return 0;
-	set_op(inode, ILOCK_OP_BUFFERED_WRITE, ILOCK_OPF_PARTIAL, pos, len, inode->i_size);
+	/*
+	 * No i_size load: a partial range only proves overlap, and whether
+	 * the write extends the file comes from its syscall, at contention.
+	 */
+	set_op(inode, ILOCK_OP_BUFFERED_WRITE, ILOCK_OPF_PARTIAL, pos, len, -1);
 	return 0;
 }
 

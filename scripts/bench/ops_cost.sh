@@ -1,20 +1,24 @@
 #!/bin/sh
-# Cost of the operation sources (issue 5, docs/ranges.md):
-#  1. BPF ns per I/O event of each op program (run_time_ns / run_cnt with
-#     kernel.bpf_stats_enabled), and of empty programs on the same
-#     tracepoints (the floor), during fio on XFS and ext4: the seed workload
-#     (randrw 60/40, 16k, buffered, psync, 8 threads, one 256 MiB file) and
-#     its O_DIRECT twin. ilock runs with --ops=all here so that the optional
-#     page-cache source (mm_filemap_get_pages) is measured too.
-#  2. IOPS of the seed workload on XFS with no tracer, with `ilock stat
-#     --ops=off` and with `ilock stat` (default ops), bpf_stats off.
+# Cost of the operation sources (issue 5, docs/ranges.md), as root:
 #
-# usage: scripts/bench/ops_cost.sh [ROUNDS] [SECONDS]      (as root)
-# Conditions alternate within each round so that all see the same load;
-# the figures are medians over rounds.
+#   scripts/bench/ops_cost.sh [ROUNDS] [SECONDS]
+#
+# 1. ns per I/O event of each op program (run_time_ns / run_cnt, with
+#    kernel.bpf_stats_enabled) against empty programs on the same
+#    tracepoints (scripts/bench/ops_floor.bpf.c), in one-thread fio loops
+#    pinned to CPU 1: small buffered reads and writes on XFS and ext4,
+#    direct reads on XFS, direct writes on ext4; page-cache reads with
+#    --ops=all, the one source that is off by default.
+# 2. The same under the seed workload (randrw 60/40, 16k, buffered, psync,
+#    8 threads, one 256 MiB file on XFS): contended, two CPUs busy.
+# 3. IOPS of the seed workload with no tracer, `ilock stat --ops=off` and
+#    `ilock stat` (default ops), bpf_stats off.
+#
+# Conditions alternate within each round, so all see the same machine
+# load; every figure is the median over rounds.
 set -eu
 ROUNDS=${1:-5}
-SECS=${2:-6}
+SECS=${2:-4}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 ILOCK=$REPO/build/ilock
 B=$REPO/build/bench
@@ -35,7 +39,7 @@ clang -g -O2 -target bpf -mcpu=v3 -I"$REPO/bpf" -I"$REPO/include" \
 	-I/usr/include/"$(gcc -print-multiarch)" -c "$REPO/scripts/bench/ops_floor.bpf.c" \
 	-o "$B/ops_floor.bpf.o"
 
-mkfs() {  # fstype -> mountpoint
+newfs() {  # fstype -> mountpoint
 	truncate -s 1G "$work/$1.img"
 	case $1 in
 	xfs) mkfs.xfs -q -f "$work/$1.img" ;;
@@ -47,103 +51,122 @@ mkfs() {  # fstype -> mountpoint
 	mount "$d" "$work/mnt-$1"
 	echo "$work/mnt-$1"
 }
-XFS=$(mkfs xfs)
-EXT4=$(mkfs ext4)
-
-fio_cmd() {  # mount direct -> fio command (seed workload)
-	echo "fio --name=seed --filename=$1/ibdata1 --size=256M --rw=randrw --rwmixread=60" \
-	     "--bs=16k --numjobs=8 --thread --ioengine=psync --direct=$2"
+XFS=$(newfs xfs)
+EXT4=$(newfs ext4)
+SEED="fio --name=seed --filename=$XFS/ibdata1 --size=256M --rw=randrw --rwmixread=60 --bs=16k --numjobs=8 --thread --ioengine=psync"
+$SEED --create_only=1 >/dev/null
+for m in "$XFS" "$EXT4"; do
+	fio --name=prep --filename="$m/small" --size=1M --rw=write --bs=1M --end_fsync=1 >/dev/null
+done
+loop() {  # mount fio-args... -> one-thread loop on CPU 1
+	m=$1
+	shift
+	taskset -c 1 fio --name=loop --filename="$m/small" --size=1M --numjobs=1 --ioengine=psync \
+		--time_based --runtime="$SECS" "$@" >/dev/null
 }
-for m in "$XFS" "$EXT4"; do $(fio_cmd "$m" 0) --create_only=1 >/dev/null; done
 
 prog_ids() { bpftool prog show -j | python3 -c "import json,sys; print(*[p['id'] for p in json.load(sys.stdin)])"; }
 
 # Our tracer's programs only: other tracers (tests running beside us) load
 # programs of the same names. Ours are the ones that appeared with it.
-stats() {  # prefix -> "name run_time_ns run_cnt" of our programs with that prefix
+stats() {  # -> "name run_time_ns run_cnt" of our op and floor programs
 	bpftool prog show -j | python3 -c "
-import json, sys
+import json
 before = set(map(int, open('$work/ids').read().split()))
-for p in json.load(sys.stdin):
+for p in json.load(open('/dev/stdin')):
     n = p.get('name', '')
-    if p['id'] not in before and n.startswith('$1') and p.get('run_cnt'):
+    if p['id'] not in before and n.startswith(('op_', 'opfloor_')) and p.get('run_cnt'):
         print(n, p['run_time_ns'], p['run_cnt'])"
 }
 
-start_bg() {  # condition mount -> pid of the tracer (waits until attached)
+start_bg() {  # condition [mount] -> $pid of the tracer, attached
 	prog_ids > "$work/ids"
 	case $1 in
-	floor) "$B/bpfload" "$B/ops_floor.bpf.o" $((SECS + 60)) > "$work/ready" & ;;
-	ilock) "$ILOCK" stat --ops=all -d $((SECS + 60)) -D "$2" > /dev/null 2> "$work/ready" & ;;
-	off) "$ILOCK" stat --ops=off -d $((SECS + 60)) -D "$2" > /dev/null 2> "$work/ready" & ;;
-	dflt) "$ILOCK" stat -d $((SECS + 60)) -D "$2" > /dev/null 2> "$work/ready" & ;;
+	floor) "$B/bpfload" "$B/ops_floor.bpf.o" $((SECS + 120)) > "$work/ready" & ;;
+	dflt) "$ILOCK" stat -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
+	all) "$ILOCK" stat --ops=all -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
+	off) "$ILOCK" stat --ops=off -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
 	esac
 	pid=$!
 	while ! grep -q 'attached\|tracing' "$work/ready" 2>/dev/null; do sleep 0.05; done
 }
 
-cost() {  # condition workload mount direct -> lines "workload condition prog ns count"
-	start_bg "$1" "$3"
+stop_bg() { kill -INT "$pid"; wait "$pid" 2>/dev/null || true; }
+
+cost() {  # label condition command... -> lines "cost label condition prog ns cnt"
+	label=$1
+	cond=$2
+	shift 2
+	start_bg "$cond"
 	sysctl -q kernel.bpf_stats_enabled=1
-	$(fio_cmd "$3" "$4") --time_based --runtime="$SECS" >/dev/null
-	case $1 in floor) stats opfloor_ ;; ilock) stats op_ ;; esac | sed "s/^/$2 $1 /"
+	"$@" >/dev/null
+	stats | sed "s/^/cost $label $cond /"
 	sysctl -q kernel.bpf_stats_enabled=0
-	kill -INT "$pid"; wait "$pid" 2>/dev/null || true
+	stop_bg
 }
 
 iops() {  # condition -> "iops condition N"
 	pid=""
-	[ "$1" != none ] && start_bg "$1" "$XFS"
-	n=$($(fio_cmd "$XFS" 0) --time_based --runtime="$SECS" --output-format=json |
+	[ "$1" != none ] && start_bg "$1"
+	n=$($SEED --time_based --runtime="$SECS" --output-format=json |
 		python3 -c "import json,sys; j=json.load(sys.stdin)['jobs']; \
 print(round(sum(x['read']['iops'] + x['write']['iops'] for x in j)))")
-	[ -n "$pid" ] && { kill -INT "$pid"; wait "$pid" 2>/dev/null || true; }
+	[ -n "$pid" ] && stop_bg
 	echo "iops $1 $n"
 }
 
-echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $ROUNDS rounds of ${SECS}s"
+echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at start, $ROUNDS rounds of ${SECS}s"
 for r in $(seq "$ROUNDS"); do
-	for w in "xfs-buffered $XFS 0" "ext4-buffered $EXT4 0" "xfs-direct $XFS 1" "ext4-direct $EXT4 1"; do
-		set -- $w
-		cost floor "$1" "$2" "$3"
-		cost ilock "$1" "$2" "$3"
+	for c in floor dflt; do
+		cost xfs-read-512 "$c" loop "$XFS" --rw=read --bs=512
+		cost xfs-write-512 "$c" loop "$XFS" --rw=write --bs=512
+		cost ext4-write-512 "$c" loop "$EXT4" --rw=write --bs=512
+		cost xfs-dread-4k "$c" loop "$XFS" --rw=randread --bs=4k --direct=1
+		cost ext4-dwrite-4k "$c" loop "$EXT4" --rw=randwrite --bs=4k --direct=1
+		cost seed "$c" $SEED --time_based --runtime="$SECS"
 	done
+	cost ext4-read-512 floor loop "$EXT4" --rw=read --bs=512
+	cost ext4-read-512 all loop "$EXT4" --rw=read --bs=512
 	for c in none off dflt; do iops $c; done
 done > "$work/all"
+echo "# load $(cut -d' ' -f1-3 /proc/loadavg) at end"
 
 python3 - "$work/all" <<'PY'
 import sys, statistics, collections
-cost = collections.defaultdict(list)     # (workload, cond, base) -> [ns/event]
-events = collections.defaultdict(list)   # (workload, base) -> [events/s-ish counts]
-tot = collections.defaultdict(list)      # (workload, cond) -> [total ns / total events]
+ns = collections.defaultdict(list)   # (label, cond, source) -> [ns/event]
+cnt = collections.defaultdict(list)
 iops = collections.defaultdict(list)
-rounds = collections.defaultdict(lambda: [0, 0])
 for line in open(sys.argv[1]):
     f = line.split()
     if f[0] == "iops":
         iops[f[1]].append(int(f[2]))
         continue
-    w, cond, name, ns, cnt = f[0], f[1], f[2], int(f[3]), int(f[4])
-    base = name.split("_", 1)[1]
-    cost[(w, cond, base)].append(ns / cnt)
-    if cond == "ilock":
-        events[(w, base)].append(cnt)
-print("\nBPF cost per I/O event (median over rounds of run_time_ns/run_cnt)")
-print(f"{'workload':14s} {'source':28s} {'events':>9s} {'ilock ns':>9s} {'floor ns':>9s} {'above':>7s}")
-for w in ("xfs-buffered", "ext4-buffered", "xfs-direct", "ext4-direct"):
-    for (ww, cond, base), v in sorted(cost.items()):
-        if ww != w or cond != "ilock":
+    _, label, cond, name, t, n = f
+    source = name.split("_", 1)[1]
+    ns[(label, "floor" if cond == "floor" else "ilock", source)].append(int(t) / int(n))
+    cnt[(label, "floor" if cond == "floor" else "ilock", source)].append(int(n))
+
+# the source each loop is about; other sources fire too (the rest of the
+# machine does I/O), but are not that loop's figure
+main = {"xfs-read-512": ["xfs_buffered_read"], "xfs-write-512": ["xfs_buffered_write"],
+        "ext4-write-512": ["ext4_da_write_begin"], "xfs-dread-4k": ["dio_begin"],
+        "ext4-dwrite-4k": ["dio_begin"], "ext4-read-512": ["filemap_get_pages"],
+        "seed": ["xfs_buffered_read", "xfs_buffered_write"]}
+print("\nBPF ns per I/O event, median over rounds (bpf_stats run_time_ns / run_cnt)")
+print(f"{'loop':16s} {'source':22s} {'events/round':>12s} {'ilock':>7s} {'floor':>7s} {'above':>7s}")
+for label, sources in main.items():
+    for s in sources:
+        a, f = ns.get((label, "ilock", s)), ns.get((label, "floor", s))
+        if not a:
             continue
-        m = statistics.median(v)
-        fl = cost.get((w, "floor", base))
-        f = statistics.median(fl) if fl else None
-        n = statistics.median(events[(w, base)])
-        fs = "-" if f is None else str(round(f))
-        above = "-" if f is None else str(round(m - f))
-        print(f"{w:14s} {base:28s} {n:9.0f} {m:9.0f} {fs:>9s} {above:>7s}")
-print("\nIOPS of the seed workload on XFS (median over rounds)")
+        m = statistics.median(a)
+        fm = statistics.median(f) if f else None
+        n = statistics.median(cnt[(label, "ilock", s)])
+        print(f"{label:16s} {s:22s} {n:12.0f} {m:7.1f} "
+              f"{'-' if fm is None else f'{fm:.1f}':>7s} {'-' if fm is None else f'{m - fm:.1f}':>7s}")
+print("\nIOPS of the seed workload on XFS, median over rounds")
 base = statistics.median(iops["none"])
 for c, label in (("none", "no tracer"), ("off", "ilock stat --ops=off"), ("dflt", "ilock stat")):
     m = statistics.median(iops[c])
-    print(f"{label:24s} {m:9.0f}  {m / base * 100:6.1f}%   runs: {' '.join(map(str, iops[c]))}")
+    print(f"{label:22s} {m:9.0f}  {m / base * 100:6.1f}%   runs: {' '.join(map(str, iops[c]))}")
 PY
