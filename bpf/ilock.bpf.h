@@ -86,6 +86,21 @@ struct last_stack {
 	u8 class, mode;
 };
 
+/*
+ * The holder stacks this thread sampled last, as the rate limit of one
+ * sample per (lock, holder) per cfg_holder_stack_ns: looked up in the
+ * waiter's own storage, not in a map, as contention_begin runs inside the
+ * rwsem's wait_lock for writers.
+ */
+#define ILOCK_SAMPLE_SLOTS 16
+
+struct holder_sample {
+	u64 inode;
+	u64 ns;
+	u32 holder_pid;
+	u32 class;
+};
+
 /* An ext4 fsync in progress, for its journal wait (jbd2.bpf.c). */
 struct fsync_state {
 	u64 inode;           /* 0: none */
@@ -102,6 +117,8 @@ struct task_state {
 	struct deferred_wait deferred;
 	struct fsync_state fsync;
 	struct last_stack stack;
+	struct holder_sample samples[ILOCK_SAMPLE_SLOTS];
+	u32 next_sample;
 };
 
 /*
@@ -147,13 +164,6 @@ typedef struct {
 } counter_map_t;
 
 typedef struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, ILOCK_DEF_LOCKS);
-	__type(key, struct ilock_range_key);
-	__type(value, struct ilock_range_stats);
-} range_map_t;
-
-typedef struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
 	__uint(max_entries, ILOCK_DEF_STACKS);
 	__uint(key_size, sizeof(u32));
@@ -174,28 +184,25 @@ typedef struct {
 	__type(value, struct ilock_stack_frames);
 } frames_map_t;
 
-/* Last holder-stack sample per (lock, holder, waiter): the rate limit. */
-struct sample_key {
-	u64 ino;
-	u32 dev;
-	u32 class;
-	u32 holder_pid;
-	u32 waiter_pid;
-};
-
-typedef struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct sample_key);
-	__type(value, u64);
-} sample_map_t;
-
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, ILOCK_DEF_INODES);
 	__type(key, struct ilock_dio_key);
 	__type(value, u64);
 } dio_map_t;
+
+/* A per-CPU cap on holder stacks: a second's start and how many so far. */
+struct stack_budget {
+	u64 window_ns;
+	u64 taken;
+};
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct stack_budget);
+} budget_map_t;
 
 /* Per-CPU room for one holder stack: 256 bytes would crowd the BPF stack. */
 typedef struct {
@@ -220,13 +227,12 @@ extern inode_map_t inodes SEC(".maps");
 extern task_state_map_t task_states SEC(".maps");
 extern counter_map_t counters SEC(".maps");
 extern scratch_map_t path_scratch SEC(".maps");
-extern range_map_t lock_ranges SEC(".maps");
 extern stack_trace_map_t stack_traces SEC(".maps");
 extern stack_waits_map_t stack_waits SEC(".maps");
 extern frames_map_t holder_frames SEC(".maps");
-extern sample_map_t holder_samples SEC(".maps");
 extern dio_map_t dio_writes SEC(".maps");
 extern frames_scratch_t frames_scratch SEC(".maps");
+extern budget_map_t stack_budget SEC(".maps");
 
 /* Filters and switches, set by userspace between open and load. */
 extern const volatile __u32 cfg_tgid;          /* 0: any process */
@@ -243,10 +249,10 @@ extern const volatile __u32 cfg_holder_stacks;
 extern const volatile __u64 cfg_holder_stack_ns;  /* one holder sample per pair per this */
 extern const volatile __u32 cfg_dio_shared;       /* count shared direct writes too */
 extern const volatile __u64 cfg_stack_reuse_ns;   /* a thread's waiter stack is reused this long */
+extern const volatile __u32 cfg_holder_stacks_cpu_sec; /* cap on holder stacks per CPU and second */
 
 extern const struct ilock_stats zero_stats;
 extern const struct ilock_edge_stats zero_edge;
-extern const struct ilock_range_stats zero_range;
 extern const struct ilock_stack_stats zero_stack;
 extern const struct ilock_op_info zero_op;
 

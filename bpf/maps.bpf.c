@@ -9,13 +9,12 @@ inode_map_t inodes SEC(".maps");
 task_state_map_t task_states SEC(".maps");
 counter_map_t counters SEC(".maps");
 scratch_map_t path_scratch SEC(".maps");
-range_map_t lock_ranges SEC(".maps");
 stack_trace_map_t stack_traces SEC(".maps");
 stack_waits_map_t stack_waits SEC(".maps");
 frames_map_t holder_frames SEC(".maps");
-sample_map_t holder_samples SEC(".maps");
 dio_map_t dio_writes SEC(".maps");
 frames_scratch_t frames_scratch SEC(".maps");
+budget_map_t stack_budget SEC(".maps");
 
 const volatile __u32 cfg_tgid = 0;
 const volatile __u32 cfg_comm_on = 0;
@@ -31,10 +30,10 @@ const volatile __u32 cfg_holder_stacks = 1;
 const volatile __u64 cfg_holder_stack_ns = 1000000000ULL;
 const volatile __u32 cfg_dio_shared = 0;
 const volatile __u64 cfg_stack_reuse_ns = 10000000ULL;
+const volatile __u32 cfg_holder_stacks_cpu_sec = 200;
 
 const struct ilock_stats zero_stats = {};
 const struct ilock_edge_stats zero_edge = {};
-const struct ilock_range_stats zero_range = {};
 const struct ilock_stack_stats zero_stack = {};
 const struct ilock_op_info zero_op = {};
 

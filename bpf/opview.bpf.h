@@ -58,54 +58,53 @@ static __always_inline struct pt_regs___ilock *task_regs(struct task_struct *tas
 	return (struct pt_regs___ilock *)bpf_task_pt_regs(task);
 }
 
+/*
+ * `task` is always a trusted pointer here (the current task, or one
+ * bpf_task_from_pid() counted), so its fields, its registers and its fd
+ * table load directly: these run inside the rwsem's wait_lock for writers
+ * (contention_begin fires there), where every probe read is felt.
+ */
 static __always_inline void read_sysargs(struct task_struct *task, struct sysargs *sa)
 {
 	struct pt_regs___ilock *r;
-	u64 cx, ip, r11, fl;
 
 	sa->in_syscall = false;
 	sa->nr = ILOCK_SYSNR_KERNEL;
-	if (BPF_CORE_READ(task, flags) & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
+	if (task->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
 		return;
 	r = task_regs(task);
-	sa->nr = (s64)BPF_CORE_READ(r, orig_ax);
+	sa->nr = (s64)r->orig_ax;
 #if defined(__TARGET_ARCH_x86)
 	/*
 	 * `syscall` saves the user rip in rcx and rflags in r11, and the entry
 	 * code stores both twice. A fault or interrupt has no such pair, and
 	 * its orig_ax is an error code, not a syscall number.
 	 */
-	cx = BPF_CORE_READ(r, cx);
-	ip = BPF_CORE_READ(r, ip);
-	r11 = BPF_CORE_READ(r, r11);
-	fl = BPF_CORE_READ(r, flags);
-	if (cx != ip || r11 != fl)
+	if (r->cx != r->ip || r->r11 != r->flags)
 		return;
 	sa->in_syscall = true;
-	sa->a[0] = BPF_CORE_READ(r, di);
-	sa->a[1] = BPF_CORE_READ(r, si);
-	sa->a[2] = BPF_CORE_READ(r, dx);
-	sa->a[3] = BPF_CORE_READ(r, r10);
-	sa->a[4] = BPF_CORE_READ(r, r8);
-#else
-	(void)cx; (void)ip; (void)r11; (void)fl;
+	sa->a[0] = r->di;
+	sa->a[1] = r->si;
+	sa->a[2] = r->dx;
+	sa->a[3] = r->r10;
+	sa->a[4] = r->r8;
 #endif
 }
 
 /* fd -> struct file of another task: racy but safe reads, like /proc does. */
 static __always_inline struct file *task_file(struct task_struct *task, s64 fd)
 {
-	struct files_struct *files = BPF_CORE_READ(task, files);
+	struct files_struct *files = task->files;
 	struct fdtable *fdt;
-	struct file **arr, *f = NULL;
+	struct file *f = NULL;
 
 	if (!files || fd < 0 || fd > 0x7fffffff)
 		return NULL;
-	fdt = BPF_CORE_READ(files, fdt);
-	if (!fdt || (u64)fd >= BPF_CORE_READ(fdt, max_fds))
+	fdt = files->fdt;
+	if (!fdt || (u64)fd >= fdt->max_fds)
 		return NULL;
-	arr = BPF_CORE_READ(fdt, fd);
-	bpf_probe_read_kernel(&f, sizeof(f), arr + fd);
+	/* a variable index into a kernel array: one probe read */
+	bpf_probe_read_kernel(&f, sizeof(f), (void *)fdt->fd + fd * sizeof(f));
 	return f;
 }
 
@@ -447,25 +446,51 @@ static __always_inline u64 frames_hash(const struct ilock_stack_frames *f)
 	return h ? h : 1;
 }
 
-/* A sleeping holder's stack, at most once per pair per cfg_holder_stack_ns. */
-static __always_inline void sample_holder_stack(struct task_struct *task, struct pending_wait *p,
-						u64 pid_tgid, u64 now)
+/* A sleeping holder's stack, at most once per (lock, holder) per cfg_holder_stack_ns. */
+static __always_inline void sample_holder_stack(struct task_struct *task, struct task_state *ts,
+						struct pending_wait *p, u64 now)
 {
-	struct sample_key sk = { .ino = p->key.ino, .dev = p->key.dev, .class = p->key.class,
-				 .holder_pid = p->holder_pid, .waiter_pid = (u32)pid_tgid };
 	struct ilock_stack_frames *f;
-	u64 *last, h;
-	u32 zero = 0;
+	struct holder_sample *hs;
+	u32 zero = 0, slot;
 	long n;
+	u64 h;
 
-	last = bpf_map_lookup_elem(&holder_samples, &sk);
-	if (last && now - *last < cfg_holder_stack_ns)
-		return;
-	bpf_map_update_elem(&holder_samples, &sk, &now, BPF_ANY);
-	if (BPF_CORE_READ(task, __state) == 0) {
+	for (int i = 0; i < ILOCK_SAMPLE_SLOTS; i++) {
+		hs = &ts->samples[i];
+		if (hs->inode == p->inode && hs->class == p->key.class &&
+		    hs->holder_pid == p->holder_pid && now - hs->ns < cfg_holder_stack_ns)
+			return;
+	}
+	slot = ts->next_sample++ & (ILOCK_SAMPLE_SLOTS - 1);
+	hs = &ts->samples[slot];
+	hs->inode = p->inode;
+	hs->class = p->key.class;
+	hs->holder_pid = p->holder_pid;
+	hs->ns = now;
+	if (task->__state == 0) {
 		/* on a CPU (or about to be): its stack is not ours to take */
 		count(ILOCK_EV_HOLDER_RUNNING);
 		return;
+	}
+	/*
+	 * Unwinding another task costs microseconds, inside the rwsem's
+	 * wait_lock for a waiting writer: past the per-CPU budget, skip.
+	 */
+	{
+		struct stack_budget *b = bpf_map_lookup_elem(&stack_budget, &zero);
+
+		if (!b)
+			return;
+		if (now - b->window_ns >= 1000000000ULL) {
+			b->window_ns = now;
+			b->taken = 0;
+		}
+		if (b->taken >= cfg_holder_stacks_cpu_sec) {
+			count(ILOCK_EV_HOLDER_STACK_SKIPPED);
+			return;
+		}
+		b->taken++;
 	}
 	f = bpf_map_lookup_elem(&frames_scratch, &zero);
 	if (!f)
@@ -548,7 +573,7 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 		hts = bpf_task_storage_get(&task_states, h, 0, 0);
 		resolve_op(h, false, p->inode, hts, &p->hop);
 		if (cfg_holder_stacks)
-			sample_holder_stack(h, p, pid_tgid, bpf_ktime_get_ns());
+			sample_holder_stack(h, ts, p, bpf_ktime_get_ns());
 		bpf_task_release(h);
 	}
 }
@@ -566,13 +591,16 @@ static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack
 }
 
 /* Everything keyed by what the waiter did: edge, range class, stacks. */
+/*
+ * The per-lock range classes are not kept apart: userspace adds them up
+ * from the edges, whose keys carry the class (snap_ranges_from_edges), so
+ * a wait costs one hash update less while the winner holds the lock.
+ */
 static __always_inline void account_wait(struct ilock_edge_key *ek, const struct ilock_op_info *hop,
 					 const struct ilock_op_info *wop, u64 ns, u64 holder_stack,
 					 s64 waiter_stack)
 {
-	struct ilock_range_key rk = { .ino = ek->ino, .dev = ek->dev, .class = ek->class };
 	struct ilock_edge_stats *es;
-	struct ilock_range_stats *rs;
 	u8 range = ilock_range_class(hop, wop);
 
 	ek->holder_op = hop->op;
@@ -588,12 +616,6 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
 	}
 	if (!cfg_ops)
 		return;
-	rk.range = range;
-	rs = lookup_or_init(&lock_ranges, &rk, &zero_range, ILOCK_LOST_RANGE_MAP_FULL);
-	if (rs) {
-		__sync_fetch_and_add(&rs->waits, 1);
-		__sync_fetch_and_add(&rs->wait_ns, ns);
-	}
 	if (waiter_stack >= 0)
 		add_stack(ek, (u64)waiter_stack, ILOCK_STACK_WAITER, ns);
 	if (holder_stack)

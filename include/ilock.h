@@ -362,6 +362,7 @@ enum ilock_counter {
 	ILOCK_EV_OP_NEVER,         /* ... of which the op never came: counted as unknown */
 	ILOCK_EV_HOLDER_STACK,     /* holder stacks sampled */
 	ILOCK_EV_HOLDER_RUNNING,   /* holder on a CPU at wait start: no stack to take */
+	ILOCK_EV_HOLDER_STACK_SKIPPED, /* holder stacks not taken: per-CPU budget spent */
 	ILOCK_EV_JBD2_WAIT,        /* fsync waits for a journal commit recorded */
 	ILOCK_LOST_WAIT_MAP_FULL,  /* wait stats map full */
 	ILOCK_LOST_EDGE_MAP_FULL,  /* edge map full */
@@ -378,7 +379,6 @@ enum ilock_counter {
 	ILOCK_LOST_STACK,          /* a waiter stack could not be taken */
 	ILOCK_LOST_HOLDER_STACK,   /* a sleeping holder's stack could not be taken */
 	ILOCK_LOST_STACK_MAP_FULL, /* stack aggregation map full */
-	ILOCK_LOST_RANGE_MAP_FULL, /* range class map full */
 	ILOCK_LOST_DIO_MAP_FULL,   /* ext4 direct-write map full */
 	ILOCK_LOST_HOLDER_GONE,    /* holder exited before its op could be read */
 	ILOCK_COUNTER_MAX,

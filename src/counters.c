@@ -13,6 +13,8 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_EV_OP_NEVER] = { "waiter_op_never", "... of which never got one: counted as unknown" },
 	[ILOCK_EV_HOLDER_STACK] = { "holder_stacks", "sleeping holders' stacks sampled" },
 	[ILOCK_EV_HOLDER_RUNNING] = { "holder_running", "holders on a CPU at wait start: no stack" },
+	[ILOCK_EV_HOLDER_STACK_SKIPPED] = { "holder_stacks_skipped",
+					    "holder stacks not taken: 200 per CPU and second spent" },
 	[ILOCK_EV_JBD2_WAIT] = { "jbd2_waits", "fsync waits for a journal commit recorded" },
 	[ILOCK_LOST_WAIT_MAP_FULL] = { "wait_map_full", "waits dropped: wait map full" },
 	[ILOCK_LOST_EDGE_MAP_FULL] = { "edge_map_full", "holder/waiter pairs dropped: edge map full" },
@@ -29,7 +31,6 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_LOST_STACK] = { "stack_failed", "waiter stacks not taken (stack map full or collision)" },
 	[ILOCK_LOST_HOLDER_STACK] = { "holder_stack_failed", "sleeping holders' stacks not taken" },
 	[ILOCK_LOST_STACK_MAP_FULL] = { "stack_map_full", "stack samples dropped: stack map full" },
-	[ILOCK_LOST_RANGE_MAP_FULL] = { "range_map_full", "range classes dropped: range map full" },
 	[ILOCK_LOST_DIO_MAP_FULL] = { "dio_map_full", "direct writes not counted: map full" },
 	[ILOCK_LOST_HOLDER_GONE] = { "holder_gone", "holders that exited before their op was read" },
 };

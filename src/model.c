@@ -778,6 +778,24 @@ int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
 	return 0;
 }
 
+int snap_ranges_from_edges(struct snapshot *s)
+{
+	for (size_t i = 0; i < s->nedges; i++) {
+		const struct edge_row *e = &s->edges[i];
+		struct ilock_range_key k = { .ino = e->k.ino, .dev = e->k.dev, .class = e->k.class,
+					     .range = e->k.range };
+		struct ilock_range_stats st = { e->s.count, e->s.total_ns };
+		int err;
+
+		if (e->k.class == ILOCK_CLASS_JBD2_WAIT)
+			continue;
+		err = snap_add_range(s, &k, &st);
+		if (err && err != -EINVAL)
+			return err;
+	}
+	return 0;
+}
+
 int snap_add_stack(struct snapshot *s, const struct ilock_stack_key *k,
 		   const struct ilock_stack_stats *st)
 {

@@ -138,6 +138,11 @@ int snap_add_frames(struct snapshot *s, uint8_t kind, uint64_t id,
 const struct ilock_stack_frames *snap_find_frames(const struct snapshot *s, uint8_t kind,
 						  uint64_t id);
 int snap_add_dio(struct snapshot *s, const struct ilock_dio_key *k, uint64_t count);
+/*
+ * Add the range classes of s's edges to its lock rows (the BPF side keeps
+ * them on the edges only); jbd2_wait edges have none. Call once per read.
+ */
+int snap_ranges_from_edges(struct snapshot *s);
 /* Stacks by wait time, largest first. */
 void snap_sort_stacks(struct snapshot *s);
 /* Waits of a lock that had a range class, and the disjoint share of their time (-1: none). */

@@ -177,13 +177,6 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 
 /* ---- reading ---- */
 
-static int range_row(struct snapshot *s, const void *k, const void *v)
-{
-	int err = snap_add_range(s, k, v);
-
-	return err == -EINVAL ? 0 : err;  /* a class or range this build does not know */
-}
-
 static int stack_row(struct snapshot *s, const void *k, const void *v)
 {
 	return snap_add_stack(s, k, v);
@@ -231,7 +224,7 @@ int tracer_ops_read(struct tracer *t, struct snapshot *s)
 	struct ilock_bpf *k = t->skel;
 	int err;
 
-	if ((err = tracer_read_map(t, k->maps.lock_ranges, s, range_row)) ||
+	if ((err = snap_ranges_from_edges(s)) ||
 	    (err = tracer_read_map(t, k->maps.stack_waits, s, stack_row)) ||
 	    (err = tracer_read_map(t, k->maps.dio_writes, s, dio_row)) ||
 	    (err = tracer_read_map(t, k->maps.holder_frames, s, holder_frames_row)) ||

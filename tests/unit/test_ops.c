@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "cli.h"
 #include "ksyms.h"
 #include "ops.h"
 #include "render.h"
@@ -332,6 +333,26 @@ static void test_model(void)
 	CHECK_EQ_U(m.nstacks, a.nstacks);
 	CHECK_EQ_U(m.ndios, 2);
 	CHECK(snap_add_range(&m, &bad, &one) < 0);
+	{
+		/* the range classes of the edges, added to their lock rows */
+		struct snapshot e;
+		struct ilock_edge_key j = edge(1, ILOCK_OP_FSYNC, 0, 2, ILOCK_OP_FSYNC, 0);
+
+		snap_init(&e);
+		add_edge(&e, edge(1, 0, 0, 2, 0, ILOCK_RANGE_DISJOINT), 4, 40);
+		add_edge(&e, edge(3, 0, 0, 2, 0, ILOCK_RANGE_DISJOINT), 1, 10);
+		add_edge(&e, edge(1, 0, 0, 2, 0, ILOCK_RANGE_NO_WAITER), 2, 20);
+		j.class = ILOCK_CLASS_JBD2_WAIT;
+		add_edge(&e, j, 5, 50);
+		CHECK(snap_ranges_from_edges(&e) == 0);
+		r = snap_find_lock(&e, DEV, 131, ILOCK_CLASS_I_RWSEM);
+		CHECK(r && r->range[ILOCK_RANGE_DISJOINT].waits == 5 &&
+		      r->range[ILOCK_RANGE_DISJOINT].wait_ns == 50 &&
+		      r->range[ILOCK_RANGE_NO_WAITER].waits == 2 && row_range_waits(r) == 7);
+		/* the journal has no byte ranges: no row for it */
+		CHECK(snap_find_lock(&e, DEV, 131, ILOCK_CLASS_JBD2_WAIT) == NULL);
+		snap_free(&e);
+	}
 	/* reset empties the tables, and they fill again */
 	snap_reset(&m);
 	CHECK(m.nstacks == 0 && m.nframes == 0 && m.ndios == 0);
@@ -485,8 +506,41 @@ static void test_golden(void)
 	snap_free(&s);
 }
 
+static int parse(enum cli_cmd cmd, struct ilock_opts *o, char *err, int argc, char **argv)
+{
+	return cli_parse(cmd, argc, argv, o, err, 256);
+}
+
+static void test_cli(void)
+{
+	struct ilock_opts o;
+	char err[256];
+	char *a1[] = { "stat", "--ops", "all", "--no-stacks", NULL };
+	char *a2[] = { "stat", "--ops=off", NULL };
+	char *a3[] = { "stat", "--folded", "-d", "1", NULL };
+	char *a4[] = { "stat", "--ops", "bogus", NULL };
+	char *a5[] = { "stat", "--folded", "--json", NULL };
+	char *a6[] = { "stat", "--folded", "--ops", "off", NULL };
+	char *a7[] = { "top", "--folded", NULL };
+	char *a8[] = { "stat", "--class", "jbd2_wait", NULL };
+
+	CHECK(parse(CLI_STAT, &o, err, 4, a1) == 0);
+	CHECK(o.ops_mode == ILOCK_OPS_ALL && o.no_stacks && !o.folded);
+	CHECK(parse(CLI_STAT, &o, err, 2, a2) == 0 && o.ops_mode == ILOCK_OPS_OFF);
+	CHECK(parse(CLI_STAT, &o, err, 4, a3) == 0 && o.folded && o.ops_mode == ILOCK_OPS_DEFAULT);
+	CHECK(parse(CLI_STAT, &o, err, 3, a4) < 0 && strstr(err, "--ops bogus"));
+	CHECK(parse(CLI_STAT, &o, err, 3, a5) < 0 && strstr(err, "--json"));
+	CHECK(parse(CLI_STAT, &o, err, 4, a6) < 0 && strstr(err, "--ops off"));
+	CHECK(parse(CLI_TOP, &o, err, 2, a7) < 0 && strstr(err, "--folded"));
+	CHECK(parse(CLI_STAT, &o, err, 3, a8) == 0 &&
+	      o.f.class_mask == 1U << ILOCK_CLASS_JBD2_WAIT);
+	CHECK_STR(class_name(ILOCK_CLASS_JBD2_WAIT), "jbd2_wait");
+	CHECK_STR(class_display_name(ILOCK_CLASS_JBD2_WAIT, ILOCK_XFS_SB_MAGIC), "jbd2_wait");
+}
+
 int main(void)
 {
+	test_cli();
 	test_range_rules();
 	test_range_class();
 	test_names();
