@@ -2,10 +2,10 @@
 /*
  * What this kernel offers, asked of the kernel itself: BTF types, fields and
  * functions; tracepoint existence; and, for each attach type, a trivial
- * program really loaded and attached (then detached at once). Loading is
- * not enough: this project's own host loads fentry programs' BTF checks
- * fine yet refuses them with EPERM, and a kprobe loads everywhere but
- * attaches only where CONFIG_KPROBES is set.
+ * program really loaded and attached (then detached at once). Asking libbpf
+ * whether a program type exists is not enough: on this project's host it
+ * says KPROBE yes (a kprobe loads, but there is no CONFIG_KPROBES to attach
+ * it to) and TRACING no (tp_btf works; fentry loads fail with EPERM).
  */
 #include <errno.h>
 #include <fcntl.h>
