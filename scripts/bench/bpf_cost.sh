@@ -3,7 +3,7 @@
 # same tracepoints (the floor), during the seed workload on XFS:
 # fio randrw 60/40, 16k, buffered, psync, 8 threads, one 256 MiB file.
 #
-# usage: scripts/bench/bpf_cost.sh [ROUNDS] [SECONDS]     (as root)
+# usage: [ILOCK_ARGS="--no-stacks"] scripts/bench/bpf_cost.sh [ROUNDS] [SECONDS]   (as root)
 # Prints per round and the median over rounds, ns/event = run_time_ns/run_cnt
 # from kernel.bpf_stats_enabled. The floor and ilock alternate, one run each
 # per round, so both see the same machine load.
@@ -73,7 +73,8 @@ one() {  # condition -> lines "condition name ns count"
 	floor) "$B/bpfload" "$B/floor.bpf.o" $((SECS + 30)) contention_begin contention_end \
 		xfs_ilock xfs_ilock_nowait xfs_iunlock xfs_ilock_demote \
 		$(sed -n 's/^FLOOR_OPT(\(.*\))$/\1/p' "$REPO/scripts/bench/floor.bpf.c") > "$work/ready" & ;;
-	ilock) "$ILOCK" stat -d $((SECS + 30)) -D "$work/mnt" > /dev/null 2> "$work/ready" & ;;
+	# shellcheck disable=SC2086
+	ilock) "$ILOCK" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$work/ready" & ;;
 	esac
 	pid=$!
 	while ! grep -q 'attached\|tracing' "$work/ready" 2>/dev/null; do sleep 0.05; done
