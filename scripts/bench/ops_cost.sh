@@ -11,8 +11,9 @@
 #    --ops=all, the one source that is off by default.
 # 2. The same under the seed workload (randrw 60/40, 16k, buffered, psync,
 #    8 threads, one 256 MiB file on XFS): contended, two CPUs busy.
-# 3. IOPS of the seed workload with no tracer, `ilock stat --ops=off` and
-#    `ilock stat` (default ops), bpf_stats off.
+# 3. The seed workload for a fixed number of I/Os with no tracer, with
+#    `ilock stat --ops=off` and with `ilock stat` (default ops), bpf_stats
+#    off: IOPS, and CPU time (user + system) per I/O.
 #
 # Conditions alternate within each round, so all see the same machine
 # load; every figure is the median over rounds.
@@ -105,14 +106,16 @@ cost() {  # label condition command... -> lines "cost label condition prog ns cn
 	stop_bg
 }
 
-iops() {  # condition -> "iops condition N"
+# A fixed number of I/Os (8 x NIOS): IOPS from the wall time, and the CPU
+# time (user + system, BPF included) per I/O, which other tenants of a busy
+# machine disturb less than the wall time.
+NIOS=${NIOS:-40000}
+iops() {  # condition -> "iops condition IOPS CPU_US_PER_IO"
 	pid=""
 	[ "$1" != none ] && start_bg "$1"
-	n=$($SEED --time_based --runtime="$SECS" --output-format=json |
-		python3 -c "import json,sys; j=json.load(sys.stdin)['jobs']; \
-print(round(sum(x['read']['iops'] + x['write']['iops'] for x in j)))")
+	t=$( { /usr/bin/time -f "%U %S %e" $SEED --number_ios="$NIOS" >/dev/null; } 2>&1 | tail -n 1)
 	[ -n "$pid" ] && stop_bg
-	echo "iops $1 $n"
+	echo "iops $1 $t" | awk -v n=$((8 * NIOS)) '{ printf "iops %s %.0f %.3f\n", $2, n / $5, ($3 + $4) / n * 1e6 }'
 }
 
 echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at start, $ROUNDS rounds of ${SECS}s"
@@ -136,10 +139,12 @@ import sys, statistics, collections
 ns = collections.defaultdict(list)   # (label, cond, source) -> [ns/event]
 cnt = collections.defaultdict(list)
 iops = collections.defaultdict(list)
+cpu = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     f = line.split()
     if f[0] == "iops":
         iops[f[1]].append(int(f[2]))
+        cpu[f[1]].append(float(f[3]))
         continue
     _, label, cond, name, t, n = f
     source = name.split("_", 1)[1]
@@ -164,9 +169,13 @@ for label, sources in main.items():
         n = statistics.median(cnt[(label, "ilock", s)])
         print(f"{label:16s} {s:22s} {n:12.0f} {m:7.1f} "
               f"{'-' if fm is None else f'{fm:.1f}':>7s} {'-' if fm is None else f'{m - fm:.1f}':>7s}")
-print("\nIOPS of the seed workload on XFS, median over rounds")
-base = statistics.median(iops["none"])
+print("\nSeed workload on XFS, fixed I/O count, median over rounds")
+print(f"{'':22s} {'IOPS':>9s} {'vs none':>8s}  {'CPU us/IO':>9s} {'vs none':>8s}")
+base, cbase = statistics.median(iops["none"]), statistics.median(cpu["none"])
 for c, label in (("none", "no tracer"), ("off", "ilock stat --ops=off"), ("dflt", "ilock stat")):
-    m = statistics.median(iops[c])
-    print(f"{label:22s} {m:9.0f}  {m / base * 100:6.1f}%   runs: {' '.join(map(str, iops[c]))}")
+    m, cm = statistics.median(iops[c]), statistics.median(cpu[c])
+    print(f"{label:22s} {m:9.0f} {m / base * 100:7.1f}%  {cm:9.2f} {cm / cbase * 100:7.1f}%")
+for c in ("none", "off", "dflt"):
+    print(f"  runs {c:5s} IOPS {' '.join(map(str, iops[c]))}")
+    print(f"  runs {c:5s} CPU  {' '.join(f'{x:.2f}' for x in cpu[c])}")
 PY
