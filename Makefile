@@ -79,7 +79,7 @@ SAN_OBJS = $(patsubst src/%.c,$(OUT)/san/%.o,$(PURE_SRCS))
 $(OUT)/san/%.o: src/%.c | $(OUT)/san
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
-$(OUT)/tests/%: tests/unit/%.c $(SAN_OBJS) tests/unit/unit.h | $(OUT)/tests
+$(OUT)/tests/%: tests/unit/%.c $(SAN_OBJS)  tests/unit/unit.h tests/unit/golden.h | $(OUT)/tests
 	$(CC) $(CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(SAN_OBJS) -o $@ -lm -lz
 
 $(OUT)/helpers/%: tests/helpers/%.c | $(OUT)/helpers

@@ -13,10 +13,7 @@
 #include "render.h"
 #include "render_ops.h"
 #include "unit.h"
-
-#ifndef GOLDEN_DIR
-#define GOLDEN_DIR "tests/unit/golden"
-#endif
+#include "golden.h"
 
 #define EOFR ILOCK_RANGE_EOF
 
@@ -393,53 +390,6 @@ static void test_ksyms(void)
 	ksyms_free(&k);
 	CHECK(k.n == 0 && !ksyms_find(&k, 1, NULL));
 	CHECK(ksyms_load(&k, "/nonexistent/kallsyms") < 0);
-}
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
-static void check_golden(const char *name, const char *got)
-{
-	char path[256];
-	char *want;
-
-	snprintf(path, sizeof(path), "%s/%s", GOLDEN_DIR, name);
-	if (getenv("UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "w");
-
-		CHECK(f != NULL);
-		if (f) {
-			fputs(got, f);
-			fclose(f);
-		}
-		return;
-	}
-	want = slurp(path);
-	CHECK(want != NULL);
-	if (want && strcmp(want, got)) {
-		fprintf(stderr, "golden %s differs; got:\n%s\n", name, got);
-		CHECK(!"golden mismatch");
-	} else if (want) {
-		CHECK(1);
-	}
-	free(want);
 }
 
 static void test_golden(void)

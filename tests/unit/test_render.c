@@ -12,57 +12,7 @@
 #include "render.h"
 #include "util.h"
 #include "unit.h"
-
-#ifndef GOLDEN_DIR
-#define GOLDEN_DIR "tests/unit/golden"
-#endif
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = calloc(1, (size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	return buf;
-}
-
-static void check_golden(const char *name, const char *got)
-{
-	char path[256];
-	char *want;
-
-	snprintf(path, sizeof(path), "%s/%s", GOLDEN_DIR, name);
-	if (getenv("UPDATE_GOLDEN")) {
-		FILE *f = fopen(path, "w");
-
-		CHECK(f != NULL);
-		if (f) {
-			fputs(got, f);
-			fclose(f);
-		}
-		return;
-	}
-	want = slurp(path);
-	CHECK(want != NULL);
-	if (want && strcmp(want, got)) {
-		fprintf(stderr, "golden %s differs; got:\n%s\n", name, got);
-		CHECK(!"golden mismatch");
-	} else if (want) {
-		CHECK(1);
-	}
-	free(want);
-}
+#include "golden.h"
 
 static void add_wait(struct snapshot *s, uint64_t ino, uint8_t class, uint8_t mode,
 		     const uint64_t *vals, int n, bool hold)
