@@ -24,13 +24,16 @@ REPO=$(cd "$(dirname "$0")/../.." && pwd)
 ILOCK=$REPO/build/ilock
 B=$REPO/build/bench
 work=$(mktemp -d /tmp/ilock-opscost.XXXXXX)
-devs=""
 cleanup() {
 	sysctl -q kernel.bpf_stats_enabled=0 || true
 	for m in "$work"/mnt-*; do
 		[ -d "$m" ] && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; }
 	done
-	for d in $devs; do losetup -d "$d" 2>/dev/null || true; done
+	# newfs runs in a $(...) subshell, so find the devices by backing file
+	for img in "$work"/*.img; do
+		[ -e "$img" ] || continue
+		for d in $(losetup -j "$img" | cut -d: -f1); do losetup -d "$d" 2>/dev/null || true; done
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT INT TERM
@@ -47,7 +50,6 @@ newfs() {  # fstype -> mountpoint
 	ext4) mkfs.ext4 -q -F "$work/$1.img" ;;
 	esac
 	d=$(losetup --find --show "$work/$1.img")
-	devs="$devs $d"
 	mkdir "$work/mnt-$1"
 	mount "$d" "$work/mnt-$1"
 	echo "$work/mnt-$1"
