@@ -35,9 +35,7 @@ struct top_sampler {
 	uint64_t samples;
 	bool moved_before;             /* waits were recorded before the previous read */
 	struct lock_id hold_id;        /* the lock whose hold times we read */
-	/* read buffers, reused */
-	void *keys, *vals;
-	size_t buf_cap;
+	/* per-CPU counter values, reused */
 	uint64_t *percpu;
 	int ncpus;
 	/* costs, cumulative at the last sample, and per second over the interval */

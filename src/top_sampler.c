@@ -24,7 +24,6 @@
 #include "top_app.h"
 #include "util.h"
 
-#define SCAN_CHUNK 4096
 
 static uint64_t self_cpu_ns(void)
 {
@@ -66,84 +65,17 @@ const struct snapshot *sampler_latest(const struct top_sampler *s)
 	return &s->store.cum;
 }
 
-static int grow_bufs(struct top_sampler *s, size_t need)
+static int take_wait(void *ctx, const void *k, const void *v)
 {
-	void *k, *v;
+	struct top_sampler *s = ctx;
 
-	if (need <= s->buf_cap)
-		return 0;
-	k = realloc(s->keys, need);
-	if (!k)
-		return -ENOMEM;
-	s->keys = k;
-	v = realloc(s->vals, need);
-	if (!v)
-		return -ENOMEM;
-	s->vals = v;
-	s->buf_cap = need;
-	return 0;
-}
-
-typedef int (*entry_fn)(struct top_sampler *s, const void *key, const void *val);
-
-/* Every entry of a hash map, a chunk per syscall; get_next_key without batch ops. */
-static int scan_map(struct top_sampler *s, struct bpf_map *map, entry_fn fn)
-{
-	int fd = bpf_map__fd(map), err;
-	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
-	__u64 batch = 0;
-	bool first = true;
-
-	err = grow_bufs(s, (size_t)SCAN_CHUNK * (vsz > ksz ? vsz : ksz));
-	if (err)
-		return err;
-	for (;;) {
-		__u32 count = SCAN_CHUNK;
-
-		err = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch, s->keys, s->vals, &count,
-					   NULL);
-		if (err && errno != ENOENT) {
-			if (first && (errno == EINVAL || errno == ENOTSUP || errno == EOPNOTSUPP))
-				goto slow;
-			return -errno;
-		}
-		for (__u32 i = 0; i < count; i++) {
-			int e = fn(s, (char *)s->keys + i * ksz, (char *)s->vals + i * vsz);
-
-			if (e < 0)
-				return e;
-		}
-		if (err)  /* ENOENT: that was the last chunk */
-			return 0;
-		first = false;
-	}
-
-slow: {
-	char key[256], next[256];
-	bool have = false;
-
-	if (ksz > sizeof(key))
-		return -E2BIG;
-	while (!bpf_map_get_next_key(fd, have ? key : NULL, next)) {
-		memcpy(key, next, ksz);
-		have = true;
-		if (bpf_map_lookup_elem(fd, key, s->vals))
-			continue;  /* deleted meanwhile */
-		err = fn(s, key, s->vals);
-		if (err < 0)
-			return err;
-	}
-	return 0;
-}
-}
-
-static int take_wait(struct top_sampler *s, const void *k, const void *v)
-{
 	return top_store_wait(&s->store, &s->delta, k, v);
 }
 
-static int take_edge(struct top_sampler *s, const void *k, const void *v)
+static int take_edge(void *ctx, const void *k, const void *v)
 {
+	struct top_sampler *s = ctx;
+
 	return top_store_edge(&s->store, &s->delta, k, v);
 }
 
@@ -200,8 +132,9 @@ void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uin
 	snap_free(&scratch);
 }
 
-static int take_stack(struct top_sampler *s, const void *k, const void *v)
+static int take_stack(void *ctx, const void *k, const void *v)
 {
+	struct top_sampler *s = ctx;
 	const struct ilock_stack_key *sk = k;
 
 	if (sk->edge.dev != s->stk_dev || sk->edge.ino != s->stk_ino)
@@ -219,7 +152,7 @@ int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struc
 	s->stk_out = out;
 	s->stk_dev = dev;
 	s->stk_ino = ino;
-	err = scan_map(s, k->maps.stack_waits, take_stack);
+	err = tracer_scan_map(s->t, k->maps.stack_waits, take_stack, s);
 	if (err < 0)
 		return err;
 	/* the frames of just these stacks, one lookup each */
@@ -295,8 +228,8 @@ int sampler_sample(struct top_sampler *s)
 	top_store_counters(&s->store, &s->delta, counters);
 	if (moved || s->moved_before || !s->samples) {
 		top_store_scan_begin(&s->store);
-		if ((err = scan_map(s, k->maps.lock_waits, take_wait)) < 0 ||
-		    (err = scan_map(s, k->maps.lock_edges, take_edge)) < 0)
+		if ((err = tracer_scan_map(s->t, k->maps.lock_waits, take_wait, s)) < 0 ||
+		    (err = tracer_scan_map(s->t, k->maps.lock_edges, take_edge, s)) < 0)
 			return err;
 		top_store_scan_end(&s->store);
 	}
@@ -336,9 +269,6 @@ void sampler_free(struct top_sampler *s)
 {
 	top_store_free(&s->store);
 	snap_free(&s->delta);
-	free(s->keys);
-	free(s->vals);
 	free(s->percpu);
-	s->keys = s->vals = NULL;
 	s->percpu = NULL;
 }

@@ -183,11 +183,7 @@ static int grow_bufs(struct tracer *t, size_t need)
 	return 0;
 }
 
-/*
- * Read a whole hash map with bpf_map_lookup_batch (one syscall per chunk);
- * fall back to get_next_key + lookup on kernels without batch ops.
- */
-int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn)
+int tracer_scan_map(struct tracer *t, struct bpf_map *map, tracer_entry_fn fn, void *ctx)
 {
 	int fd = bpf_map__fd(map);
 	size_t ksz = bpf_map__key_size(map), vsz = bpf_map__value_size(map);
@@ -210,9 +206,9 @@ int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, t
 			return -errno;
 		}
 		for (__u32 i = 0; i < count; i++) {
-			int e = fn(s, (char *)t->keys + i * ksz, (char *)t->vals + i * vsz);
+			int e = fn(ctx, (char *)t->keys + i * ksz, (char *)t->vals + i * vsz);
 
-			if (e)
+			if (e < 0)
 				return e;
 		}
 		if (err)  /* ENOENT: that was the last chunk */
@@ -231,12 +227,31 @@ slow: {
 		have = true;
 		if (bpf_map_lookup_elem(fd, key, t->vals))
 			continue;  /* deleted meanwhile */
-		err = fn(s, key, t->vals);
-		if (err)
+		err = fn(ctx, key, t->vals);
+		if (err < 0)
 			return err;
 	}
 	return 0;
 }
+}
+
+struct row_ctx {
+	struct snapshot *s;
+	tracer_row_fn fn;
+};
+
+static int row_entry(void *ctx, const void *key, const void *val)
+{
+	const struct row_ctx *c = ctx;
+
+	return c->fn(c->s, key, val);
+}
+
+int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn)
+{
+	struct row_ctx c = { .s = s, .fn = fn };
+
+	return tracer_scan_map(t, map, row_entry, &c);
 }
 
 static int add_wait_row(struct snapshot *s, const void *k, const void *v)

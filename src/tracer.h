@@ -47,8 +47,16 @@ int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
 void tracer_stop(struct tracer *t);
 
 struct bpf_map;
+/* Called for each entry; a negative return stops the scan and is returned. */
+typedef int (*tracer_entry_fn)(void *ctx, const void *key, const void *val);
+/*
+ * Every entry of a hash map, in batches where the kernel can (one syscall
+ * per chunk), else by get_next_key. The key and value are valid only
+ * during the call.
+ */
+int tracer_scan_map(struct tracer *t, struct bpf_map *map, tracer_entry_fn fn, void *ctx);
 typedef int (*tracer_row_fn)(struct snapshot *s, const void *key, const void *val);
-/* Read every entry of a hash map into s through fn, in batches where the kernel can. */
+/* tracer_scan_map() into a snapshot. */
 int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn);
 
 #endif
