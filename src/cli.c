@@ -142,6 +142,16 @@ static bool parse_sort(const char *s, enum sort_key *k)
 	return false;
 }
 
+void cli_getopt_error(int c, char **argv, char *err, size_t errlen)
+{
+	if (c == ':')
+		snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
+	else if (optopt && optopt < 256)
+		snprintf(err, errlen, "unknown option -%c", optopt);
+	else
+		snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+}
+
 int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen)
 {
 	uint64_t v;
@@ -315,14 +325,8 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 			break;
 		case 'h':
 			return 1;
-		case ':':
-			snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			if (optopt && optopt < 256)
-				snprintf(err, errlen, "unknown option -%c", optopt);
-			else
-				snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+		default:  /* ':' (a value missing) or '?' (unknown) */
+			cli_getopt_error(c, argv, err, errlen);
 			return -1;
 		}
 	}

@@ -66,6 +66,11 @@ enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
 	{ "ino", required_argument, NULL, OPT_INO },            \
 	{ "fs", required_argument, NULL, OPT_FS },              \
 	{ "class", required_argument, NULL, OPT_CLASS }
+/*
+ * The one-line message for what getopt_long returned on a bad flag: ':'
+ * (its value is missing; needs a ':'-prefixed optstring) or '?' (unknown).
+ */
+void cli_getopt_error(int c, char **argv, char *err, size_t errlen);
 /* 1: handled; 0: not a filter option; -1: bad value, reason in err. */
 int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen);
 /* Does an inode lock row / an edge pass the filters (for recorded data)? */

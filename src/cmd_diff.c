@@ -107,14 +107,8 @@ int cmd_diff(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case ':':
-			snprintf(err, sizeof(err), "option %s needs a value", argv[optind - 1]);
-			goto bad;
-		default:
-			if (optopt && optopt < 256)
-				snprintf(err, sizeof(err), "unknown option -%c", optopt);
-			else
-				snprintf(err, sizeof(err), "unknown option %s", argv[optind - 1]);
+		default:  /* ':' (a value missing) or '?' (unknown) */
+			cli_getopt_error(c, argv, err, sizeof(err));
 			goto bad;
 		}
 	}

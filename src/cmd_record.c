@@ -125,14 +125,8 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 			break;
 		case 'h':
 			return 1;
-		case ':':
-			snprintf(err, errlen, "option %s needs a value", argv[optind - 1]);
-			return -1;
-		default:
-			if (optopt && optopt < 256)
-				snprintf(err, errlen, "unknown option -%c", optopt);
-			else
-				snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+		default:  /* ':' (a value missing) or '?' (unknown) */
+			cli_getopt_error(c, argv, err, errlen);
 			return -1;
 		}
 	}
