@@ -62,10 +62,10 @@ static int add_inode(const struct recording *r, uint32_t id, struct snapshot *s)
 	return snap_add_inode(s, &in->meta);
 }
 
-int rec_add_interval(const struct recording *r, size_t i, const struct filters *f,
-		     struct snapshot *s)
+/* An interval's counters, and its locks that pass the filters, into s. */
+static int add_locks(const struct recording *r, const struct rec_interval *iv,
+		     const struct filters *f, struct snapshot *s)
 {
-	const struct rec_interval *iv = &r->iv[i];
 	int err;
 
 	for (int c = 0; c < ILOCK_COUNTER_MAX; c++)
@@ -89,6 +89,17 @@ int rec_add_interval(const struct recording *r, size_t i, const struct filters *
 		if ((err = add_inode(r, l->inode, s)))
 			return err;
 	}
+	return 0;
+}
+
+int rec_add_interval(const struct recording *r, size_t i, const struct filters *f,
+		     struct snapshot *s)
+{
+	const struct rec_interval *iv = &r->iv[i];
+	int err;
+
+	if ((err = add_locks(r, iv, f, s)))
+		return err;
 	for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
 		const struct rec_edge *e = &r->edges[k];
 		struct ilock_edge_key key;
@@ -201,31 +212,9 @@ int rec_merge_window(const struct recording *r, size_t i0, size_t i1, const stru
 	snap_reset(s);
 	if (i1 > r->niv)
 		i1 = r->niv;
-	for (size_t i = i0; i < i1; i++) {
-		const struct rec_interval *iv = &r->iv[i];
-
-		for (int c = 0; c < ILOCK_COUNTER_MAX; c++)
-			s->counters[c] += iv->counters[c];
-		s->in_flight = iv->in_flight;
-		for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
-			const struct rec_lock *l = &r->locks[k];
-			const struct rec_inode *in = &r->inodes[l->inode];
-			struct lock_row *row;
-
-			if (!rec_lock_match(r, l, f))
-				continue;
-			row = snap_lock(s, in->dev, in->ino, l->class);
-			if (!row)
-				return -ENOMEM;
-			row->has_hold |= l->has_hold;
-			for (int m = 0; m < 2; m++) {
-				stats_merge(&row->wait[m], &l->wait[m]);
-				stats_merge(&row->hold[m], &l->hold[m]);
-			}
-			if ((err = add_inode(r, l->inode, s)))
-				return err;
-		}
-	}
+	for (size_t i = i0; i < i1; i++)
+		if ((err = add_locks(r, &r->iv[i], f, s)))
+			return err;
 	if (i0 < i1 && (err = sum_edges(r, i0, i1, f, s)))
 		return err;
 	if (i1 > i0)
