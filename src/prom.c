@@ -378,6 +378,13 @@ static void sample_u64(struct renderer *r, const char *name, uint64_t v)
 	pbuf_printf(r->b, "%" PRIu64 "\n", v);
 }
 
+/* A gauge without labels: its family lines and its one sample. */
+static void gauge(struct renderer *r, const char *name, uint64_t v, const char *help)
+{
+	family(r, name, FAM_GAUGE, NULL, help);
+	sample_u64(r, name, v);
+}
+
 static void sample_seconds(struct renderer *r, const char *name, uint64_t ns)
 {
 	sample_start(r, name);
@@ -576,27 +583,20 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 		sample_u64(r, "ilock_events_total", ps->counters[c]);
 	}
 	lbl_reset(r);
-	family(r, "ilock_waits_in_flight", FAM_GAUGE, NULL,
-	       "Inode lock waits begun and not yet ended at the last collection.");
-	sample_u64(r, "ilock_waits_in_flight", ps->in_flight);
-	family(r, "ilock_contended_inodes", FAM_GAUGE, NULL,
-	       "Inodes with at least one lock wait since the exporter started.");
-	sample_u64(r, "ilock_contended_inodes", ps->contended_inodes);
-	family(r, "ilock_exporter_inode_series", FAM_GAUGE, NULL,
-	       "Inodes with their own ilock_inode_lock_wait_seconds series (never more than the limit).");
-	sample_u64(r, "ilock_exporter_inode_series", ps->ninodes);
-	family(r, "ilock_exporter_inode_series_limit", FAM_GAUGE, NULL,
-	       "Most inodes that ever get their own series: twice --top-inodes.");
-	sample_u64(r, "ilock_exporter_inode_series_limit", ps->max_inodes);
-	family(r, "ilock_holder_waiter_pairs", FAM_GAUGE, NULL,
-	       "Distinct holder/waiter command and mode pairs since the exporter started.");
-	sample_u64(r, "ilock_holder_waiter_pairs", ps->pairs_seen);
-	family(r, "ilock_exporter_pair_series", FAM_GAUGE, NULL,
-	       "Holder/waiter pairs with their own ilock_serialised_* series.");
-	sample_u64(r, "ilock_exporter_pair_series", ps->npairs);
-	family(r, "ilock_exporter_pair_series_limit", FAM_GAUGE, NULL,
-	       "Most holder/waiter pairs that ever get their own series (--max-pairs).");
-	sample_u64(r, "ilock_exporter_pair_series_limit", ps->max_pairs);
+	gauge(r, "ilock_waits_in_flight", ps->in_flight,
+	      "Inode lock waits begun and not yet ended at the last collection.");
+	gauge(r, "ilock_contended_inodes", ps->contended_inodes,
+	      "Inodes with at least one lock wait since the exporter started.");
+	gauge(r, "ilock_exporter_inode_series", ps->ninodes,
+	      "Inodes with their own ilock_inode_lock_wait_seconds series (never more than the limit).");
+	gauge(r, "ilock_exporter_inode_series_limit", ps->max_inodes,
+	      "Most inodes that ever get their own series: twice --top-inodes.");
+	gauge(r, "ilock_holder_waiter_pairs", ps->pairs_seen,
+	      "Distinct holder/waiter command and mode pairs since the exporter started.");
+	gauge(r, "ilock_exporter_pair_series", ps->npairs,
+	      "Holder/waiter pairs with their own ilock_serialised_* series.");
+	gauge(r, "ilock_exporter_pair_series_limit", ps->max_pairs,
+	      "Most holder/waiter pairs that ever get their own series (--max-pairs).");
 }
 
 static void render_self(struct renderer *r, const struct prom_meta *m)
