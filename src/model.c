@@ -495,43 +495,70 @@ void snap_sort_edges(struct snapshot *s)
 		    edge_row_hash);
 }
 
+static int cmp_holder(const void *pa, const void *pb)
+{
+	const struct edge_row *a = *(const struct edge_row *const *)pa;
+	const struct edge_row *b = *(const struct edge_row *const *)pb;
+
+	if (a->k.holder_pid != b->k.holder_pid)
+		return a->k.holder_pid < b->k.holder_pid ? -1 : 1;
+	if (a->k.holder_mode != b->k.holder_mode)
+		return a->k.holder_mode < b->k.holder_mode ? -1 : 1;
+	/* within one holder, the first of the largest edges stands for it */
+	if (a->s.total_ns != b->s.total_ns)
+		return a->s.total_ns > b->s.total_ns ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
 /*
  * The holder that cost this lock's waiters the most time in total, summed
  * over all its waiters; returned as its largest edge. Known holders win
- * over "unknown" ones whatever the time.
+ * over "unknown" ones whatever the time. One pass to collect the lock's
+ * edges, one sort to group them by holder: O(n log n), not O(n^2), so a
+ * full edge map (tens of thousands of pairs on one file) stays cheap.
  */
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
 				       uint8_t class)
 {
-	const struct edge_row *best = NULL;
+	const struct edge_row **mine, *best = NULL, *best_first = NULL;
 	uint64_t best_ns = 0;
+	size_t n = 0;
 
+	mine = malloc((s->nedges ? s->nedges : 1) * sizeof(*mine));
+	if (!mine)
+		return NULL;
 	for (size_t i = 0; i < s->nedges; i++) {
-		const struct edge_row *e = &s->edges[i], *big = e;
+		const struct edge_row *e = &s->edges[i];
+
+		if (e->k.dev == dev && e->k.ino == ino && e->k.class == class)
+			mine[n++] = e;
+	}
+	if (n > 1)
+		qsort(mine, n, sizeof(*mine), cmp_holder);
+	for (size_t i = 0; i < n;) {
+		const struct edge_row *big = mine[i], *first = mine[i];
 		uint64_t sum = 0;
+		size_t j = i;
 
-		if (e->k.dev != dev || e->k.ino != ino || e->k.class != class)
-			continue;
-		for (size_t j = 0; j < s->nedges; j++) {
-			const struct edge_row *o = &s->edges[j];
-
-			if (o->k.dev != dev || o->k.ino != ino || o->k.class != class ||
-			    o->k.holder_pid != e->k.holder_pid || o->k.holder_mode != e->k.holder_mode)
-				continue;
-			sum += o->s.total_ns;
-			if (o->s.total_ns > big->s.total_ns)
-				big = o;
+		for (; j < n && mine[j]->k.holder_pid == big->k.holder_pid &&
+		       mine[j]->k.holder_mode == big->k.holder_mode; j++) {
+			sum += mine[j]->s.total_ns;
+			if (mine[j] < first)
+				first = mine[j];
 		}
-		if (best && (e->k.holder_mode == ILOCK_MODE_UNKNOWN) !=
+		i = j;
+		if (best && (big->k.holder_mode == ILOCK_MODE_UNKNOWN) !=
 			    (best->k.holder_mode == ILOCK_MODE_UNKNOWN)) {
-			if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
+			if (big->k.holder_mode == ILOCK_MODE_UNKNOWN)
 				continue;
-		} else if (best && sum <= best_ns) {
-			continue;
+		} else if (best && (sum < best_ns || (sum == best_ns && first > best_first))) {
+			continue;  /* equal sums: the holder seen first in the map wins */
 		}
 		best = big;
 		best_ns = sum;
+		best_first = first;
 	}
+	free(mine);
 	return best;
 }
 

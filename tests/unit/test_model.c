@@ -181,6 +181,36 @@ static void test_sort_and_holder(void)
 	CHECK(snap_top_holder(&s, 1, 1, 0) == NULL);
 	snap_sort_edges(&s);
 	CHECK_EQ_U(s.edges[0].k.holder_pid, 12);
+
+	/* holder 11 made two waiters wait 500 + 600: more than 12's 900 */
+	struct ilock_edge_key e3 = ekey(2, 11, 23);
+	struct ilock_edge_stats s3 = { 1, 600, 600 };
+
+	e3.dev = 1;
+	e3.class = 0;
+	snap_add_edge(&s, &e3, &s3);
+	top = snap_top_holder(&s, 1, 2, 0);
+	CHECK(top && top->k.holder_pid == 11 && top->s.total_ns == 600);
+
+	/* equal sums: the holder that appears first in the edges wins */
+	struct snapshot t;
+	struct ilock_edge_key hi = ekey(4, 90, 1), lo = ekey(4, 10, 2);
+	struct ilock_edge_stats same = { 1, 700, 700 };
+
+	snap_init(&t);
+	snap_add_edge(&t, &hi, &same);
+	snap_add_edge(&t, &lo, &same);
+	top = snap_top_holder(&t, hi.dev, 4, hi.class);
+	CHECK(top && top->k.holder_pid == 90);
+	/* a known holder beats "no owner", whatever the time */
+	struct ilock_edge_key ownerless = ekey(4, 0, 3);
+	struct ilock_edge_stats lots = { 9, 90000, 20000 };
+
+	ownerless.holder_mode = ILOCK_MODE_UNKNOWN;
+	snap_add_edge(&t, &ownerless, &lots);
+	top = snap_top_holder(&t, hi.dev, 4, hi.class);
+	CHECK(top && top->k.holder_mode != ILOCK_MODE_UNKNOWN);
+	snap_free(&t);
 	snap_free(&s);
 }
 
