@@ -103,7 +103,8 @@ bench:
 		$(PYTHON) scripts/bench/overhead $(BENCH_ARGS)
 
 # Benchmark helpers: empty programs on ilock's tracepoints, and their loader.
-$(OUT)/bench/floor.bpf.o: scripts/bench/floor.bpf.c | $(OUT)/bench
+$(OUT)/bench/floor.bpf.o $(OUT)/bench/anatomy.bpf.o: $(OUT)/bench/%.bpf.o: scripts/bench/%.bpf.c \
+		| $(OUT)/bench
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUT)/bench/bpfload: scripts/bench/bpfload.c | $(OUT)/bench

@@ -78,12 +78,18 @@ struct deferred_wait {
 	u8 active;
 };
 
-/* The last waiter stack this thread took, reused for a while (opview.bpf.h). */
+/*
+ * The waiter stacks this thread took last, one per (lock, mode, op), each
+ * reused for a while (opview.bpf.h): a thread that reads and writes the
+ * same file keeps both paths.
+ */
+#define ILOCK_STACK_SLOTS 4
+
 struct last_stack {
 	u64 inode;
 	u64 ns;
 	s64 id;
-	u8 class, mode;
+	u8 class, mode, op;
 };
 
 /*
@@ -116,7 +122,7 @@ struct task_state {
 	struct hold_slot holds[ILOCK_HOLD_SLOTS];
 	struct deferred_wait deferred;
 	struct fsync_state fsync;
-	struct last_stack stack;
+	struct last_stack stacks[ILOCK_STACK_SLOTS];
 	struct holder_sample samples[ILOCK_SAMPLE_SLOTS];
 	u32 next_sample;
 };

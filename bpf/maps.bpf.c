@@ -29,7 +29,7 @@ const volatile __u32 cfg_waiter_stacks = 1;
 const volatile __u32 cfg_holder_stacks = 1;
 const volatile __u64 cfg_holder_stack_ns = 1000000000ULL;
 const volatile __u32 cfg_dio_shared = 0;
-const volatile __u64 cfg_stack_reuse_ns = 10000000ULL;
+const volatile __u64 cfg_stack_reuse_ns = 1000000000ULL;
 const volatile __u32 cfg_holder_stacks_cpu_sec = 200;
 
 const struct ilock_stats zero_stats = {};

@@ -513,6 +513,42 @@ static __always_inline void sample_holder_stack(struct task_struct *task, struct
 }
 
 /*
+ * The waiter's stack. Unwinding costs about a microsecond, and a thread
+ * that waits again on the same lock, in the same mode, for the same kind
+ * of operation almost always comes down the same path: within
+ * cfg_stack_reuse_ns it reuses the stack it took then.
+ */
+static __always_inline void waiter_stack(void *ctx, struct task_state *ts, struct pending_wait *p)
+{
+	u64 now = bpf_ktime_get_ns();
+	struct last_stack *ls;
+	int old = 0;
+
+	for (int i = 0; i < ILOCK_STACK_SLOTS; i++) {
+		ls = &ts->stacks[i];
+		if (ls->id >= 0 && ls->ns && ls->inode == p->inode && ls->class == p->key.class &&
+		    ls->mode == p->key.mode && ls->op == p->wop.op &&
+		    now - ls->ns < cfg_stack_reuse_ns) {
+			p->waiter_stack = ls->id;
+			count(ILOCK_EV_STACK_REUSED);
+			return;
+		}
+		if (ls->ns < ts->stacks[old & (ILOCK_STACK_SLOTS - 1)].ns)
+			old = i;
+	}
+	p->waiter_stack = bpf_get_stackid(ctx, &stack_traces, 0);
+	if (p->waiter_stack < 0)
+		count(ILOCK_LOST_STACK);
+	ls = &ts->stacks[old & (ILOCK_STACK_SLOTS - 1)];
+	ls->inode = p->inode;
+	ls->class = p->key.class;
+	ls->mode = p->key.mode;
+	ls->op = p->wop.op;
+	ls->ns = now;
+	ls->id = p->waiter_stack;
+}
+
+/*
  * At contention_begin, after read_holder(): the waiter's op and stack, and
  * through a counted reference to the owner, the holder's op and stack.
  * ctx is the program's context (NULL where stacks cannot be taken); btf
@@ -531,30 +567,9 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 	p->waiter_stack = -1;
 	if (!cfg_ops)
 		return;
-	if (ctx && cfg_waiter_stacks) {
-		struct last_stack *ls = &ts->stack;
-		u64 now = bpf_ktime_get_ns();
-
-		/*
-		 * Unwinding costs microseconds, and a thread that waits again
-		 * on the same lock in the same mode within cfg_stack_reuse_ns
-		 * almost always comes down the same path: reuse its stack.
-		 */
-		if (ls->id >= 0 && ls->inode == p->inode && ls->class == p->key.class &&
-		    ls->mode == p->key.mode && now - ls->ns < cfg_stack_reuse_ns) {
-			p->waiter_stack = ls->id;
-		} else {
-			p->waiter_stack = bpf_get_stackid(ctx, &stack_traces, 0);
-			if (p->waiter_stack < 0)
-				count(ILOCK_LOST_STACK);
-			ls->inode = p->inode;
-			ls->class = p->key.class;
-			ls->mode = p->key.mode;
-			ls->ns = now;
-			ls->id = p->waiter_stack;
-		}
-	}
 	resolve_op(me, true, p->inode, ts, &p->wop);
+	if (ctx && cfg_waiter_stacks)
+		waiter_stack(ctx, ts, p);
 	/* bpf_task_from_pid came in 6.2: without it, no holder op or stack */
 	if (btf && bpf_task_from_pid && p->holder_task && p->holder_pid) {
 		struct task_struct *h = bpf_task_from_pid(p->holder_pid);

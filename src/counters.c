@@ -16,6 +16,8 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_EV_HOLDER_STACK_SKIPPED] = { "holder_stacks_skipped",
 					    "holder stacks not taken: 200 per CPU and second spent" },
 	[ILOCK_EV_JBD2_WAIT] = { "jbd2_waits", "fsync waits for a journal commit recorded" },
+	[ILOCK_EV_STACK_REUSED] = { "waiter_stacks_reused",
+				    "waits given the stack their thread took on that path within 1 s" },
 	[ILOCK_LOST_WAIT_MAP_FULL] = { "wait_map_full", "waits dropped: wait map full" },
 	[ILOCK_LOST_EDGE_MAP_FULL] = { "edge_map_full", "holder/waiter pairs dropped: edge map full" },
 	[ILOCK_LOST_INODE_MAP_FULL] = { "inode_map_full", "inodes without path: inode map full" },

@@ -4,10 +4,18 @@
 # fio randrw 60/40, 16k, buffered, psync, 8 threads, one 256 MiB file.
 #
 # usage: [ILOCK_ARGS="--no-stacks"] scripts/bench/bpf_cost.sh [ROUNDS] [SECONDS]   (as root)
+#        scripts/bench/bpf_cost.sh --anatomy [ROUNDS] [SECONDS]
 # Prints per round and the median over rounds, ns/event = run_time_ns/run_cnt
 # from kernel.bpf_stats_enabled. The floor and ilock alternate, one run each
-# per round, so both see the same machine load.
+# per round, so both see the same machine load. --anatomy instead runs the
+# programs of scripts/bench/anatomy.bpf.c, each one piece of ilock's work on
+# xfs_iunlock, side by side on the same events.
 set -eu
+MODE=compare
+if [ "${1:-}" = --anatomy ]; then
+	MODE=anatomy
+	shift
+fi
 ROUNDS=${1:-5}
 SECS=${2:-6}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,7 +31,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-make -s -C "$REPO" all build/bench/bpfload build/bench/floor.bpf.o >/dev/null
+make -s -C "$REPO" all build/bench/bpfload build/bench/floor.bpf.o build/bench/anatomy.bpf.o \
+	>/dev/null
 truncate -s 1G "$work/x.img"
 mkfs.xfs -q -f "$work/x.img"
 dev=$(losetup --find --show "$work/x.img")
@@ -73,11 +82,15 @@ one() {  # condition -> lines "condition name ns count"
 	floor) "$B/bpfload" "$B/floor.bpf.o" $((SECS + 30)) contention_begin contention_end \
 		xfs_ilock xfs_ilock_nowait xfs_iunlock xfs_ilock_demote \
 		$(sed -n 's/^FLOOR_OPT(\(.*\))$/\1/p' "$REPO/scripts/bench/floor.bpf.c") > "$work/ready" & ;;
+	anatomy) "$B/bpfload" "$B/anatomy.bpf.o" $((SECS + 30)) > "$work/ready" & ;;
 	# shellcheck disable=SC2086
 	ilock) "$ILOCK" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$work/ready" & ;;
 	esac
 	pid=$!
-	while ! grep -q 'attached\|tracing' "$work/ready" 2>/dev/null; do sleep 0.05; done
+	while ! grep -q 'attached\|tracing' "$work/ready" 2>/dev/null; do
+		kill -0 "$pid" 2>/dev/null || { echo "bpf_cost: $1 did not start" >&2; exit 1; }
+		sleep 0.05
+	done
 	sysctl -q kernel.bpf_stats_enabled=1
 	$FIO --time_based --runtime="$SECS" >/dev/null
 	stats "$pid" | sed "s/^/$1 /"
@@ -87,7 +100,7 @@ one() {  # condition -> lines "condition name ns count"
 
 echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
-	one floor; one ilock
+	if [ $MODE = anatomy ]; then one anatomy; else one floor; one ilock; fi
 done > "$work/all"
 python3 - "$work/all" <<'PY'
 import sys, statistics, collections
@@ -95,6 +108,13 @@ rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     cond, name, ns, cnt = line.split()
     rows[(cond, name)].append(int(ns))
+if any(c == "anatomy" for c, _ in rows):
+    empty = statistics.median(rows[("anatomy", "an_empty")])
+    print(f"{'program (xfs_iunlock)':28s} {'median ns/ev':>12s} {'min-max':>12s} {'above empty':>12s}")
+    for (c, n), v in sorted(rows.items(), key=lambda kv: statistics.median(kv[1])):
+        m = statistics.median(v)
+        print(f"{n:28s} {m:12.0f} {min(v):5d}-{max(v):<6d} {m - empty:12.0f}")
+    sys.exit(0)
 floor = {n: statistics.median(v) for (c, n), v in rows.items() if c == "floor"}
 print(f"{'program (tracepoint)':28s} {'median ns/ev':>12s} {'min-max':>12s} {'floor':>6s} {'above floor':>12s}")
 for (c, n), v in sorted(rows.items()):

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * What one piece of work costs inside a tracepoint program on this machine:
+ * programs on xfs_iunlock, each doing one thing ilock's programs do, all
+ * attached at once so they see the same events and the same load. Run by
+ * scripts/bench/anatomy.sh; read run_time_ns / run_cnt of each.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+struct key { u64 ino; u32 dev; u8 class, mode; u16 pad; };
+struct val { u64 count, total, max, hist[32]; };
+
+struct tstate { u64 words[80]; };  /* about ilock's task_state */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct key);
+	__type(value, struct val);
+} shared SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct key);
+	__type(value, struct val);
+} percpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct tstate);
+} tstore SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 4);
+	__type(key, u32);
+	__type(value, u64);
+} pcounter SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 1024);
+	__uint(key_size, sizeof(u32));
+	__uint(value_size, 32 * sizeof(u64));
+} stacks SEC(".maps");
+
+static const struct val zero;
+
+static __always_inline void fill(struct key *k, struct xfs_inode *ip, unsigned int flags)
+{
+	k->ino = ip->i_vnode.i_ino;
+	k->dev = ip->i_vnode.i_sb->s_dev;
+	k->class = flags & 0xf;
+	k->mode = 0;
+	k->pad = 0;
+}
+
+static __always_inline struct val *get(void *map, struct key *k)
+{
+	struct val *v = bpf_map_lookup_elem(map, k);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, k, &zero, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, k);
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_empty, struct xfs_inode *ip, unsigned int flags)
+{
+	return 0;
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_ktime, struct xfs_inode *ip, unsigned int flags)
+{
+	return bpf_ktime_get_ns() == 1;
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_counter, struct xfs_inode *ip, unsigned int flags)
+{
+	u32 k = 0;
+	u64 *v = bpf_map_lookup_elem(&pcounter, &k);
+
+	if (v)
+		(*v)++;
+	return 0;
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_tstorage, struct xfs_inode *ip, unsigned int flags)
+{
+	struct tstate *t = bpf_task_storage_get(&tstore, bpf_get_current_task_btf(), 0,
+						BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (t)
+		t->words[0]++;
+	return 0;
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_btfkey, struct xfs_inode *ip, unsigned int flags)
+{
+	struct key k;
+
+	if (!ip)
+		return 0;
+	fill(&k, ip, flags);
+	return k.ino == 1;
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_hash_lookup, struct xfs_inode *ip, unsigned int flags)
+{
+	struct key k;
+
+	if (!ip)
+		return 0;
+	fill(&k, ip, flags);
+	return get(&shared, &k) != 0;
+}
+
+/* one entry per inode, written by every CPU: ilock's lock_holds today */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_hash_atomic, struct xfs_inode *ip, unsigned int flags)
+{
+	struct key k;
+	struct val *v;
+
+	if (!ip)
+		return 0;
+	fill(&k, ip, flags);
+	v = get(&shared, &k);
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->total, 1000);
+	__sync_fetch_and_add(&v->hist[10], 1);
+	return 0;
+}
+
+/* the same in a per-CPU hash: atomics on a line no other CPU writes */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_pcpu_atomic, struct xfs_inode *ip, unsigned int flags)
+{
+	struct key k;
+	struct val *v;
+
+	if (!ip)
+		return 0;
+	fill(&k, ip, flags);
+	v = get(&percpu, &k);
+	if (!v)
+		return 0;
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->total, 1000);
+	__sync_fetch_and_add(&v->hist[10], 1);
+	return 0;
+}
+
+/* per-CPU and plain adds (no lock prefix) */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_pcpu_plain, struct xfs_inode *ip, unsigned int flags)
+{
+	struct key k;
+	struct val *v;
+
+	if (!ip)
+		return 0;
+	fill(&k, ip, flags);
+	v = get(&percpu, &k);
+	if (!v)
+		return 0;
+	v->count++;
+	v->total += 1000;
+	v->hist[11]++;
+	return 0;
+}
+
+/* two clock reads: is the clock's price real, or where its program runs? */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_ktime2, struct xfs_inode *ip, unsigned int flags)
+{
+	return bpf_ktime_get_ns() == bpf_ktime_get_ns();
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_stackid, struct xfs_inode *ip, unsigned int flags)
+{
+	return bpf_get_stackid(ctx, &stacks, 0) == -1;
+}
+
+/* last in the chain: an empty program after all the others */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_empty_last, struct xfs_inode *ip, unsigned int flags)
+{
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
