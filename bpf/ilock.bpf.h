@@ -125,6 +125,8 @@ struct task_state {
 	struct last_stack stacks[ILOCK_STACK_SLOTS];
 	struct holder_sample samples[ILOCK_SAMPLE_SLOTS];
 	u32 next_sample;
+	u32 noted_dev;       /* the inode note_inode() last found recorded */
+	u64 noted_ino;
 };
 
 /*

@@ -122,15 +122,28 @@ static __always_inline void fill_path(struct ilock_inode_info *info, struct inod
 	info->flags |= ILOCK_INODE_TRUNCATED;
 }
 
-/* Record an inode (filesystem and path) the first time it is seen. */
-static __always_inline void note_inode(struct inode *inode, const struct ilock_key *k)
+/*
+ * Record an inode (filesystem and path) the first time it is seen. ts, when
+ * given, remembers the inode this thread last saw recorded: a thread that
+ * keeps waiting on one file then skips the map lookup (entries are never
+ * deleted while tracing).
+ */
+static __always_inline void note_inode(struct inode *inode, const struct ilock_key *k,
+				       struct task_state *ts)
 {
 	struct ilock_inode_key ik = { .ino = k->ino, .dev = k->dev };
 	struct ilock_inode_info *info;
 	u32 zero = 0;
 
-	if (bpf_map_lookup_elem(&inodes, &ik))
+	if (ts && ts->noted_ino == k->ino && ts->noted_dev == k->dev)
 		return;
+	if (bpf_map_lookup_elem(&inodes, &ik)) {
+		if (ts) {
+			ts->noted_ino = k->ino;
+			ts->noted_dev = k->dev;
+		}
+		return;
+	}
 	info = bpf_map_lookup_elem(&path_scratch, &zero);
 	if (!info)
 		return;

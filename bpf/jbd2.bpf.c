@@ -149,7 +149,7 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 	if (!inode_selected(&k, inode))
 		return;
 	count(ILOCK_EV_JBD2_WAIT);
-	note_inode(inode, &k);
+	note_inode(inode, &k, NULL);
 	s = lookup_or_init(&lock_waits, &k, &zero_stats, ILOCK_LOST_WAIT_MAP_FULL);
 	if (s)
 		stats_add(s, ns);

@@ -118,7 +118,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 		p->xfs_ip = (u64)((void *)inode - bpf_core_field_offset(struct xfs_inode, i_vnode));
 	read_holder(lock, p);
 	ops_wait_begin(ctx, btf, ts, p, inode, pid_tgid);
-	note_inode(inode, &p->key);
+	note_inode(inode, &p->key, ts);
 	count(ILOCK_EV_WAIT_BEGUN);
 	p->lock = (u64)lock;
 	p->start_ns = bpf_ktime_get_ns();

@@ -63,7 +63,7 @@ static __always_inline int hold_begin(struct rw_semaphore *sem, u8 mode)
 	h->mode = mode;
 	h->nowait = 0;
 	h->start_ns = bpf_ktime_get_ns();
-	note_inode(inode, &k);
+	note_inode(inode, &k, ts);
 	return 0;
 }
 
