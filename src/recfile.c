@@ -616,6 +616,36 @@ static int decode_edges(struct recording *r, struct rd *d, struct rec_interval *
 	return d->bad ? -EINVAL : 0;
 }
 
+/*
+ * Format 1.1: after the edges, what each side did and how their byte
+ * ranges met, five bytes per edge in the same order. A 1.0 file ends
+ * before it (its edges stay unknown); a 1.0 reader stops before it.
+ */
+static int decode_edge_ops(struct recording *r, struct rd *d, const struct rec_interval *iv)
+{
+	uint64_t n;
+
+	if (!rd_left(d))
+		return 0;
+	n = rd_count(d, 5);
+	if (d->bad || n != iv->nedges)
+		return -EINVAL;
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		struct rec_edge *e = &r->edges[iv->edge0 + i];
+
+		e->holder_op = rd_u8(d);
+		e->holder_op_flags = rd_u8(d);
+		e->waiter_op = rd_u8(d);
+		e->waiter_op_flags = rd_u8(d);
+		e->range = rd_u8(d);
+		if (e->holder_op >= ILOCK_OP_MAX || e->waiter_op >= ILOCK_OP_MAX ||
+		    (e->holder_op_flags | e->waiter_op_flags) & ~ILOCK_OPF_KEY_MASK ||
+		    e->range >= ILOCK_RANGE_MAX)
+			d->bad = true;
+	}
+	return d->bad ? -EINVAL : 0;
+}
+
 static int decode_interval(struct recording *r, struct rd *d)
 {
 	struct rec_interval iv = {};
@@ -637,7 +667,7 @@ static int decode_interval(struct recording *r, struct rd *d)
 		return -EINVAL;
 	if ((err = decode_mounts(r, d)) || (err = decode_inodes(r, d)) ||
 	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
-	    (err = decode_edges(r, d, &iv)))
+	    (err = decode_edges(r, d, &iv)) || (err = decode_edge_ops(r, d, &iv)))
 		return err;
 	if ((err = rgrow(r, (void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv))))
 		return err;
@@ -1160,7 +1190,7 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 			uint64_t t_start_ns, uint64_t dur_ns)
 {
 	struct enc e = { .w = w, .inodes = inodes };
-	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {};
+	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {}, ops = {};
 	uint64_t nmounts = 0, ntasks = 0;
 	int err = 0;
 
@@ -1187,6 +1217,7 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 				enc_stats(&locks, k < 2 ? &r->wait[k] : &r->hold[k - 2]);
 	}
 	rec_buf_varint(&edges, delta->nedges);
+	rec_buf_varint(&ops, delta->nedges);
 	for (size_t i = 0; i < delta->nedges; i++) {
 		const struct edge_row *ed = &delta->edges[i];
 		uint32_t id, holder, waiter;
@@ -1205,6 +1236,11 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 		rec_buf_varint(&edges, ed->s.count);
 		rec_buf_varint(&edges, ed->s.total_ns);
 		rec_buf_varint(&edges, ed->s.max_ns);
+		buf_u8(&ops, ed->k.holder_op);
+		buf_u8(&ops, ed->k.holder_op_flags);
+		buf_u8(&ops, ed->k.waiter_op);
+		buf_u8(&ops, ed->k.waiter_op_flags);
+		buf_u8(&ops, ed->k.range);
 	}
 	/* inodes seen since the last interval, or with a better path now */
 	for (size_t i = 0; inodes && i < inodes->ninodes; i++) {
@@ -1230,7 +1266,9 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	rec_buf_put(raw, tasks.p, tasks.len);
 	rec_buf_put(raw, locks.p, locks.len);
 	rec_buf_put(raw, edges.p, edges.len);
-	if (raw->oom || e.defs.oom || mounts.oom || tasks.oom || locks.oom || edges.oom)
+	rec_buf_put(raw, ops.p, ops.len);
+	if (raw->oom || e.defs.oom || mounts.oom || tasks.oom || locks.oom || edges.oom ||
+	    ops.oom)
 		err = -ENOMEM;
 out:
 	rec_buf_free(&e.defs);
@@ -1238,6 +1276,7 @@ out:
 	rec_buf_free(&tasks);
 	rec_buf_free(&locks);
 	rec_buf_free(&edges);
+	rec_buf_free(&ops);
 	return err;
 }
 

@@ -22,7 +22,7 @@
 #define REC_MAGIC "\x89ILOCKR\n"
 #define REC_MAGIC_LEN 8
 #define REC_MAJOR 1
-#define REC_MINOR 0
+#define REC_MINOR 1
 #define REC_HDR_LEN 16
 #define REC_BLOCK_HDR_LEN 16
 /* Reader limits: a damaged or hostile length must not make us allocate. */
@@ -116,6 +116,8 @@ struct rec_lock {
 struct rec_edge {
 	uint32_t inode;
 	uint8_t class, holder_mode, waiter_mode;
+	/* what each side did and how their ranges met (1.1; 0 = unknown before) */
+	uint8_t holder_op, holder_op_flags, waiter_op, waiter_op_flags, range;
 	uint32_t holder, waiter;  /* indexes into tasks */
 	struct ilock_edge_stats s;
 };

@@ -41,6 +41,11 @@ void rec_edge_key(const struct recording *r, const struct rec_edge *e, struct il
 	k->waiter_tgid = w->tgid;
 	memcpy(k->holder_comm, h->comm, ILOCK_COMM_LEN);
 	memcpy(k->waiter_comm, w->comm, ILOCK_COMM_LEN);
+	k->holder_op = e->holder_op;
+	k->holder_op_flags = e->holder_op_flags;
+	k->waiter_op = e->waiter_op;
+	k->waiter_op_flags = e->waiter_op_flags;
+	k->range = e->range;
 }
 
 bool rec_edge_match(const struct recording *r, const struct rec_edge *e, const struct filters *f)
@@ -120,6 +125,7 @@ int rec_add_interval(const struct recording *r, size_t i, const struct filters *
  */
 struct edge_sum {
 	uint64_t k1, k2;          /* packed ids; k2 == 0 marks an empty slot */
+	uint64_t k3;              /* packed ops and range */
 	size_t first;             /* an edge record with this key */
 	struct ilock_edge_stats s;
 };
@@ -150,6 +156,9 @@ static int sum_edges(const struct recording *r, size_t i0, size_t i1, const stru
 			/* +1: never 0, so 0 can mark an empty slot */
 			uint64_t k2 = ((uint64_t)e->waiter << 32 | (uint64_t)e->class << 16 |
 				       (uint64_t)e->holder_mode << 8 | e->waiter_mode) + 1;
+			uint64_t k3 = (uint64_t)e->holder_op << 32 | (uint64_t)e->holder_op_flags << 24 |
+				      (uint64_t)e->waiter_op << 16 | (uint64_t)e->waiter_op_flags << 8 |
+				      e->range;
 			size_t h;
 
 			if ((n + 1) * 2 > cap) {
@@ -162,7 +171,8 @@ static int sum_edges(const struct recording *r, size_t i0, size_t i1, const stru
 				for (size_t j = 0; j < cap; j++) {
 					if (!t[j].k2)
 						continue;
-					h = mix64(t[j].k1 ^ mix64(t[j].k2)) & (cap * 2 - 1);
+					h = mix64(t[j].k1 ^ mix64(t[j].k2 ^ mix64(t[j].k3))) &
+					    (cap * 2 - 1);
 					while (nt[h].k2)
 						h = (h + 1) & (cap * 2 - 1);
 					nt[h] = t[j];
@@ -171,12 +181,13 @@ static int sum_edges(const struct recording *r, size_t i0, size_t i1, const stru
 				t = nt;
 				cap *= 2;
 			}
-			h = mix64(k1 ^ mix64(k2)) & (cap - 1);
-			while (t[h].k2 && (t[h].k1 != k1 || t[h].k2 != k2))
+			h = mix64(k1 ^ mix64(k2 ^ mix64(k3))) & (cap - 1);
+			while (t[h].k2 && (t[h].k1 != k1 || t[h].k2 != k2 || t[h].k3 != k3))
 				h = (h + 1) & (cap - 1);
 			if (!t[h].k2) {
 				t[h].k1 = k1;
 				t[h].k2 = k2;
+				t[h].k3 = k3;
 				t[h].first = k;
 				n++;
 			}
@@ -216,6 +227,9 @@ int rec_merge_window(const struct recording *r, size_t i0, size_t i1, const stru
 		if ((err = add_locks(r, &r->iv[i], f, s)))
 			return err;
 	if (i0 < i1 && (err = sum_edges(r, i0, i1, f, s)))
+		return err;
+	/* the per-lock range sums come from the edges, as in a live capture */
+	if ((err = snap_ranges_from_edges(s)))
 		return err;
 	if (i1 > i0)
 		s->mono_ns = r->iv[i1 - 1].t_start_ns + r->iv[i1 - 1].dur_ns;

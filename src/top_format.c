@@ -6,6 +6,7 @@
 
 #include "counters.h"
 #include "hist.h"
+#include "ops.h"
 #include "render_ops.h"
 #include "top_format.h"
 #include "util.h"
@@ -528,21 +529,68 @@ static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint
 		return;
 	}
 	qsort(list, n, sizeof(*list), cmp_edge_ptr);
-	fprintf(f, "  %-30s    %-22s %-9s %-8s %9s %9s %9s\n", "HOLDER", "WAITER", "MODE", "LOCK",
-		"WAITS", "WAITED", "MAX");
+	fprintf(f, "  %-30s    %-22s %-9s %-8s %9s %9s %9s  %-11s %s\n", "HOLDER", "WAITER", "MODE",
+		"LOCK", "WAITS", "WAITED", "MAX", "RANGES", "OPS (holder -> waiter)");
 	for (size_t i = 0; i < n && i < 100; i++) {
 		const struct edge_row *e = list[i];
-		char h[64], w[40], c[24], t[24], mx[24];
+		char h[64], w[40], c[24], t[24], mx[24], ho[64], wo[64];
 
-		fprintf(f, "  %-30s -> %-22s %-9s %-8s %9s %9s %9s\n", top_fmt_holder(h, sizeof(h), e),
+		fprintf(f, "  %-30s -> %-22s %-9s %-8s %9s %9s %9s  %-11s %s -> %s\n",
+			top_fmt_holder(h, sizeof(h), e),
 			fmt_task(w, sizeof(w), e->k.waiter_comm, e->k.waiter_pid),
 			mode_name(e->k.waiter_mode), top_class_name(e->k.class, magic),
 			fmt_count(c, sizeof(c), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),
-			fmt_ns(mx, sizeof(mx), e->s.max_ns));
+			fmt_ns(mx, sizeof(mx), e->s.max_ns), range_group_name(e->k.range),
+			op_label(ho, sizeof(ho), e->k.holder_op, e->k.holder_op_flags),
+			op_label(wo, sizeof(wo), e->k.waiter_op, e->k.waiter_op_flags));
 	}
 	if (n > 100)
 		fprintf(f, "  ... %zu more pairs\n", n - 100);
 	free(list);
+}
+
+/*
+ * How this lock's waits in the window met their holders' byte ranges, from
+ * its edges (docs/ranges.md): would a range lock have let them through?
+ */
+static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
+			  uint8_t class)
+{
+	struct ilock_range_stats g[ILOCK_RANGE_MAX] = {};
+	uint64_t all = 0, known = 0;
+	char c[24], t[24], nw[24], nh[24], nb[24];
+
+	for (size_t i = 0; i < win->nedges; i++) {
+		const struct edge_row *e = &win->edges[i];
+
+		if (e->k.dev != dev || e->k.ino != ino || e->k.class != class ||
+		    e->k.range >= ILOCK_RANGE_MAX)
+			continue;
+		g[e->k.range].waits += e->s.count;
+		g[e->k.range].wait_ns += e->s.total_ns;
+		all += e->s.total_ns;
+	}
+	if (!all) {
+		fprintf(f, "  (no waits in this window)\n");
+		return;
+	}
+	known = g[ILOCK_RANGE_OVERLAP].wait_ns + g[ILOCK_RANGE_DISJOINT].wait_ns;
+	for (int r = ILOCK_RANGE_OVERLAP; r <= ILOCK_RANGE_DISJOINT; r++)
+		fprintf(f, "  %-12s %9s waits %9s\n", range_group_name((uint8_t)r),
+			fmt_count(c, sizeof(c), g[r].waits), fmt_ns(t, sizeof(t), g[r].wait_ns));
+	fprintf(f, "  %-12s %9s waits %9s   missing: waiter's %s, holder's %s, both %s\n", "unknown",
+		fmt_count(c, sizeof(c), g[ILOCK_RANGE_NO_WAITER].waits + g[ILOCK_RANGE_NO_HOLDER].waits +
+					    g[ILOCK_RANGE_NO_BOTH].waits),
+		fmt_ns(t, sizeof(t), g[ILOCK_RANGE_NO_WAITER].wait_ns +
+					 g[ILOCK_RANGE_NO_HOLDER].wait_ns + g[ILOCK_RANGE_NO_BOTH].wait_ns),
+		fmt_count(nw, sizeof(nw), g[ILOCK_RANGE_NO_WAITER].waits),
+		fmt_count(nh, sizeof(nh), g[ILOCK_RANGE_NO_HOLDER].waits),
+		fmt_count(nb, sizeof(nb), g[ILOCK_RANGE_NO_BOTH].waits));
+	if (known)
+		fprintf(f, "  range-lock headroom: %.1f%% of the wait time was disjoint\n",
+			100.0 * (double)g[ILOCK_RANGE_DISJOINT].wait_ns / (double)all);
+	else
+		fprintf(f, "  range-lock headroom: - (no wait had both ranges)\n");
 }
 
 struct stack_sum {
@@ -667,6 +715,9 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 
 	fprintf(f, "\nHOLDER -> WAITER on this inode\n");
 	detail_edges(f, edges, dev, ino, v.magic);
+
+	fprintf(f, "\nRANGES of this lock's waits (would a range lock have helped?)\n");
+	detail_ranges(f, edges, dev, ino, class);
 
 	/* sampled stacks are sparse per interval: these are since start */
 	fprintf(f, "\nHOLDER STACKS since start (wait time caused while the holder was there)\n");

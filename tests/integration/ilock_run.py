@@ -4,9 +4,10 @@ import json
 import signal
 import subprocess
 
-from util import wait_line
+from util import run_bg, wait_line
 
 READY = "ilock: tracing"
+REC_READY = "ilock: recording to"
 
 
 def start_stat(procs, ilock_bin, *args):
@@ -22,6 +23,26 @@ def stop_stat(p, timeout=30):
     out, err = p.communicate(timeout=timeout)
     assert p.returncode == 0, f"ilock exited {p.returncode}: {err}"
     return json.loads(out)
+
+
+def start_record(ilock_bin, out, *args):
+    """Start `ilock record -o OUT ARGS` and return once it records."""
+    p = run_bg([ilock_bin, "record", "-o", out, *args], stderr=subprocess.PIPE)
+    try:
+        wait_line(p, REC_READY, timeout=30, stream=p.stderr)
+    except Exception:
+        p.kill()
+        p.wait()
+        raise
+    return p
+
+
+def stop_record(p):
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, f"ilock record exited {p.returncode}: {err}"
+    assert "wrote" in err
+    return err
 
 
 def locks_for(doc, dev, ino, cls="i_rwsem"):

@@ -17,7 +17,8 @@ import time
 
 import pytest
 
-from ilock_run import READY, edges_for, locks_for, start_stat, stop_stat
+from ilock_run import (READY, edges_for, locks_for, start_record, start_stat, stop_record,
+                       stop_stat)
 from util import make_file, wait_line
 
 MiB = 1 << 20
@@ -60,15 +61,26 @@ def ext4(fs_factory):
     return fs_factory("ext4")
 
 
-def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off):
-    """A writer holding [0, 1 MiB) exclusive; 3 readers of [read_off, +1 MiB)."""
+def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off, rec=None):
+    """A writer holding [0, 1 MiB) exclusive; 3 readers of [read_off, +1 MiB).
+    With rec, `ilock record` watches too, and the checks run on what
+    `ilock report -j` makes of the recording."""
     path = make_file(os.path.join(fs.mnt, "db.dat"), 16 * MiB)
     st = start_stat(procs, ilock_bin, "-D", fs.mnt)
+    if rec:
+        recp = start_record(ilock_bin, rec, "-i", "0.5", "-D", fs.mnt)
+        procs.append(recp)
     holder, htid = hold_write(procs, helpers_dir, path, 0, MiB, 800)
     readers = procs.start([lockhold(helpers_dir), "read", path, read_off, MiB, 3])
     r = json.loads(readers.communicate(timeout=20)[0])
     finish(holder)
     doc = stop_stat(st)
+    if rec:
+        stop_record(recp)
+        rep = subprocess.run([ilock_bin, "report", "-j", rec], capture_output=True, text=True,
+                             timeout=30)
+        assert rep.returncode == 0, rep.stderr
+        doc = json.loads(rep.stdout)
     rows = locks_for(doc, fs.majmin, ino_of(path))
     assert len(rows) == 1, doc["locks"]
     edges = [e for e in edges_for(doc, fs.majmin, ino_of(path)) if e["waiter"]["tgid"] == r["pid"]]
@@ -82,6 +94,17 @@ def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off):
 
 def test_xfs_disjoint_ranges(xfs, procs, helpers_dir, ilock_bin):
     row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB)
+    assert range_share(row["ranges"], "disjoint") >= 0.95, row["ranges"]
+    assert row["headroom"] >= 0.95
+    for e in edges:
+        assert e["ranges"]["disjoint"]["waits"] == e["waits"], e
+
+
+def test_report_keeps_ops_and_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """A recording keeps each wait's ops and range class (format 1.1):
+    `ilock report` shows the same ops, range classes and headroom as stat."""
+    row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB,
+                                       rec=str(tmp_path / "ranges.ilrec"))
     assert range_share(row["ranges"], "disjoint") >= 0.95, row["ranges"]
     assert row["headroom"] >= 0.95
     for e in edges:

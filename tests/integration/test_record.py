@@ -21,7 +21,7 @@ import zlib
 import pytest
 
 from conftest import MKFS, Fs, _run, _teardown_fs
-from ilock_run import start_stat, stop_stat
+from ilock_run import start_record, start_stat, stop_record, stop_stat
 from util import make_file, run_bg, wait_line
 
 # Long holds on a slow clock: scheduling delay on a loaded machine (tens of
@@ -29,7 +29,6 @@ from util import make_file, run_bg, wait_line
 HOLD_MS = 300
 PERIOD_S = 0.5
 READERS = 2
-REC_READY = "ilock: recording to"
 BLOCK_HDR = 16
 FILE_HDR = 16
 
@@ -74,25 +73,6 @@ def scenario(helpers_dir, path, seconds, writer=True, hold_ms=HOLD_MS, readers=R
                 w.stdout.close()
         k += 1
     return results
-
-
-def start_record(ilock_bin, out, *args):
-    p = run_bg([ilock_bin, "record", "-o", out, *args], stderr=subprocess.PIPE)
-    try:
-        wait_line(p, REC_READY, timeout=30, stream=p.stderr)
-    except Exception:
-        p.kill()
-        p.wait()
-        raise
-    return p
-
-
-def stop_record(p):
-    p.send_signal(signal.SIGINT)
-    _, err = p.communicate(timeout=30)
-    assert p.returncode == 0, f"ilock record exited {p.returncode}: {err}"
-    assert "wrote" in err
-    return err
 
 
 def record_scenario(ilock_bin, helpers_dir, fs, out, seconds, writer=True, interval="0.5"):
@@ -398,7 +378,7 @@ def test_bad_recordings(recordings, ilock_bin, tmp_path):
     bomb_hdr = bytearray(struct.pack("<BBHIII", 2, 1, 0, len(big), 100 << 20, 0))
     struct.pack_into("<I", bomb_hdr, 12, zlib.crc32(big, zlib.crc32(bytes(bomb_hdr[:12]))))
     newer = bytearray(good)
-    struct.pack_into("<H", newer, 8, 2)
+    struct.pack_into("<HH", newer, 8, 2, 0)  # version 2.0
 
     cases = {
         # name: (file bytes, exit code, what stderr must say, stdout has a report)

@@ -62,7 +62,8 @@ static void build(struct synth *s)
 	struct ilock_edge_key ek = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
 				     .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
 				     .holder_pid = 100, .holder_tgid = 100, .waiter_pid = 201,
-				     .waiter_tgid = 200 };
+				     .waiter_tgid = 200, .holder_op = ILOCK_OP_BUFFERED_WRITE,
+				     .waiter_op = ILOCK_OP_BUFFERED_READ, .range = ILOCK_RANGE_DISJOINT };
 	struct ilock_edge_stats es = { .count = 3, .total_ns = 900000000, .max_ns = 300000000 };
 	struct ilock_key hk = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
 				.mode = ILOCK_MODE_EXCL };
@@ -145,6 +146,16 @@ static void test_round_trip(void)
 		CHECK_EQ_U(m.edges[0].k.waiter_pid, 201);
 		CHECK(!memcmp(m.edges[0].k.waiter_comm, "exactly16chars!!", 16));
 		CHECK_STR(m.edges[0].k.holder_comm, "lockhold");
+		/* format 1.1: the ops and the range class come back */
+		CHECK_EQ_U(m.edges[0].k.holder_op, ILOCK_OP_BUFFERED_WRITE);
+		CHECK_EQ_U(m.edges[0].k.waiter_op, ILOCK_OP_BUFFERED_READ);
+		CHECK_EQ_U(m.edges[0].k.range, ILOCK_RANGE_DISJOINT);
+	}
+	/* and the lock's range sums are rebuilt from them, as live */
+	if (row) {
+		CHECK_EQ_U(row->range[ILOCK_RANGE_DISJOINT].waits, 6);
+		CHECK_EQ_U(row->range[ILOCK_RANGE_DISJOINT].wait_ns, 1800000000);
+		CHECK_EQ_U(row->range[ILOCK_RANGE_OVERLAP].waits, 0);
 	}
 	CHECK_EQ_U(m.counters[ILOCK_EV_WAIT], 3);
 	im = snap_find_inode(&m, DEV_X, 999);
@@ -246,7 +257,8 @@ static void test_damage(void)
 	EXPECT(REC_BAD_MAGIC, p, len);
 
 	memcpy(p, s.file.p, len);
-	p[8] = 2;  /* major 2 */
+	p[8] = 2;  /* major 2, minor 0 */
+	p[10] = p[11] = 0;
 	EXPECT(REC_NEWER_MAJOR, p, len);
 	CHECK(strstr(r.msg, "2.0") != NULL);
 
@@ -373,6 +385,22 @@ static void test_damage(void)
 		EXPECT(REC_MALFORMED, f.p, f.len);
 		CHECK_EQ_U(r.niv, 1);
 		CHECK_EQ_U(r.nlocks, 1);  /* the bad block left nothing behind */
+		/* an ops section (1.1) that does not match the edges before it */
+		f.len = offs[2];
+		raw.len = 0;
+		rec_buf_varint(&raw, 9);
+		rec_buf_put(&raw, "\0\1\0\0\0\0\0\0\0", 9); /* ... no locks, no edges */
+		rec_buf_varint(&raw, 1);             /* ops for one edge */
+		rec_buf_put(&raw, "\1\0\2\0\2", 5);
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		CHECK_EQ_U(decode_status(f.p, f.len, &r), REC_MALFORMED);
+		CHECK_EQ_U(r.niv, 1);
+		/* the same without the ops section reads as a 1.0 block */
+		f.len = offs[2];
+		raw.len -= 6;
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		CHECK_EQ_U(decode_status(f.p, f.len, &r), REC_OK);
+		CHECK_EQ_U(r.niv, 2);
 		/* an unknown block type from a newer minor version is skipped */
 		f.len = offs[2];
 		CHECK(!rec_frame_block(&f, 99, "future", 6));

@@ -384,6 +384,9 @@ static void fixture(struct snapshot *s)
 
 	/* ino 100: fio held it (250 ms of waits), cp a little (50 ms) */
 	ek = ekey(100, 4257, "fio", 900, "reader", ILOCK_MODE_EXCL);
+	ek.holder_op = ILOCK_OP_BUFFERED_WRITE;
+	ek.waiter_op = ILOCK_OP_BUFFERED_READ;
+	ek.range = ILOCK_RANGE_DISJOINT;
 	es = (struct ilock_edge_stats){ 2, 250 * MS, 200 * MS };
 	snap_add_edge(s, &ek, &es);
 	ek = ekey(100, 77, "cp", 901, "reader", ILOCK_MODE_EXCL);
@@ -863,6 +866,13 @@ static void test_detail(void)
 	CHECK(strstr(text, "cp[77] excl") != NULL);
 	/* the costlier holder first */
 	CHECK(strstr(text, "fio[4257]") < strstr(text, "cp[77]"));
+	/* each pair's ops and range class; the lock's range sums and headroom */
+	CHECK(strstr(text, "disjoint    buffered-write -> buffered-read") != NULL);
+	CHECK(strstr(text, "unknown     unknown -> unknown") != NULL);
+	CHECK(strstr(text, "  disjoint             2 waits    250 ms\n") != NULL);
+	CHECK(strstr(text, "  unknown              1 waits   50.0 ms   missing: waiter's 0, "
+			   "holder's 0, both 1\n") != NULL);
+	CHECK(strstr(text, "range-lock headroom: 83.3% of the wait time was disjoint") != NULL);
 	free(text);
 
 	text = NULL;
@@ -872,6 +882,7 @@ static void test_detail(void)
 	CHECK(strstr(text, "only XFS reports lock holds") != NULL);
 	CHECK(strstr(text, "since start") != NULL);
 	CHECK(strstr(text, "(none in this window)") != NULL);
+	CHECK(strstr(text, "RANGES of this lock's waits") && strstr(text, "(no waits in this window)"));
 	free(text);
 
 	/* stacks: holder ones by the wait time they caused, named from kallsyms */
