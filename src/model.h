@@ -147,6 +147,7 @@ int snap_ranges_from_edges(struct snapshot *s);
 void snap_sort_stacks(struct snapshot *s);
 /* Waits of a lock that had a range class, and the disjoint share of their time (-1: none). */
 uint64_t row_range_waits(const struct lock_row *r);
+struct ilock_range_stats row_range_unknown(const struct lock_row *r);
 double row_headroom(const struct lock_row *r);
 
 const char *class_name(uint8_t class);

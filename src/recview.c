@@ -138,6 +138,12 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
+/* The slot of a packed edge key in a table of mask + 1 slots. */
+static size_t sum_slot(uint64_t k1, uint64_t k2, uint64_t k3, size_t mask)
+{
+	return mix64(k1 ^ mix64(k2 ^ mix64(k3))) & mask;
+}
+
 static int sum_edges(const struct recording *r, size_t i0, size_t i1, const struct filters *f,
 		     struct snapshot *s)
 {
@@ -171,8 +177,7 @@ static int sum_edges(const struct recording *r, size_t i0, size_t i1, const stru
 				for (size_t j = 0; j < cap; j++) {
 					if (!t[j].k2)
 						continue;
-					h = mix64(t[j].k1 ^ mix64(t[j].k2 ^ mix64(t[j].k3))) &
-					    (cap * 2 - 1);
+					h = sum_slot(t[j].k1, t[j].k2, t[j].k3, cap * 2 - 1);
 					while (nt[h].k2)
 						h = (h + 1) & (cap * 2 - 1);
 					nt[h] = t[j];
@@ -181,7 +186,7 @@ static int sum_edges(const struct recording *r, size_t i0, size_t i1, const stru
 				t = nt;
 				cap *= 2;
 			}
-			h = mix64(k1 ^ mix64(k2 ^ mix64(k3))) & (cap - 1);
+			h = sum_slot(k1, k2, k3, cap - 1);
 			while (t[h].k2 && (t[h].k1 != k1 || t[h].k2 != k2 || t[h].k3 != k3))
 				h = (h + 1) & (cap - 1);
 			if (!t[h].k2) {

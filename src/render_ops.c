@@ -172,10 +172,7 @@ static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *
 		char where[2 * ILOCK_PATH_MAX + 8], path[48], a[24], b[24], c[24], d[24], e[24], x[24];
 		char share[16];
 		struct inode_view v;
-		uint64_t unk = g[ILOCK_RANGE_NO_WAITER].waits + g[ILOCK_RANGE_NO_HOLDER].waits +
-			       g[ILOCK_RANGE_NO_BOTH].waits;
-		uint64_t unk_ns = g[ILOCK_RANGE_NO_WAITER].wait_ns + g[ILOCK_RANGE_NO_HOLDER].wait_ns +
-				  g[ILOCK_RANGE_NO_BOTH].wait_ns;
+		struct ilock_range_stats unk = row_range_unknown(r);
 
 		if (!row_range_waits(r))
 			continue;
@@ -187,9 +184,9 @@ static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *
 			fmt_ns(b, sizeof(b), g[ILOCK_RANGE_OVERLAP].wait_ns),
 			fmt_count(c, sizeof(c), g[ILOCK_RANGE_DISJOINT].waits),
 			fmt_ns(d, sizeof(d), g[ILOCK_RANGE_DISJOINT].wait_ns),
-			fmt_count(e, sizeof(e), unk), fmt_ns(x, sizeof(x), unk_ns));
+			fmt_count(e, sizeof(e), unk.waits), fmt_ns(x, sizeof(x), unk.wait_ns));
 		fprintf(f, "  headroom %s\n", pct(share, sizeof(share), row_headroom(r)));
-		if (unk)
+		if (unk.waits)
 			fprintf(f, "  %-40s %-9s unknown: waiter's range missing %" PRIu64
 				   ", holder's %" PRIu64 ", both %" PRIu64 "\n", "", "",
 				(uint64_t)g[ILOCK_RANGE_NO_WAITER].waits,

@@ -556,39 +556,39 @@ static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint
 static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
 			  uint8_t class)
 {
-	struct ilock_range_stats g[ILOCK_RANGE_MAX] = {};
-	uint64_t all = 0, known = 0;
+	struct lock_row lr = { 0 };
+	struct ilock_range_stats unk;
 	char c[24], t[24], nw[24], nh[24], nb[24];
+	double headroom;
 
+	/* the lock's range sums, from its pairs, as snap_ranges_from_edges does */
 	for (size_t i = 0; i < win->nedges; i++) {
 		const struct edge_row *e = &win->edges[i];
 
 		if (e->k.dev != dev || e->k.ino != ino || e->k.class != class ||
 		    e->k.range >= ILOCK_RANGE_MAX)
 			continue;
-		g[e->k.range].waits += e->s.count;
-		g[e->k.range].wait_ns += e->s.total_ns;
-		all += e->s.total_ns;
+		lr.range[e->k.range].waits += e->s.count;
+		lr.range[e->k.range].wait_ns += e->s.total_ns;
 	}
-	if (!all) {
+	if (!row_range_waits(&lr)) {
 		fprintf(f, "  (no waits in this window)\n");
 		return;
 	}
-	known = g[ILOCK_RANGE_OVERLAP].wait_ns + g[ILOCK_RANGE_DISJOINT].wait_ns;
 	for (int r = ILOCK_RANGE_OVERLAP; r <= ILOCK_RANGE_DISJOINT; r++)
 		fprintf(f, "  %-12s %9s waits %9s\n", range_group_name((uint8_t)r),
-			fmt_count(c, sizeof(c), g[r].waits), fmt_ns(t, sizeof(t), g[r].wait_ns));
+			fmt_count(c, sizeof(c), lr.range[r].waits),
+			fmt_ns(t, sizeof(t), lr.range[r].wait_ns));
+	unk = row_range_unknown(&lr);
 	fprintf(f, "  %-12s %9s waits %9s   missing: waiter's %s, holder's %s, both %s\n", "unknown",
-		fmt_count(c, sizeof(c), g[ILOCK_RANGE_NO_WAITER].waits + g[ILOCK_RANGE_NO_HOLDER].waits +
-					    g[ILOCK_RANGE_NO_BOTH].waits),
-		fmt_ns(t, sizeof(t), g[ILOCK_RANGE_NO_WAITER].wait_ns +
-					 g[ILOCK_RANGE_NO_HOLDER].wait_ns + g[ILOCK_RANGE_NO_BOTH].wait_ns),
-		fmt_count(nw, sizeof(nw), g[ILOCK_RANGE_NO_WAITER].waits),
-		fmt_count(nh, sizeof(nh), g[ILOCK_RANGE_NO_HOLDER].waits),
-		fmt_count(nb, sizeof(nb), g[ILOCK_RANGE_NO_BOTH].waits));
-	if (known)
+		fmt_count(c, sizeof(c), unk.waits), fmt_ns(t, sizeof(t), unk.wait_ns),
+		fmt_count(nw, sizeof(nw), lr.range[ILOCK_RANGE_NO_WAITER].waits),
+		fmt_count(nh, sizeof(nh), lr.range[ILOCK_RANGE_NO_HOLDER].waits),
+		fmt_count(nb, sizeof(nb), lr.range[ILOCK_RANGE_NO_BOTH].waits));
+	headroom = row_headroom(&lr);
+	if (headroom >= 0)
 		fprintf(f, "  range-lock headroom: %.1f%% of the wait time was disjoint\n",
-			100.0 * (double)g[ILOCK_RANGE_DISJOINT].wait_ns / (double)all);
+			100.0 * headroom);
 	else
 		fprintf(f, "  range-lock headroom: - (no wait had both ranges)\n");
 }
