@@ -126,9 +126,8 @@ int BPF_PROG(an_hash_lookup, struct xfs_inode *ip, unsigned int flags)
 	return get(&shared, &k) != 0;
 }
 
-/* one entry per inode, written by every CPU: ilock's lock_holds today */
-SEC("tp_btf/xfs_iunlock")
-int BPF_PROG(an_hash_atomic, struct xfs_inode *ip, unsigned int flags)
+/* A lookup in map, then three adds to the entry: atomic, or plain. */
+static __always_inline int add3(void *map, struct xfs_inode *ip, unsigned int flags, bool atomic)
 {
 	struct key k;
 	struct val *v;
@@ -136,51 +135,40 @@ int BPF_PROG(an_hash_atomic, struct xfs_inode *ip, unsigned int flags)
 	if (!ip)
 		return 0;
 	fill(&k, ip, flags);
-	v = get(&shared, &k);
+	v = get(map, &k);
 	if (!v)
 		return 0;
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->total, 1000);
-	__sync_fetch_and_add(&v->hist[10], 1);
+	if (atomic) {
+		__sync_fetch_and_add(&v->count, 1);
+		__sync_fetch_and_add(&v->total, 1000);
+		__sync_fetch_and_add(&v->hist[10], 1);
+	} else {
+		v->count++;
+		v->total += 1000;
+		v->hist[11]++;
+	}
 	return 0;
+}
+
+/* one entry per inode, written by every CPU: ilock's lock_holds today */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_hash_atomic, struct xfs_inode *ip, unsigned int flags)
+{
+	return add3(&shared, ip, flags, true);
 }
 
 /* the same in a per-CPU hash: atomics on a line no other CPU writes */
 SEC("tp_btf/xfs_iunlock")
 int BPF_PROG(an_pcpu_atomic, struct xfs_inode *ip, unsigned int flags)
 {
-	struct key k;
-	struct val *v;
-
-	if (!ip)
-		return 0;
-	fill(&k, ip, flags);
-	v = get(&percpu, &k);
-	if (!v)
-		return 0;
-	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->total, 1000);
-	__sync_fetch_and_add(&v->hist[10], 1);
-	return 0;
+	return add3(&percpu, ip, flags, true);
 }
 
 /* per-CPU and plain adds (no lock prefix) */
 SEC("tp_btf/xfs_iunlock")
 int BPF_PROG(an_pcpu_plain, struct xfs_inode *ip, unsigned int flags)
 {
-	struct key k;
-	struct val *v;
-
-	if (!ip)
-		return 0;
-	fill(&k, ip, flags);
-	v = get(&percpu, &k);
-	if (!v)
-		return 0;
-	v->count++;
-	v->total += 1000;
-	v->hist[11]++;
-	return 0;
+	return add3(&percpu, ip, flags, false);
 }
 
 /* two clock reads: is the clock's price real, or where its program runs? */
