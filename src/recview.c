@@ -97,6 +97,27 @@ static int add_locks(const struct recording *r, const struct rec_interval *iv,
 	return 0;
 }
 
+int rec_add_interval(const struct recording *r, size_t i, const struct filters *f,
+		     struct snapshot *s)
+{
+	const struct rec_interval *iv = &r->iv[i];
+	int err;
+
+	if ((err = add_locks(r, iv, f, s)))
+		return err;
+	for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
+		const struct rec_edge *e = &r->edges[k];
+		struct ilock_edge_key key;
+
+		rec_edge_key(r, e, &key);
+		if (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic))
+			continue;
+		if ((err = snap_add_edge(s, &key, &e->s)) || (err = add_inode(r, e->inode, s)))
+			return err;
+	}
+	return 0;
+}
+
 /*
  * Edges summed over a window by the file's small integer ids first, and
  * only then turned into the model's 72-byte keys: an hour holds hundreds

@@ -24,6 +24,9 @@ bool rec_edge_match(const struct recording *r, const struct rec_edge *e, const s
 /* The edge key as the model has it, rebuilt from the task table. */
 void rec_edge_key(const struct recording *r, const struct rec_edge *e, struct ilock_edge_key *k);
 
+/* Add interval i's data, filtered, into s (inodes it refers to included). */
+int rec_add_interval(const struct recording *r, size_t i, const struct filters *f,
+		     struct snapshot *s);
 /* s = sum of intervals [i0, i1), filtered; s is reset first. */
 int rec_merge_window(const struct recording *r, size_t i0, size_t i1, const struct filters *f,
 		     struct snapshot *s);
