@@ -21,8 +21,7 @@ static const struct option long_opts[] = {
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	{ "rows", required_argument, NULL, OPT_ROWS },
 	{ "holds", required_argument, NULL, OPT_HOLDS },
-	{ "ops", required_argument, NULL, OPT_OPS },
-	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+	CLI_OPS_LONGOPTS,
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -227,6 +226,28 @@ bool filters_match_edge(const struct filters *f, const struct ilock_edge_key *k,
 	return true;
 }
 
+int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen)
+{
+	switch (c) {
+	case OPT_OPS:
+		if (!strcmp(optarg, "default"))
+			o->ops_mode = ILOCK_OPS_DEFAULT;
+		else if (!strcmp(optarg, "all"))
+			o->ops_mode = ILOCK_OPS_ALL;
+		else if (!strcmp(optarg, "off"))
+			o->ops_mode = ILOCK_OPS_OFF;
+		else {
+			snprintf(err, errlen, "--ops %s: one of default, all, off", optarg);
+			return -1;
+		}
+		return 1;
+	case OPT_NO_STACKS:
+		o->no_stacks = true;
+		return 1;
+	}
+	return 0;
+}
+
 int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, char *err,
 	      size_t errlen)
 {
@@ -243,6 +264,8 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, long_opts, NULL)) != -1) {
 		r = cli_filter_option(c, optarg, &o->f, err, errlen);
+		if (!r)
+			r = cli_ops_option(c, optarg, o, err, errlen);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -300,21 +323,6 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 					 optarg);
 				return -1;
 			}
-			break;
-		case OPT_OPS:
-			if (!strcmp(optarg, "default"))
-				o->ops_mode = ILOCK_OPS_DEFAULT;
-			else if (!strcmp(optarg, "all"))
-				o->ops_mode = ILOCK_OPS_ALL;
-			else if (!strcmp(optarg, "off"))
-				o->ops_mode = ILOCK_OPS_OFF;
-			else {
-				snprintf(err, errlen, "--ops %s: one of default, all, off", optarg);
-				return -1;
-			}
-			break;
-		case OPT_NO_STACKS:
-			o->no_stacks = true;
 			break;
 		case OPT_FOLDED:
 			if (cmd != CLI_STAT) {

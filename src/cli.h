@@ -47,6 +47,11 @@ struct ilock_opts {
 enum ilock_ops_mode { ILOCK_OPS_DEFAULT = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL };
 /* Long-only options of the ops feature; numbered clear of the shared enum. */
 enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED };
+#define CLI_OPS_LONGOPTS                                        \
+	{ "ops", required_argument, NULL, OPT_OPS },            \
+	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS }
+/* --ops and --no-stacks, as cli_filter_option: 1 handled, 0 not ours, -1 bad value. */
+int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen);
 
 enum cli_cmd { CLI_STAT, CLI_TOP };
 

@@ -18,6 +18,7 @@
 #include "counters.h"
 #include "log.h"
 #include "mounts.h"
+#include "ksyms.h"
 #include "recfile.h"
 #include "signals.h"
 #include "tracer.h"
@@ -33,6 +34,7 @@ static const struct option long_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	CLI_FILTER_LONGOPTS,
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
+	CLI_OPS_LONGOPTS,
 	{ "force", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
@@ -49,7 +51,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
-"                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N] [-f] [-v]\n"
+"                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N]\n"
+"                    [--ops default|all|off] [--no-stacks] [-f] [-v]\n"
 "\n"
 "Trace inode lock waits and write them to FILE, one block per interval, for\n"
 "`ilock report` and `ilock diff` later. Each block holds that interval's\n"
@@ -65,6 +68,9 @@ static void usage(FILE *f)
 "      --fs xfs|ext4       only this filesystem type\n"
 "      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock; may repeat\n"
 "      --max-inodes N      size of the per-inode maps (default 16384)\n"
+"      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
+"                          default, all (adds page-cache events), off (cheapest)\n"
+"      --no-stacks         keep ops and ranges but record no kernel stacks\n"
 "  -f, --force             overwrite FILE if it exists\n"
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
@@ -96,6 +102,8 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 	while ((c = getopt_long(argc, argv, ":o:d:i:" CLI_FILTER_SHORTOPTS "fvh", long_opts, NULL)) !=
 	       -1) {
 		r = cli_filter_option(c, optarg, &a->o.f, err, errlen);
+		if (!r)
+			r = cli_ops_option(c, optarg, &a->o, err, errlen);
 		if (r < 0)
 			return -1;
 		if (r > 0)
@@ -209,8 +217,13 @@ static void meta_add(struct meta_store *m, const char *key, const char *fmt, ...
 	m->n++;
 }
 
+static bool stacks_on(const struct ilock_opts *o)
+{
+	return !o->no_stacks && o->ops_mode != ILOCK_OPS_OFF;
+}
+
 static void build_meta(struct meta_store *m, const struct record_args *a, const struct tracer *t,
-		       uint64_t start_real_ns, int argc, char **argv)
+		       const struct ksyms *ks, uint64_t start_real_ns, int argc, char **argv)
 {
 	static char attach_keys[RENDER_MAX_ATTACH][48];
 	char host[256] = "?", boot[64], filt[256], names[1024] = "", cmdline[512] = "";
@@ -245,6 +258,8 @@ static void build_meta(struct meta_store *m, const struct record_args *a, const 
 	meta_add(m, "counters", "%s", names);
 	meta_add(m, "hist", "log2_ns:%d", ILOCK_HIST_SLOTS);
 	meta_add(m, "command", "%s", cmdline);
+	/* how stack frames are written: symbol names, or addresses when unreadable */
+	meta_add(m, "stacks", "%s", !stacks_on(&a->o) ? "off" : ks->n ? "names" : "addresses");
 	for (int i = 0; i < t->nattach && i < RENDER_MAX_ATTACH; i++) {
 		snprintf(attach_keys[i], sizeof(attach_keys[i]), "attach.%s", t->attach[i].probe);
 		meta_add(m, attach_keys[i], "%s", t->attach[i].mode);
@@ -327,6 +342,7 @@ int cmd_record(int argc, char **argv)
 	struct record_args a;
 	struct meta_store *meta = NULL;
 	struct tracer t;
+	struct ksyms ks = {};
 	bool tracing = false;
 	char err_msg[256];
 	uint64_t deadline = 0, next_tick, interval_ns, prev_mono, start_real;
@@ -372,7 +388,19 @@ int cmd_record(int argc, char **argv)
 		log_error("out of memory");
 		goto out;
 	}
-	build_meta(meta, &a, &t, start_real, argc, argv);
+	/*
+	 * Frames are written as names: addresses would mean nothing after a
+	 * reboot. Read after the start, so modules loaded by then are named.
+	 */
+	if (stacks_on(&a.o)) {
+		err = ksyms_load(&ks, NULL);
+		if (err || !ks.n)
+			log_warn("cannot name stack frames (%s): the recording keeps their addresses",
+				 err ? strerror(-err) : "/proc/kallsyms shows no addresses");
+		err = 0;
+		rc.w.ksyms = ks.n ? &ks : NULL;
+	}
+	build_meta(meta, &a, &t, &ks, start_real, argc, argv);
 	if ((err = rec_encode_meta(&rc.w.raw, meta->kv, meta->n)) ||
 	    (err = write_block(&rc, REC_BLK_META, &rc.w.raw)))
 		goto out;
@@ -432,6 +460,7 @@ out:
 	free(meta);
 	rec_buf_free(&rc.framed);
 	rec_writer_free(&rc.w);
+	ksyms_free(&ks);
 	snap_free(&cur);
 	snap_free(&prev);
 	snap_free(&delta);

@@ -15,6 +15,7 @@
 #include "recfile.h"
 #include "recview.h"
 #include "render.h"
+#include "render_ops.h"
 #include "report.h"
 #include "util.h"
 
@@ -31,6 +32,7 @@ static const struct option long_opts[] = {
 	{ "json", no_argument, NULL, 'j' },
 	{ "csv", no_argument, NULL, OPT_CSV },
 	{ "html", required_argument, NULL, OPT_HTML },
+	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
 };
@@ -38,14 +40,15 @@ static const struct option long_opts[] = {
 static void usage_brief(FILE *f)
 {
 	fprintf(f, "usage: ilock report FILE [--from T] [--to T] [filters] [-n TOP] [-j|--json] "
-		   "[--csv] [--html OUT.html]   (-h for help)\n");
+		   "[--csv] [--folded] [--html OUT.html]   (-h for help)\n");
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ilock report FILE [--from T] [--to T] [-p PID] [-c COMM] [-D DEV|PATH] [--ino N]\n"
-"                    [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json] [--csv] [--html OUT.html]\n"
+"                    [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json] [--csv] [--folded]\n"
+"                    [--html OUT.html]\n"
 "\n"
 "Show what `ilock record` wrote: the views of `ilock stat` (top inodes,\n"
 "histograms, who serialises whom, losses) over a time window, and each top\n"
@@ -66,6 +69,8 @@ static void usage(FILE *f)
 "  -j, --json              the `ilock stat --json` document plus recording, window\n"
 "                          and intervals keys (docs/record-report.md)\n"
 "      --csv               one row per interval per lock\n"
+"      --folded            the window's waiter stacks weighted by wait time, folded\n"
+"                          for flamegraph.pl or speedscope (class and mode as roots)\n"
 "      --html OUT.html     write one self-contained HTML page with charts to OUT.html\n"
 "                          (alone, nothing else is printed)\n"
 "\n"
@@ -75,7 +80,8 @@ static void usage(FILE *f)
 "examples:\n"
 "  ilock report night.ilrec\n"
 "  ilock report night.ilrec --from 02:10 --to 02:20 -D /srv/data\n"
-"  ilock report night.ilrec --html night.html\n");
+"  ilock report night.ilrec --html night.html\n"
+"  ilock report night.ilrec --from 02:10 --to 02:20 --folded | flamegraph.pl > waits.svg\n");
 }
 
 struct report_args {
@@ -83,7 +89,7 @@ struct report_args {
 	const char *from, *to;
 	struct filters f;
 	int top_n;
-	bool json, csv;
+	bool json, csv, folded;
 	const char *html;
 };
 
@@ -125,6 +131,9 @@ static int parse(int argc, char **argv, struct report_args *a, char *err, size_t
 		case OPT_HTML:
 			a->html = optarg;
 			break;
+		case OPT_FOLDED:
+			a->folded = true;
+			break;
 		case 'h':
 			return 1;
 		default:  /* ':' (a value missing) or '?' (unknown) */
@@ -141,8 +150,10 @@ static int parse(int argc, char **argv, struct report_args *a, char *err, size_t
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
-	if (a->json && a->csv) {
-		snprintf(err, errlen, "--json and --csv: choose one");
+	if (a->json + a->csv + a->folded > 1) {
+		snprintf(err, errlen, "%s: choose one", a->json && a->csv ? "--json and --csv"
+							: a->json ? "--json and --folded"
+								  : "--csv and --folded");
 		return -1;
 	}
 	return 0;
@@ -247,6 +258,7 @@ int cmd_report(int argc, char **argv)
 	}
 	snap_sort_locks(&merged, SORT_WAIT_TIME);
 	snap_sort_edges(&merged);
+	snap_sort_stacks(&merged);
 	ctx.file = a.file;
 	ctx.r = &rec;
 	ctx.f = &a.f;
@@ -276,13 +288,21 @@ int cmd_report(int argc, char **argv)
 	}
 	if (a.json) {
 		struct render_opts ro = { .top_n = a.top_n, .json_extra = report_json_extra,
-					  .json_extra_ctx = &ctx };
+					  .json_extra_ctx = &ctx, .ksyms = &rec.syms };
 
 		render_json(stdout, &merged, &meta, &ro);
 	} else if (a.csv) {
 		report_csv(stdout, &ctx);
+	} else if (a.folded) {
+		if (!rec.nstacks)
+			fprintf(stderr, "ilock report: note: %s holds no kernel stacks (recorded with "
+				"--no-stacks or --ops off, or by ilock before 1.2)\n", a.file);
+		if (render_folded(stdout, &merged, &rec.syms)) {
+			fprintf(stderr, "ilock report: out of memory\n");
+			goto out;
+		}
 	} else if (!a.html) {
-		struct render_opts ro = { .top_n = a.top_n, .title = title };
+		struct render_opts ro = { .top_n = a.top_n, .title = title, .ksyms = &rec.syms };
 
 		text_title(title, sizeof(title), &ctx);
 		render_text(stdout, &merged, &meta, &ro);

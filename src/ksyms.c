@@ -33,6 +33,30 @@ static int add_name(struct ksyms *k, const char *name, uint32_t *off)
 	return 0;
 }
 
+int ksyms_add(struct ksyms *k, uint64_t addr, const char *name)
+{
+	struct ksym *s;
+	int err;
+
+	if (k->n == k->cap) {
+		size_t ncap = k->cap ? k->cap * 2 : 4096;
+
+		s = realloc(k->syms, ncap * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		k->syms = s;
+		k->cap = ncap;
+	}
+	s = &k->syms[k->n];
+	s->addr = addr;
+	err = add_name(k, name, &s->name);
+	if (err)
+		return err;
+	k->n++;
+	k->sorted = false;
+	return 0;
+}
+
 int ksyms_parse(struct ksyms *k, FILE *f)
 {
 	char line[512], name[256], type;
@@ -40,29 +64,13 @@ int ksyms_parse(struct ksyms *k, FILE *f)
 	int err;
 
 	while (fgets(line, sizeof(line), f)) {
-		struct ksym *s;
-
 		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
 			continue;
 		/* text only: functions are what stack frames point into */
 		if (!addr || !strchr("tTwW", type))
 			continue;
-		if (k->n == k->cap) {
-			size_t ncap = k->cap ? k->cap * 2 : 4096;
-
-			s = realloc(k->syms, ncap * sizeof(*s));
-			if (!s)
-				return -ENOMEM;
-			k->syms = s;
-			k->cap = ncap;
-		}
-		s = &k->syms[k->n];
-		s->addr = addr;
-		err = add_name(k, name, &s->name);
-		if (err)
+		if ((err = ksyms_add(k, addr, name)))
 			return err;
-		k->n++;
-		k->sorted = false;
 	}
 	return ferror(f) ? -EIO : 0;
 }

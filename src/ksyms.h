@@ -30,6 +30,8 @@ struct ksyms {
  * add nothing. Returns 0 or -errno.
  */
 int ksyms_parse(struct ksyms *k, FILE *f);
+/* One symbol: name at addr. 0 or -errno. */
+int ksyms_add(struct ksyms *k, uint64_t addr, const char *name);
 /* ksyms_parse of /proc/kallsyms (or path). */
 int ksyms_load(struct ksyms *k, const char *path);
 void ksyms_free(struct ksyms *k);

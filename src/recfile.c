@@ -289,6 +289,13 @@ void rec_free(struct recording *r)
 	free(r->tasks);
 	free(r->locks);
 	free(r->edges);
+	for (size_t i = 0; i < r->nframes; i++)
+		free(r->frames[i]);
+	free(r->frames);
+	free(r->frame_ids);
+	free(r->stacks);
+	free(r->srows);
+	ksyms_free(&r->syms);
 	free(r->iv);
 	rec_init(r);
 }
@@ -326,7 +333,9 @@ static uint64_t rec_mem(const struct recording *r)
 {
 	return r->cap_inodes * sizeof(*r->inodes) + r->cap_tasks * sizeof(*r->tasks) +
 	       r->cap_locks * sizeof(*r->locks) + r->cap_edges * sizeof(*r->edges) +
-	       r->cap_iv * sizeof(*r->iv);
+	       r->cap_frames * sizeof(*r->frames) + r->frame_bytes +
+	       r->cap_frame_ids * sizeof(*r->frame_ids) + r->cap_stacks * sizeof(*r->stacks) +
+	       r->cap_srows * sizeof(*r->srows) + r->cap_iv * sizeof(*r->iv);
 }
 
 /* grow() within the budget: 0, -ENOMEM, or -E2BIG over budget. */
@@ -646,6 +655,89 @@ static int decode_edge_ops(struct recording *r, struct rd *d, const struct rec_i
 	return d->bad ? -EINVAL : 0;
 }
 
+/*
+ * Format 1.2: after the edge ops, kernel stacks. New frame names and new
+ * stacks (ids continue from the file's earlier blocks), then wait time per
+ * (edge of this block, stack). A 1.1 file ends before it.
+ */
+static int decode_stacks(struct recording *r, struct rd *d, struct rec_interval *iv)
+{
+	uint64_t n;
+	int err;
+
+	iv->srow0 = r->nsrows;
+	if (!rd_left(d))
+		return 0;
+	n = rd_count(d, 1);
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		char *name;
+
+		if ((err = rgrow(r, (void **)&r->frames, &r->cap_frames, r->nframes,
+				 sizeof(*r->frames))))
+			return err;
+		name = rd_strdup(d, REC_FRAME_NAME_MAX);
+		if (!name)
+			return d->bad ? -EINVAL : -ENOMEM;
+		/* counted before the check, so rollback subtracts what it frees */
+		r->frame_bytes += strlen(name) + 1;
+		r->frames[r->nframes++] = name;
+		if (!name[0])
+			return -EINVAL;
+		if (rec_mem(r) > r->mem_budget)
+			return -E2BIG;
+	}
+	n = rd_count(d, 2);
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		uint8_t kind = rd_u8(d), nr = rd_u8(d);
+		struct rec_stack *st;
+
+		if (d->bad || kind > ILOCK_STACK_HOLDER || nr > ILOCK_STACK_DEPTH)
+			return -EINVAL;
+		if ((err = rgrow(r, (void **)&r->stacks, &r->cap_stacks, r->nstacks,
+				 sizeof(*r->stacks))) ||
+		    (err = rgrow(r, (void **)&r->frame_ids, &r->cap_frame_ids,
+				 r->nframe_ids + nr, sizeof(*r->frame_ids))))
+			return err;
+		st = &r->stacks[r->nstacks++];
+		st->kind = kind;
+		st->nr = nr;
+		st->frame0 = (uint32_t)r->nframe_ids;
+		for (unsigned f = 0; f < nr; f++) {
+			uint64_t id = rd_varint(d);
+
+			if (d->bad || id >= r->nframes)
+				return -EINVAL;
+			r->frame_ids[r->nframe_ids++] = (uint32_t)id;
+		}
+	}
+	n = rd_count(d, 2);
+	for (uint64_t i = 0, edge = 0; i < n && !d->bad; i++) {
+		uint64_t gap = rd_varint(d), sref = rd_varint(d);
+		struct rec_stack_row *row;
+
+		if (d->bad || gap >= iv->nedges || edge + gap >= iv->nedges ||
+		    (sref >> 1) >= r->nstacks)
+			return -EINVAL;
+		edge += gap;
+		if ((err = rgrow(r, (void **)&r->srows, &r->cap_srows, r->nsrows,
+				 sizeof(*r->srows))))
+			return err;
+		row = &r->srows[r->nsrows++];
+		row->edge = (uint32_t)(iv->edge0 + edge);
+		row->stack = (uint32_t)(sref >> 1);
+		if (sref & 1) {
+			/* the whole of its edge's waits */
+			row->count = r->edges[row->edge].s.count;
+			row->total_ns = r->edges[row->edge].s.total_ns;
+		} else {
+			row->count = rd_varint(d);
+			row->total_ns = rd_varint(d);
+		}
+	}
+	iv->nsrows = r->nsrows - iv->srow0;
+	return d->bad ? -EINVAL : 0;
+}
+
 static int decode_interval(struct recording *r, struct rd *d)
 {
 	struct rec_interval iv = {};
@@ -667,7 +759,8 @@ static int decode_interval(struct recording *r, struct rd *d)
 		return -EINVAL;
 	if ((err = decode_mounts(r, d)) || (err = decode_inodes(r, d)) ||
 	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
-	    (err = decode_edges(r, d, &iv)) || (err = decode_edge_ops(r, d, &iv)))
+	    (err = decode_edges(r, d, &iv)) || (err = decode_edge_ops(r, d, &iv)) ||
+	    (err = decode_stacks(r, d, &iv)))
 		return err;
 	if ((err = rgrow(r, (void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv))))
 		return err;
@@ -689,11 +782,13 @@ static int decode_end(struct recording *r, struct rd *d)
 /* Undo a block that failed halfway, so r only holds whole blocks. */
 struct rec_mark {
 	size_t ninodes, ntasks, nlocks, nedges, niv, nmounts;
+	size_t nframes, nframe_ids, nstacks, nsrows;
 };
 
 static void mark(const struct recording *r, struct rec_mark *m)
 {
-	*m = (struct rec_mark){ r->ninodes, r->ntasks, r->nlocks, r->nedges, r->niv, r->mounts.n };
+	*m = (struct rec_mark){ r->ninodes, r->ntasks,	   r->nlocks,	  r->nedges, r->niv,
+				r->mounts.n, r->nframes, r->nframe_ids, r->nstacks, r->nsrows };
 }
 
 static void rollback(struct recording *r, const struct rec_mark *m)
@@ -703,6 +798,15 @@ static void rollback(struct recording *r, const struct rec_mark *m)
 	r->nlocks = m->nlocks;
 	r->nedges = m->nedges;
 	r->niv = m->niv;
+	while (r->nframes > m->nframes) {
+		char *name = r->frames[--r->nframes];
+
+		r->frame_bytes -= strlen(name) + 1;
+		free(name);
+	}
+	r->nframe_ids = m->nframe_ids;
+	r->nstacks = m->nstacks;
+	r->nsrows = m->nsrows;
 	while (r->mounts.n > m->nmounts) {
 		struct mount_entry *e = &r->mounts.e[--r->mounts.n];
 
@@ -822,6 +926,11 @@ void rec_finish(struct recording *r)
 		if (!in->magic && me)
 			fs_magic_from_name(me->fstype, &in->magic);
 	}
+	/* the frames' stand-in addresses, named; on no memory they print as addresses */
+	ksyms_free(&r->syms);
+	for (size_t i = 0; i < r->nframes; i++)
+		if (ksyms_add(&r->syms, REC_FRAME_ADDR(i), r->frames[i]))
+			break;
 }
 
 enum rec_status rec_decode(struct recording *r, const uint8_t *buf, size_t len)
@@ -1008,12 +1117,21 @@ struct task_k {
 	char comm[ILOCK_COMM_LEN];
 };
 
+struct stack_k {
+	uint64_t id;
+	uint8_t kind;
+	uint8_t zero[7];
+};
+
 void rec_writer_init(struct rec_writer *w)
 {
 	memset(w, 0, sizeof(*w));
 	idmap_init(&w->inode_ids, sizeof(struct inode_k));
 	idmap_init(&w->task_ids, sizeof(struct task_k));
 	idmap_init(&w->devs_done, sizeof(uint32_t));
+	idmap_init(&w->frame_addrs, sizeof(uint64_t));
+	idmap_init(&w->frame_ids, REC_FRAME_NAME_MAX + 1);
+	idmap_init(&w->stack_ids, sizeof(struct stack_k));
 }
 
 void rec_writer_free(struct rec_writer *w)
@@ -1021,10 +1139,13 @@ void rec_writer_free(struct rec_writer *w)
 	idmap_free(&w->inode_ids);
 	idmap_free(&w->task_ids);
 	idmap_free(&w->devs_done);
+	idmap_free(&w->frame_addrs);
+	idmap_free(&w->frame_ids);
+	idmap_free(&w->stack_ids);
 	free(w->inode_has_meta);
 	free(w->pending_devs);
 	rec_buf_free(&w->raw);
-	rec_writer_init(w);
+	rec_writer_init(w);  /* ksyms is the caller's: set it again to reuse w */
 }
 
 int rec_encode_meta(struct rec_buf *raw, const struct rec_kv *kv, size_t n)
@@ -1185,14 +1306,201 @@ static void enc_mounts(struct rec_writer *w, struct rec_buf *b, uint64_t *n,
 	w->npending = keep;
 }
 
+/*
+ * A frame's id, naming it in *b (and counting it in *n) the first time.
+ * Frames are named by function: two addresses in one function are one
+ * frame, as the views show them.
+ */
+static int enc_frame(struct rec_writer *w, struct rec_buf *b, uint64_t *n, uint64_t ip,
+		     uint32_t *id)
+{
+	const char *name = w->ksyms ? ksyms_find(w->ksyms, ip, NULL) : NULL;
+	char key[REC_FRAME_NAME_MAX + 1] = "";
+	int err;
+
+	if (idmap_get(&w->frame_addrs, &ip, id))
+		return 0;
+	if (name && name[0] && strlen(name) <= REC_FRAME_NAME_MAX)
+		memcpy(key, name, strlen(name));
+	else
+		snprintf(key, sizeof(key), "0x%" PRIx64, ip);
+	if (!idmap_get(&w->frame_ids, key, id)) {
+		if ((err = idmap_put(&w->frame_ids, key, w->nframes)))
+			return err;
+		rec_buf_str(b, key);
+		(*n)++;
+		*id = w->nframes++;
+	}
+	return idmap_put(&w->frame_addrs, &ip, *id);
+}
+
+/* A stack's id, defining it (and its new frames) the first time. */
+static int enc_stack(struct rec_writer *w, const struct snapshot *delta, uint8_t kind,
+		     uint64_t kid, struct rec_buf *frames, uint64_t *nframes, struct rec_buf *defs,
+		     uint64_t *ndefs, uint32_t *id)
+{
+	struct stack_k k = { .id = kid, .kind = kind };
+	const struct ilock_stack_frames *fr;
+	uint32_t top = 0, nr, fid;
+	int err;
+
+	if (idmap_get(&w->stack_ids, &k, id))
+		return 0;
+	fr = snap_find_frames(delta, kind, kid);
+	nr = fr ? (fr->nr < ILOCK_STACK_DEPTH ? fr->nr : ILOCK_STACK_DEPTH) : 0;
+	/* the tracing machinery on top is never shown: not worth the bytes */
+	while (w->ksyms && top < nr) {
+		const char *n = ksyms_find(w->ksyms, fr->ip[top], NULL);
+
+		if (!n || !ksyms_is_tracing(n))
+			break;
+		top++;
+	}
+	buf_u8(defs, kind);
+	buf_u8(defs, (uint8_t)(nr - top));
+	for (uint32_t i = top; i < nr; i++) {
+		if ((err = enc_frame(w, frames, nframes, fr->ip[i], &fid)))
+			return err;
+		rec_buf_varint(defs, fid);
+	}
+	if ((err = idmap_put(&w->stack_ids, &k, w->nstacks)))
+		return err;
+	(*ndefs)++;
+	*id = w->nstacks++;
+	return 0;
+}
+
+/*
+ * The edge (index among the block's edges) of each of delta's stack rows.
+ * A row whose edge has no wait this interval (the maps are read one after
+ * the other) gets its edge appended with zero counts: *extra, *nextra.
+ */
+static int stack_edges(const struct snapshot *delta, uint32_t *row_edge,
+		       const struct ilock_edge_key ***extra, size_t *nextra)
+{
+	struct rec_idmap ids;
+	int err = 0;
+
+	idmap_init(&ids, sizeof(struct ilock_edge_key));
+	*extra = NULL;
+	*nextra = 0;
+	for (size_t i = 0; i < delta->nedges && !err; i++)
+		err = idmap_put(&ids, &delta->edges[i].k, (uint32_t)i);
+	for (size_t i = 0; i < delta->nstacks && !err; i++) {
+		const struct ilock_edge_key *k = &delta->stacks[i].k.edge;
+		const struct ilock_edge_key **p;
+
+		if (idmap_get(&ids, k, &row_edge[i]))
+			continue;
+		p = realloc(*extra, (*nextra + 1) * sizeof(**extra));
+		if (!p) {
+			err = -ENOMEM;
+			break;
+		}
+		*extra = p;
+		row_edge[i] = (uint32_t)(delta->nedges + *nextra);
+		(*extra)[(*nextra)++] = k;
+		err = idmap_put(&ids, k, row_edge[i]);
+	}
+	idmap_free(&ids);
+	return err;
+}
+
+struct srow_enc {
+	uint32_t edge, stack;
+	uint64_t count, total_ns;
+};
+
+static int cmp_srow(const void *pa, const void *pb)
+{
+	const struct srow_enc *a = pa, *b = pb;
+
+	if (a->edge != b->edge)
+		return a->edge < b->edge ? -1 : 1;
+	return a->stack < b->stack ? -1 : a->stack > b->stack;
+}
+
+/*
+ * The stacks section (1.2): new frames, new stacks, then the rows, by
+ * edge. Most edges have one waiter stack that carries all their waits:
+ * such a row says "whole" instead of repeating the edge's count and time.
+ */
+static int enc_stacks(struct rec_writer *w, struct rec_buf *raw, const struct snapshot *delta,
+		      const uint32_t *row_edge)
+{
+	struct rec_buf frames = {}, defs = {}, rows = {};
+	struct srow_enc *v = delta->nstacks ? calloc(delta->nstacks, sizeof(*v)) : NULL;
+	uint64_t nframes = 0, ndefs = 0;
+	size_t n = 0;
+	uint32_t prev = 0;
+	int err = 0;
+
+	if (delta->nstacks && !v)
+		return -ENOMEM;
+	for (size_t i = 0; i < delta->nstacks; i++) {
+		const struct stack_row *r = &delta->stacks[i];
+
+		if (!r->s.count && !r->s.total_ns)
+			continue;
+		if ((err = enc_stack(w, delta, r->k.kind, r->k.stack, &frames, &nframes, &defs,
+				     &ndefs, &v[n].stack)))
+			goto out;
+		v[n].edge = row_edge[i];
+		v[n].count = r->s.count;
+		v[n++].total_ns = r->s.total_ns;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_srow);
+	for (size_t i = 0; i < n; i++) {
+		const struct ilock_edge_stats *e =
+			v[i].edge < delta->nedges ? &delta->edges[v[i].edge].s : NULL;
+		bool whole = e && e->count == v[i].count && e->total_ns == v[i].total_ns;
+
+		rec_buf_varint(&rows, v[i].edge - prev);
+		prev = v[i].edge;
+		rec_buf_varint(&rows, (uint64_t)v[i].stack << 1 | whole);
+		if (!whole) {
+			rec_buf_varint(&rows, v[i].count);
+			rec_buf_varint(&rows, v[i].total_ns);
+		}
+	}
+	rec_buf_varint(raw, nframes);
+	rec_buf_put(raw, frames.p, frames.len);
+	rec_buf_varint(raw, ndefs);
+	rec_buf_put(raw, defs.p, defs.len);
+	rec_buf_varint(raw, n);
+	rec_buf_put(raw, rows.p, rows.len);
+	if (frames.oom || defs.oom || rows.oom)
+		err = -ENOMEM;
+out:
+	free(v);
+	rec_buf_free(&frames);
+	rec_buf_free(&defs);
+	rec_buf_free(&rows);
+	return err;
+}
+
 int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct snapshot *delta,
 			const struct snapshot *inodes, const struct mount_table *mt,
 			uint64_t t_start_ns, uint64_t dur_ns)
 {
+	static const struct ilock_edge_stats no_waits;
 	struct enc e = { .w = w, .inodes = inodes };
 	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {}, ops = {};
 	uint64_t nmounts = 0, ntasks = 0;
+	const struct ilock_edge_key **extra = NULL;
+	uint32_t *row_edge = NULL;
+	size_t nextra = 0, nedges;
 	int err = 0;
+
+	if (delta->nstacks) {
+		row_edge = calloc(delta->nstacks, sizeof(*row_edge));
+		if (!row_edge)
+			return -ENOMEM;
+		if ((err = stack_edges(delta, row_edge, &extra, &nextra)))
+			goto out;
+	}
+	nedges = delta->nedges + nextra;
 
 	/* locks: every row of the interval, defining its inode first */
 	rec_buf_varint(&locks, delta->nlocks);
@@ -1216,31 +1524,34 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 			if (present & (1 << k))
 				enc_stats(&locks, k < 2 ? &r->wait[k] : &r->hold[k - 2]);
 	}
-	rec_buf_varint(&edges, delta->nedges);
-	rec_buf_varint(&ops, delta->nedges);
-	for (size_t i = 0; i < delta->nedges; i++) {
-		const struct edge_row *ed = &delta->edges[i];
+	rec_buf_varint(&edges, nedges);
+	rec_buf_varint(&ops, nedges);
+	for (size_t i = 0; i < nedges; i++) {
+		const struct ilock_edge_key *k =
+			i < delta->nedges ? &delta->edges[i].k : extra[i - delta->nedges];
+		const struct ilock_edge_stats *st =
+			i < delta->nedges ? &delta->edges[i].s : &no_waits;
 		uint32_t id, holder, waiter;
 
-		if ((err = enc_inode(&e, ed->k.dev, ed->k.ino, &id)) ||
-		    (err = enc_task(w, &tasks, &ntasks, ed->k.holder_pid, ed->k.holder_tgid,
-				    ed->k.holder_comm, &holder)) ||
-		    (err = enc_task(w, &tasks, &ntasks, ed->k.waiter_pid, ed->k.waiter_tgid,
-				    ed->k.waiter_comm, &waiter)))
+		if ((err = enc_inode(&e, k->dev, k->ino, &id)) ||
+		    (err = enc_task(w, &tasks, &ntasks, k->holder_pid, k->holder_tgid,
+				    k->holder_comm, &holder)) ||
+		    (err = enc_task(w, &tasks, &ntasks, k->waiter_pid, k->waiter_tgid,
+				    k->waiter_comm, &waiter)))
 			goto out;
 		rec_buf_varint(&edges, id);
-		buf_u8(&edges, ed->k.class);
-		buf_u8(&edges, (uint8_t)((ed->k.holder_mode & 0xf) | (ed->k.waiter_mode << 4)));
+		buf_u8(&edges, k->class);
+		buf_u8(&edges, (uint8_t)((k->holder_mode & 0xf) | (k->waiter_mode << 4)));
 		rec_buf_varint(&edges, holder);
 		rec_buf_varint(&edges, waiter);
-		rec_buf_varint(&edges, ed->s.count);
-		rec_buf_varint(&edges, ed->s.total_ns);
-		rec_buf_varint(&edges, ed->s.max_ns);
-		buf_u8(&ops, ed->k.holder_op);
-		buf_u8(&ops, ed->k.holder_op_flags);
-		buf_u8(&ops, ed->k.waiter_op);
-		buf_u8(&ops, ed->k.waiter_op_flags);
-		buf_u8(&ops, ed->k.range);
+		rec_buf_varint(&edges, st->count);
+		rec_buf_varint(&edges, st->total_ns);
+		rec_buf_varint(&edges, st->max_ns);
+		buf_u8(&ops, k->holder_op);
+		buf_u8(&ops, k->holder_op_flags);
+		buf_u8(&ops, k->waiter_op);
+		buf_u8(&ops, k->waiter_op_flags);
+		buf_u8(&ops, k->range);
 	}
 	/* inodes seen since the last interval, or with a better path now */
 	for (size_t i = 0; inodes && i < inodes->ninodes; i++) {
@@ -1267,6 +1578,8 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	rec_buf_put(raw, locks.p, locks.len);
 	rec_buf_put(raw, edges.p, edges.len);
 	rec_buf_put(raw, ops.p, ops.len);
+	if ((err = enc_stacks(w, raw, delta, row_edge)))
+		goto out;
 	if (raw->oom || e.defs.oom || mounts.oom || tasks.oom || locks.oom || edges.oom ||
 	    ops.oom)
 		err = -ENOMEM;
@@ -1277,6 +1590,8 @@ out:
 	rec_buf_free(&locks);
 	rec_buf_free(&edges);
 	rec_buf_free(&ops);
+	free(extra);
+	free(row_edge);
 	return err;
 }
 

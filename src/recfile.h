@@ -16,13 +16,14 @@
 #include <stdint.h>
 
 #include "ilock.h"
+#include "ksyms.h"
 #include "model.h"
 #include "mounts.h"
 
 #define REC_MAGIC "\x89ILOCKR\n"
 #define REC_MAGIC_LEN 8
 #define REC_MAJOR 1
-#define REC_MINOR 1
+#define REC_MINOR 2
 #define REC_HDR_LEN 16
 #define REC_BLOCK_HDR_LEN 16
 /* Reader limits: a damaged or hostile length must not make us allocate. */
@@ -122,6 +123,28 @@ struct rec_edge {
 	struct ilock_edge_stats s;
 };
 
+/*
+ * Kernel stacks (1.2): frames are recorded as symbol names, resolved at
+ * record time, since addresses mean nothing after a reboot (KASLR). The
+ * reader gives frame i the address REC_FRAME_ADDR(i) and a symbol table
+ * (recording.syms) naming it, so the live renderers show them unchanged.
+ */
+#define REC_FRAME_ADDR(i) (0xffff800000000000ULL + ((uint64_t)(i) << 4))
+#define REC_FRAME_NAME_MAX 255
+
+struct rec_stack {
+	uint8_t kind;          /* enum ilock_stack_kind */
+	uint8_t nr;            /* frames, innermost first */
+	uint32_t frame0;       /* index into frame_ids */
+};
+
+/* Wait time behind one edge record on one stack. */
+struct rec_stack_row {
+	uint32_t edge;         /* index into recording.edges */
+	uint32_t stack;        /* index into stacks */
+	uint64_t count, total_ns;
+};
+
 struct rec_interval {
 	uint64_t seq;
 	uint64_t t_start_ns;   /* from the recording's start (monotonic) */
@@ -130,6 +153,7 @@ struct rec_interval {
 	uint64_t in_flight;
 	size_t lock0, nlocks;  /* slice of recording.locks */
 	size_t edge0, nedges;
+	size_t srow0, nsrows;  /* slice of recording.srows */
 };
 
 struct rec_kv {
@@ -151,6 +175,16 @@ struct recording {
 	size_t nlocks, cap_locks;
 	struct rec_edge *edges;
 	size_t nedges, cap_edges;
+	/* stacks (1.2): frame names, stacks as runs of frame ids, rows */
+	char **frames;
+	size_t nframes, cap_frames, frame_bytes;
+	uint32_t *frame_ids;
+	size_t nframe_ids, cap_frame_ids;
+	struct rec_stack *stacks;
+	size_t nstacks, cap_stacks;
+	struct rec_stack_row *srows;
+	size_t nsrows, cap_srows;
+	struct ksyms syms;        /* REC_FRAME_ADDR(i) -> frames[i]; built by rec_finish */
 	struct rec_interval *iv;
 	size_t niv, cap_iv;
 	/* file counter index -> ours, -1 when we do not know the name */
@@ -194,6 +228,12 @@ struct rec_idmap {
 };
 
 struct rec_writer {
+	/* names stack frames; NULL writes them as addresses. Not owned. */
+	struct ksyms *ksyms;
+	struct rec_idmap frame_ids;  /* frame name (zero-padded) -> frame id */
+	struct rec_idmap frame_addrs; /* kernel address -> frame id */
+	struct rec_idmap stack_ids;  /* (kind, kernel stack id) -> stack id */
+	uint32_t nframes, nstacks;
 	struct rec_idmap inode_ids;
 	uint8_t *inode_has_meta;   /* per inode id */
 	size_t cap_inode_flags;
@@ -214,6 +254,8 @@ int rec_encode_meta(struct rec_buf *raw, const struct rec_kv *kv, size_t n);
  * One interval's payload: delta holds the interval's data, inodes the
  * cumulative inode metadata (new or improved ones are written), mt the
  * current mount table (entries for newly seen devices are written).
+ * delta's kernel stacks go in too, each new frame named once through
+ * w->ksyms.
  */
 int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct snapshot *delta,
 			const struct snapshot *inodes, const struct mount_table *mt,

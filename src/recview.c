@@ -67,6 +67,30 @@ static int add_inode(const struct recording *r, uint32_t id, struct snapshot *s)
 	return snap_add_inode(s, &in->meta);
 }
 
+/* A recorded stack's frames into s, under its file id, at their stand-in addresses. */
+static int add_frames(const struct recording *r, uint32_t id, struct snapshot *s)
+{
+	const struct rec_stack *st = &r->stacks[id];
+	struct ilock_stack_frames fr = { .nr = st->nr };
+
+	if (snap_find_frames(s, st->kind, id))
+		return 0;
+	for (unsigned i = 0; i < st->nr; i++)
+		fr.ip[i] = REC_FRAME_ADDR(r->frame_ids[st->frame0 + i]);
+	return snap_add_frames(s, st->kind, id, &fr);
+}
+
+/* One stack row's sum into s: the model's key is the edge's plus the stack. */
+static int add_stack(const struct recording *r, const struct ilock_edge_key *edge, uint32_t id,
+		     uint64_t count, uint64_t total_ns, struct snapshot *s)
+{
+	struct ilock_stack_key key = { .edge = *edge, .stack = id, .kind = r->stacks[id].kind };
+	struct ilock_stack_stats st = { .count = count, .total_ns = total_ns };
+	int err = snap_add_stack(s, &key, &st);
+
+	return err ? err : add_frames(r, id, s);
+}
+
 /* An interval's counters, and its locks that pass the filters, into s. */
 static int add_locks(const struct recording *r, const struct rec_interval *iv,
 		     const struct filters *f, struct snapshot *s)
@@ -110,24 +134,42 @@ int rec_add_interval(const struct recording *r, size_t i, const struct filters *
 		struct ilock_edge_key key;
 
 		rec_edge_key(r, e, &key);
-		if (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic))
+		if (!e->s.count || (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic)))
 			continue;
 		if ((err = snap_add_edge(s, &key, &e->s)) || (err = add_inode(r, e->inode, s)))
+			return err;
+	}
+	for (size_t k = iv->srow0; k < iv->srow0 + iv->nsrows; k++) {
+		const struct rec_stack_row *row = &r->srows[k];
+		const struct rec_edge *e = &r->edges[row->edge];
+		struct ilock_edge_key key;
+
+		rec_edge_key(r, e, &key);
+		if (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic))
+			continue;
+		if ((err = add_stack(r, &key, row->stack, row->count, row->total_ns, s)))
 			return err;
 	}
 	return 0;
 }
 
 /*
- * Edges summed over a window by the file's small integer ids first, and
- * only then turned into the model's 72-byte keys: an hour holds hundreds
- * of thousands of edge records but a few hundred distinct pairs.
+ * Edges (and stack rows) summed over a window by the file's small integer
+ * ids first, and only then turned into the model's 72-byte keys: an hour
+ * holds hundreds of thousands of edge records but a few hundred distinct
+ * pairs.
  */
-struct edge_sum {
+struct psum {
 	uint64_t k1, k2;          /* packed ids; k2 == 0 marks an empty slot */
 	uint64_t k3;              /* packed ops and range */
+	uint64_t k4;              /* stack id + 1 for stack rows, else 0 */
 	size_t first;             /* an edge record with this key */
 	struct ilock_edge_stats s;
+};
+
+struct psum_table {
+	struct psum *t;
+	size_t cap, n;
 };
 
 static uint64_t mix64(uint64_t h)
@@ -138,85 +180,138 @@ static uint64_t mix64(uint64_t h)
 	return h;
 }
 
-/* The slot of a packed edge key in a table of mask + 1 slots. */
-static size_t sum_slot(uint64_t k1, uint64_t k2, uint64_t k3, size_t mask)
+/* The slot of a packed key in a table of mask + 1 slots. */
+static size_t sum_slot(const struct psum *p, size_t mask)
 {
-	return mix64(k1 ^ mix64(k2 ^ mix64(k3))) & mask;
+	return mix64(p->k1 ^ mix64(p->k2 ^ mix64(p->k3 ^ mix64(p->k4)))) & mask;
+}
+
+/* The sum for edge record e (with stack id + 1, or 0); NULL when out of memory. */
+static struct psum *psum_get(struct psum_table *t, const struct recording *r, size_t edge,
+			     uint64_t k4)
+{
+	const struct rec_edge *e = &r->edges[edge];
+	/* +1 in k2: never 0, so 0 can mark an empty slot */
+	struct psum key = {
+		.k1 = (uint64_t)e->inode << 32 | e->holder,
+		.k2 = ((uint64_t)e->waiter << 32 | (uint64_t)e->class << 16 |
+		       (uint64_t)e->holder_mode << 8 | e->waiter_mode) + 1,
+		.k3 = (uint64_t)e->holder_op << 32 | (uint64_t)e->holder_op_flags << 24 |
+		      (uint64_t)e->waiter_op << 16 | (uint64_t)e->waiter_op_flags << 8 | e->range,
+		.k4 = k4,
+		.first = edge,
+	};
+	size_t h;
+
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 1024;
+		struct psum *nt = calloc(ncap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (size_t j = 0; j < t->cap; j++) {
+			if (!t->t[j].k2)
+				continue;
+			h = sum_slot(&t->t[j], ncap - 1);
+			while (nt[h].k2)
+				h = (h + 1) & (ncap - 1);
+			nt[h] = t->t[j];
+		}
+		free(t->t);
+		t->t = nt;
+		t->cap = ncap;
+	}
+	h = sum_slot(&key, t->cap - 1);
+	while (t->t[h].k2 && (t->t[h].k1 != key.k1 || t->t[h].k2 != key.k2 ||
+			      t->t[h].k3 != key.k3 || t->t[h].k4 != key.k4))
+		h = (h + 1) & (t->cap - 1);
+	if (!t->t[h].k2) {
+		t->t[h] = key;
+		t->n++;
+	}
+	return &t->t[h];
+}
+
+/* The edge key of a sum, or false when the filters reject it. */
+static bool psum_key(const struct recording *r, const struct psum *p, const struct filters *f,
+		     struct ilock_edge_key *key)
+{
+	const struct rec_edge *e = &r->edges[p->first];
+
+	rec_edge_key(r, e, key);
+	return !f || filters_match_edge(f, key, r->inodes[e->inode].magic);
 }
 
 static int sum_edges(const struct recording *r, size_t i0, size_t i1, const struct filters *f,
 		     struct snapshot *s)
 {
-	size_t cap = 1024, n = 0;
-	struct edge_sum *t = calloc(cap, sizeof(*t));
+	struct psum_table t = {};
 	int err = 0;
 
-	if (!t)
-		return -ENOMEM;
 	for (size_t i = i0; i < i1; i++) {
 		const struct rec_interval *iv = &r->iv[i];
 
 		for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
 			const struct rec_edge *e = &r->edges[k];
-			uint64_t k1 = (uint64_t)e->inode << 32 | e->holder;
-			/* +1: never 0, so 0 can mark an empty slot */
-			uint64_t k2 = ((uint64_t)e->waiter << 32 | (uint64_t)e->class << 16 |
-				       (uint64_t)e->holder_mode << 8 | e->waiter_mode) + 1;
-			uint64_t k3 = (uint64_t)e->holder_op << 32 | (uint64_t)e->holder_op_flags << 24 |
-				      (uint64_t)e->waiter_op << 16 | (uint64_t)e->waiter_op_flags << 8 |
-				      e->range;
-			size_t h;
+			struct psum *p = psum_get(&t, r, k, 0);
 
-			if ((n + 1) * 2 > cap) {
-				struct edge_sum *nt = calloc(cap * 2, sizeof(*nt));
-
-				if (!nt) {
-					err = -ENOMEM;
-					goto out;
-				}
-				for (size_t j = 0; j < cap; j++) {
-					if (!t[j].k2)
-						continue;
-					h = sum_slot(t[j].k1, t[j].k2, t[j].k3, cap * 2 - 1);
-					while (nt[h].k2)
-						h = (h + 1) & (cap * 2 - 1);
-					nt[h] = t[j];
-				}
-				free(t);
-				t = nt;
-				cap *= 2;
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
 			}
-			h = sum_slot(k1, k2, k3, cap - 1);
-			while (t[h].k2 && (t[h].k1 != k1 || t[h].k2 != k2 || t[h].k3 != k3))
-				h = (h + 1) & (cap - 1);
-			if (!t[h].k2) {
-				t[h].k1 = k1;
-				t[h].k2 = k2;
-				t[h].k3 = k3;
-				t[h].first = k;
-				n++;
-			}
-			t[h].s.count += e->s.count;
-			t[h].s.total_ns += e->s.total_ns;
-			if (e->s.max_ns > t[h].s.max_ns)
-				t[h].s.max_ns = e->s.max_ns;
+			p->s.count += e->s.count;
+			p->s.total_ns += e->s.total_ns;
+			if (e->s.max_ns > p->s.max_ns)
+				p->s.max_ns = e->s.max_ns;
 		}
 	}
-	for (size_t j = 0; j < cap; j++) {
-		const struct rec_edge *e;
+	for (size_t j = 0; j < t.cap; j++) {
 		struct ilock_edge_key key;
 
-		if (!t[j].k2)
+		/* an edge written only for its stacks has no waits of its own */
+		if (!t.t[j].k2 || !t.t[j].s.count || !psum_key(r, &t.t[j], f, &key))
 			continue;
-		e = &r->edges[t[j].first];
-		rec_edge_key(r, e, &key);
-		if (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic))
-			continue;
-		if ((err = snap_add_edge(s, &key, &t[j].s)) || (err = add_inode(r, e->inode, s)))
+		if ((err = snap_add_edge(s, &key, &t.t[j].s)) ||
+		    (err = add_inode(r, r->edges[t.t[j].first].inode, s)))
 			goto out;
 	}
 out:
-	free(t);
+	free(t.t);
+	return err;
+}
+
+static int sum_stacks(const struct recording *r, size_t i0, size_t i1, const struct filters *f,
+		      struct snapshot *s)
+{
+	struct psum_table t = {};
+	int err = 0;
+
+	for (size_t i = i0; i < i1; i++) {
+		const struct rec_interval *iv = &r->iv[i];
+
+		for (size_t k = iv->srow0; k < iv->srow0 + iv->nsrows; k++) {
+			const struct rec_stack_row *row = &r->srows[k];
+			struct psum *p = psum_get(&t, r, row->edge, (uint64_t)row->stack + 1);
+
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			p->s.count += row->count;
+			p->s.total_ns += row->total_ns;
+		}
+	}
+	for (size_t j = 0; j < t.cap; j++) {
+		struct ilock_edge_key key;
+
+		if (!t.t[j].k2 || !psum_key(r, &t.t[j], f, &key))
+			continue;
+		if ((err = add_stack(r, &key, (uint32_t)(t.t[j].k4 - 1), t.t[j].s.count,
+				     t.t[j].s.total_ns, s)))
+			goto out;
+	}
+out:
+	free(t.t);
 	return err;
 }
 
@@ -231,7 +326,7 @@ int rec_merge_window(const struct recording *r, size_t i0, size_t i1, const stru
 	for (size_t i = i0; i < i1; i++)
 		if ((err = add_locks(r, &r->iv[i], f, s)))
 			return err;
-	if (i0 < i1 && (err = sum_edges(r, i0, i1, f, s)))
+	if (i0 < i1 && ((err = sum_edges(r, i0, i1, f, s)) || (err = sum_stacks(r, i0, i1, f, s))))
 		return err;
 	/* the per-lock range sums come from the edges, as in a live capture */
 	if ((err = snap_ranges_from_edges(s)))

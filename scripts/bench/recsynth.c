@@ -54,6 +54,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	rec_writer_init(&w);
+	w.ksyms = &in.syms;  /* frames named as the recording names them */
 	snap_init(&delta);
 	snap_init(&inodes);
 	for (size_t i = 0; i < in.ninodes; i++)

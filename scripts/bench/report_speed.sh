@@ -6,6 +6,8 @@
 # 1. Records SECONDS (default 60) of the seed workload (fio randrw 60/40,
 #    16 KiB, 8 threads, buffered, one 256 MiB file) on a loop-mounted XFS
 #    with `ilock record -i 1`, and extrapolates its size to one hour.
+#    A second recorder with --no-stacks watches the same run, side by side,
+#    so the size the kernel stacks add is measured on the same waits.
 #    With -i, uses an existing recording instead (no root needed then).
 # 2. Stretches that recording to one hour with build/bench/recsynth (its
 #    intervals replayed through the real writer) and prints the file size.
@@ -50,7 +52,7 @@ SYNTH=$ROOT/build/bench/recsynth
 cc -O2 -std=gnu11 -D_GNU_SOURCE -I"$ROOT/include" -I"$ROOT/src" -o "$SYNTH" \
 	"$ROOT/scripts/bench/recsynth.c" "$ROOT/src/recfile.c" "$ROOT/src/recview.c" \
 	"$ROOT/src/model.c" "$ROOT/src/hist.c" "$ROOT/src/mounts.c" "$ROOT/src/cli.c" \
-	"$ROOT/src/counters.c" "$ROOT/src/util.c" -lz -lm
+	"$ROOT/src/counters.c" "$ROOT/src/util.c" "$ROOT/src/ksyms.c" -lz -lm
 
 now_ns() { date +%s%N; }
 
@@ -70,10 +72,17 @@ if [ -z "$IN" ]; then
 	fio_pid=$!
 	sleep 1
 	IN="$work/seed.ilrec"
+	"$ILOCK" record -o "$work/nostacks.ilrec" -i 1 -d "$SECS" -D "$mnt" --no-stacks \
+		2>/dev/null &
+	ns_pid=$!
 	# the recorder's own cost over the run, from its rusage
 	/usr/bin/time -f "ilock record: %U s user + %S s sys over $SECS s, max RSS %M KiB" \
 		"$ILOCK" record -o "$IN" -i 1 -d "$SECS" -D "$mnt"
+	wait "$ns_pid"
 	wait "$fio_pid"
+	ns=$(stat -c %s "$work/nostacks.ilrec")
+	echo "side by side: $(stat -c %s "$IN") bytes with stacks, $ns with --no-stacks" \
+		"($(python3 -c "print('%.2f' % ($(stat -c %s "$IN")/$ns))")x)"
 fi
 
 "$ILOCK" report "$IN" -n 3 | sed -n '/^TOP INODE LOCKS/,/^$/p'

@@ -100,15 +100,37 @@ def test_xfs_disjoint_ranges(xfs, procs, helpers_dir, ilock_bin):
         assert e["ranges"]["disjoint"]["waits"] == e["waits"], e
 
 
-def test_report_keeps_ops_and_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
-    """A recording keeps each wait's ops and range class (format 1.1):
-    `ilock report` shows the same ops, range classes and headroom as stat."""
-    row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB,
-                                       rec=str(tmp_path / "ranges.ilrec"))
+def test_report_keeps_ops_ranges_and_stacks(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """A recording keeps each wait's ops and range class (format 1.1) and
+    its kernel stacks, named when recorded (1.2): `ilock report` shows the
+    same ops, range classes, headroom and stacks as stat."""
+    rec = str(tmp_path / "ranges.ilrec")
+    row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB, rec=rec)
     assert range_share(row["ranges"], "disjoint") >= 0.95, row["ranges"]
     assert row["headroom"] >= 0.95
     for e in edges:
         assert e["ranges"]["disjoint"]["waits"] == e["waits"], e
+    # where each side was: the readers in the rwsem slow path under the
+    # XFS read, the writer asleep in its userfaultfd fault
+    waiter = [s for e in edges for s in e["stacks"]["waiter"]]
+    assert sum(s["waits"] for s in waiter) == 3, waiter
+    for s in waiter:
+        assert s["frames"][0] == "rwsem_down_read_slowpath", s
+        assert "xfs_file_buffered_read" in s["frames"], s
+    holder = [f for e in edges for s in e["stacks"]["holder"] for f in s["frames"]]
+    assert "handle_userfault" in holder, holder
+
+    folded = subprocess.run([ilock_bin, "report", "--folded", "-D", xfs.mnt, rec],
+                            capture_output=True, text=True, timeout=30)
+    assert folded.returncode == 0, folded.stderr
+    lines = [l.rsplit(" ", 1) for l in folded.stdout.splitlines()]
+    ours = [(st.split(";"), int(w)) for st, w in lines if "xfs_file_buffered_read" in st]
+    assert ours, folded.stdout
+    for frames, _ in ours:
+        assert frames[:2] == ["IOLOCK", "shared"] and frames[-1] == "rwsem_down_read_slowpath"
+    # the waits' time, all of it: the three readers each waited most of 800 ms
+    assert sum(w for _, w in ours) == sum(e["wait_ns"] for e in edges)
+    assert sum(w for _, w in ours) > 3 * 300 * MS
 
 
 def test_xfs_overlapping_ranges(xfs, procs, helpers_dir, ilock_bin):

@@ -13,6 +13,7 @@
 #include "recfile.h"
 #include "recsynth.h"
 #include "recview.h"
+#include "render_ops.h"
 #include "unit.h"
 
 #define DEV_X ILOCK_KDEV(7, 1)
@@ -434,6 +435,214 @@ static void test_damage(void)
 	synth_free(&s);
 }
 
+/*
+ * Format 1.2 stacks: frames written once, as names; the tracing frames on
+ * top left out; a stack row whose edge had no wait in its interval; the
+ * frames come back through the recording's own symbol table.
+ */
+#define KADDR(x) (0xffffffff81000000ULL + (x))
+
+static void stack_edge(struct ilock_edge_key *k, uint32_t waiter)
+{
+	*k = (struct ilock_edge_key){ .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
+				      .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				      .holder_pid = 100, .holder_tgid = 100, .waiter_pid = waiter,
+				      .waiter_tgid = waiter, .holder_op = ILOCK_OP_BUFFERED_WRITE,
+				      .waiter_op = ILOCK_OP_BUFFERED_READ, .range = ILOCK_RANGE_DISJOINT };
+	memcpy(k->holder_comm, "writer", 7);
+	memcpy(k->waiter_comm, "reader", 7);
+}
+
+static void add_stack_row(struct snapshot *d, const struct ilock_edge_key *e, uint8_t kind,
+			  uint64_t id, uint64_t n, uint64_t ns)
+{
+	struct ilock_stack_key k = { .edge = *e, .stack = id, .kind = kind };
+	struct ilock_stack_stats st = { .count = n, .total_ns = ns };
+
+	CHECK(!snap_add_stack(d, &k, &st));
+}
+
+static char *stack_text(const struct snapshot *m, uint8_t kind, uint64_t id, struct ksyms *ks)
+{
+	const struct ilock_stack_frames *fr = snap_find_frames(m, kind, id);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (fr)
+		render_stack_line(f, fr, ks, 200);
+	fclose(f);
+	return buf;
+}
+
+static void test_stacks(void)
+{
+	struct synth s;
+	struct recording r;
+	struct snapshot d, m;
+	struct ksyms ks = {};
+	struct ilock_edge_key e1, e2;
+	struct ilock_edge_stats es = { .count = 2, .total_ns = 600, .max_ns = 400 };
+	struct ilock_stack_frames wf = { .nr = 4, .ip = { KADDR(0x10), KADDR(0x1020), KADDR(0x2030),
+							  0x1234 } };
+	struct ilock_stack_frames hf = { .nr = 2, .ip = { KADDR(0x3010), KADDR(0x2040) } };
+	char *txt, *folded = NULL;
+	size_t flen = 0;
+	FILE *ff;
+
+	CHECK(!ksyms_add(&ks, KADDR(0), "bpf_trace_run2"));
+	CHECK(!ksyms_add(&ks, KADDR(0x1000), "rwsem_down_read_slowpath"));
+	CHECK(!ksyms_add(&ks, KADDR(0x2000), "xfs_file_buffered_read"));
+	CHECK(!ksyms_add(&ks, KADDR(0x3000), "handle_userfault"));
+	stack_edge(&e1, 201);
+	stack_edge(&e2, 202);
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	s.w.ksyms = &ks;
+	snap_init(&d);
+	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
+	synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 2, 300);
+	snap_add_edge(&d, &e1, &es);
+	add_stack_row(&d, &e1, ILOCK_STACK_WAITER, 7, 2, 600);
+	add_stack_row(&d, &e1, ILOCK_STACK_HOLDER, 0xabcdef, 1, 600);
+	CHECK(!snap_add_frames(&d, ILOCK_STACK_WAITER, 7, &wf));
+	CHECK(!snap_add_frames(&d, ILOCK_STACK_HOLDER, 0xabcdef, &hf));
+	synth_interval(&s, &d);
+	/* 3 frames named (the bpf_ one on top left out), 1 more for the holder: by function */
+	CHECK_EQ_U(s.w.nframes, 4);
+	CHECK_EQ_U(s.w.nstacks, 2);
+
+	/* interval 2: the same waiter stack behind e2, whose edge row came a read later */
+	snap_reset(&d);
+	add_stack_row(&d, &e2, ILOCK_STACK_WAITER, 7, 1, 5000);
+	CHECK(!snap_add_frames(&d, ILOCK_STACK_WAITER, 7, &wf));
+	synth_interval(&s, &d);
+	CHECK_EQ_U(s.w.nframes, 4);   /* nothing defined twice */
+	CHECK_EQ_U(s.w.nstacks, 2);
+	snap_reset(&d);
+	snap_add_edge(&d, &e2, &(struct ilock_edge_stats){ .count = 1, .total_ns = 5000,
+							   .max_ns = 5000 });
+	synth_interval(&s, &d);
+	synth_end(&s);
+	CHECK(s.ok);
+
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	CHECK_EQ_U(r.nframes, 4);
+	CHECK_EQ_U(r.nstacks, 2);
+	CHECK_EQ_U(r.nsrows, 3);
+	CHECK_EQ_U(r.iv[1].nedges, 1);   /* e2, written for its stack, without waits */
+	CHECK_EQ_U(r.edges[r.iv[1].edge0].s.count, 0);
+
+	snap_init(&m);
+	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &m));
+	CHECK_EQ_U(m.nedges, 2);
+	CHECK_EQ_U(m.nstacks, 3);
+	txt = stack_text(&m, ILOCK_STACK_WAITER, 0, &r.syms);
+	CHECK_STR(txt, "rwsem_down_read_slowpath < xfs_file_buffered_read < 0x1234\n");
+	free(txt);
+	txt = stack_text(&m, ILOCK_STACK_HOLDER, 1, &r.syms);
+	CHECK_STR(txt, "handle_userfault < xfs_file_buffered_read\n");
+	free(txt);
+	/* the folded view adds the two readers' time on the one stack */
+	ff = open_memstream(&folded, &flen);
+	CHECK(!render_folded(ff, &m, &r.syms));
+	fclose(ff);
+	CHECK_STR(folded, "IOLOCK;shared;0x1234;xfs_file_buffered_read;rwsem_down_read_slowpath 5600\n");
+	free(folded);
+
+	/* interval 2 alone: e2's stack row, with e2 from the next block absent */
+	CHECK(!rec_merge_window(&r, 1, 2, NULL, &m));
+	CHECK_EQ_U(m.nedges, 0);
+	CHECK_EQ_U(m.nstacks, 1);
+	/* the filters apply to a stack row through its edge */
+	{
+		struct filters f = { .tgid = 201 };
+
+		CHECK(!rec_merge_window(&r, 0, r.niv, &f, &m));
+		CHECK_EQ_U(m.nstacks, 2);
+		for (size_t i = 0; i < m.nstacks; i++)
+			CHECK_EQ_U(m.stacks[i].k.edge.waiter_tgid, 201);
+	}
+	/* one block at a time as rec_add_interval sums them: the same rows */
+	snap_reset(&m);
+	for (size_t i = 0; i < r.niv; i++)
+		CHECK(!rec_add_interval(&r, i, NULL, &m));
+	CHECK_EQ_U(m.nstacks, 3);
+	CHECK_EQ_U(m.nedges, 2);
+
+	snap_free(&m);
+	snap_free(&d);
+	rec_free(&r);
+	synth_free(&s);
+	ksyms_free(&ks);
+}
+
+/* A stacks section whose ids point nowhere does not decode. */
+static void test_stacks_malformed(void)
+{
+	struct synth s;
+	struct recording r;
+	struct snapshot d;
+	struct ilock_edge_key e1;
+	size_t offs[8], n;
+	static const struct {
+		const char *what;
+		const char *bytes;
+		size_t len;
+	} bad[] = {
+		/* new frames, new stacks, rows */
+		{ "row on an edge the block lacks", "\0\0\1\1\0\1\1", 7 },
+		{ "row on a stack never defined", "\0\0\1\0\5\1\1", 7 },
+		{ "stack with a frame never named", "\0\1\0\1\3\0", 6 },
+		{ "stack deeper than 32 frames", "\1\1f\1\0\41\0", 7 },
+		{ "stack of an unknown kind", "\0\1\2\0\0", 5 },
+		{ "empty frame name", "\1\0\0\0", 4 },
+	};
+
+	/* a first interval defines the inode (0) and the tasks (holder 0, waiter 1) */
+	stack_edge(&e1, 201);
+	synth_begin(&s, 1000000000ULL, NULL);
+	snap_init(&d);
+	snap_add_edge(&d, &e1, &(struct ilock_edge_stats){ .count = 1, .total_ns = 1, .max_ns = 1 });
+	synth_interval(&s, &d);
+	synth_end(&s);
+	n = block_offsets(s.file.p, s.file.len, offs, 8);
+	CHECK_EQ_U(n, 3);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct rec_buf f = {}, raw = {};
+
+		rec_buf_put(&f, s.file.p, offs[2]);
+		rec_buf_varint(&raw, 1);
+		rec_buf_put(&raw, "\0\1\0\0\0\0\0\0", 8); /* nothing new, no locks */
+		rec_buf_put(&raw, "\1\0\0\1\0\1\1\1\1", 9); /* one edge: inode 0, tasks 0 -> 1 */
+		rec_buf_put(&raw, "\1\1\0\2\0\2", 6);       /* its ops */
+		rec_buf_put(&raw, bad[i].bytes, bad[i].len);
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		rec_init(&r);
+		if (rec_decode(&r, f.p, f.len) != REC_MALFORMED)
+			fprintf(stderr, "  not malformed: %s\n", bad[i].what);
+		CHECK_EQ_U(r.status, REC_MALFORMED);
+		CHECK_EQ_U(r.niv, 1);
+		CHECK_EQ_U(r.nframes + r.nstacks + r.nsrows, 0);  /* rolled back */
+		CHECK_EQ_U(r.nedges, 1);
+		rec_free(&r);
+		/* the same block with an empty stacks section is fine */
+		f.len = offs[2];
+		raw.len -= bad[i].len;
+		rec_buf_put(&raw, "\0\0\0", 3);
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		rec_init(&r);
+		CHECK_EQ_U(rec_decode(&r, f.p, f.len), REC_OK);
+		CHECK_EQ_U(r.niv, 2);
+		CHECK_EQ_U(r.nedges, 2);
+		rec_free(&r);
+		rec_buf_free(&f);
+		rec_buf_free(&raw);
+	}
+	snap_free(&d);
+	synth_free(&s);
+}
+
 /* Every truncation point and every single-bit flip: no crash, sane state. */
 static void test_every_cut_and_flip(void)
 {
@@ -601,6 +810,8 @@ int main(void)
 	test_written_once();
 	test_damage();
 	test_every_cut_and_flip();
+	test_stacks();
+	test_stacks_malformed();
 	test_select_and_time();
 	test_fuzz_regressions();
 	UNIT_DONE();
