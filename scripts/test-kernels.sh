@@ -155,9 +155,23 @@ build_initrd() {  # KDIR VERSION OUT
 }
 
 boot() {  # KDIR VERSION LOG
-	local kdir=$1 ver=$2 logf=$3 initrd start
+	local kdir=$1 ver=$2 logf=$3 initrd
 	initrd=$WORK/initrd-$ver.cpio.gz
 	build_initrd "$kdir" "$ver" "$initrd"
+	run_guest "$kdir" "$ver" "$logf" "$initrd"
+	# A guest kernel that dies before our init says a word (TCG sometimes
+	# oopses patching static keys at boot) never ran ilock: boot it again,
+	# once. A crash caused by ilock comes later and is not retried.
+	if ! grep -q '^@@ILOCK' "$logf"; then
+		log "$ver: the guest died before its init ran (console: $(grep -m1 -o \
+			'Kernel panic[^|]*' "$logf" || echo 'no panic line')); booting it again, once"
+		cp "$logf" "$logf.first"
+		run_guest "$kdir" "$ver" "$logf" "$initrd"
+	fi
+}
+
+run_guest() {  # KDIR VERSION LOG INITRD
+	local kdir=$1 ver=$2 logf=$3 initrd=$4 start
 	log "booting $ver under qemu (tcg, up to $QEMU_TIMEOUT s)"
 	start=$(date +%s)
 	# -accel tcg only: nested KVM hangs on this project's hosts

@@ -35,35 +35,49 @@ void top_store_scan_end(struct top_store *st)
 	st->nepos = st->ei;
 }
 
+enum pos_state { POS_NEW, POS_MOVED, POS_SAME };
+
 /*
- * Is this entry the one at the same position last time, unchanged? Else
- * remember it there. Returns true to skip it. Out of memory just means no
- * shortcut.
+ * The entry at this position of the scan, against the one there last
+ * time: POS_SAME (same key, same stats: skip it), POS_MOVED (same key,
+ * new stats: its remembered row still holds), POS_NEW (another key: the
+ * slot now holds this one, row unknown). *slot is NULL when out of
+ * memory, which only means no shortcut.
  */
-static bool pos_same(struct scan_pos **arr, size_t *n, size_t *cap, size_t *i, const void *key,
-		     size_t ksz, uint64_t count, uint64_t total_ns, uint64_t max_ns)
+static enum pos_state pos_take(struct scan_pos **arr, size_t *n, size_t *cap, size_t *i,
+			       const void *key, size_t ksz, uint64_t count, uint64_t total_ns,
+			       uint64_t max_ns, struct scan_pos **slot)
 {
+	enum pos_state st = POS_NEW;
 	struct scan_pos *p;
 
+	*slot = NULL;
 	if (*i < *n) {
 		p = &(*arr)[*i];
-		if (p->count == count && p->total_ns == total_ns && p->max_ns == max_ns &&
-		    !memcmp(&p->k, key, ksz)) {
-			(*i)++;
-			return true;
+		if (!memcmp(&p->k, key, ksz)) {
+			st = p->count == count && p->total_ns == total_ns && p->max_ns == max_ns
+				     ? POS_SAME
+				     : POS_MOVED;
+			if (st == POS_SAME) {
+				(*i)++;
+				return st;
+			}
 		}
 	} else if (*i >= *cap) {
 		size_t ncap = *cap ? *cap * 2 : 1024;
 
 		p = realloc(*arr, ncap * sizeof(*p));
 		if (!p)
-			return false;
+			return POS_NEW;
 		*arr = p;
 		*cap = ncap;
 	}
 	p = &(*arr)[*i];
-	memset(&p->k, 0, sizeof(p->k));
-	memcpy(&p->k, key, ksz);
+	if (st == POS_NEW) {
+		memset(&p->k, 0, sizeof(p->k));
+		memcpy(&p->k, key, ksz);
+		p->row = 0;
+	}
 	p->count = count;
 	p->total_ns = total_ns;
 	p->max_ns = max_ns;
@@ -71,7 +85,8 @@ static bool pos_same(struct scan_pos **arr, size_t *n, size_t *cap, size_t *i, c
 	/* a new key shifts what follows: those now compare with the new order */
 	if (*i > *n)
 		*n = *i;
-	return false;
+	*slot = p;
+	return st;
 }
 
 static bool same_stats(const struct ilock_stats *a, const struct ilock_stats *b)
@@ -80,17 +95,23 @@ static bool same_stats(const struct ilock_stats *a, const struct ilock_stats *b)
 	return a->count == b->count && a->total_ns == b->total_ns && a->max_ns == b->max_ns;
 }
 
+/* slot: the wait map scan's, whose row (cum never reorders) spares the lookup */
 static int take_stats(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
-		      const struct ilock_stats *cur, bool hold)
+		      const struct ilock_stats *cur, bool hold, struct scan_pos *slot)
 {
 	struct lock_row *c, *d;
 	struct ilock_stats *prev, *out;
 
 	if (k->mode > ILOCK_MODE_EXCL || k->class >= ILOCK_CLASS_MAX)
 		return -EINVAL;
-	c = snap_lock(&st->cum, k->dev, k->ino, k->class);
+	if (slot && slot->row)
+		c = &st->cum.locks[slot->row - 1];
+	else
+		c = snap_lock(&st->cum, k->dev, k->ino, k->class);
 	if (!c)
 		return -ENOMEM;
+	if (slot)
+		slot->row = (uint32_t)(c - st->cum.locks) + 1;
 	prev = hold ? &c->hold[k->mode] : &c->wait[k->mode];
 	if (same_stats(cur, prev))
 		return 0;
@@ -114,16 +135,18 @@ static int take_stats(struct top_store *st, struct snapshot *delta, const struct
 int top_store_wait(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
 		   const struct ilock_stats *cur)
 {
-	if (pos_same(&st->wpos, &st->nwpos, &st->cap_wpos, &st->wi, k, sizeof(*k), cur->count,
-		     cur->total_ns, cur->max_ns))
+	struct scan_pos *slot;
+
+	if (pos_take(&st->wpos, &st->nwpos, &st->cap_wpos, &st->wi, k, sizeof(*k), cur->count,
+		     cur->total_ns, cur->max_ns, &slot) == POS_SAME)
 		return 0;
-	return take_stats(st, delta, k, cur, false);
+	return take_stats(st, delta, k, cur, false, slot);
 }
 
 int top_store_hold(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
 		   const struct ilock_stats *cur)
 {
-	return take_stats(st, delta, k, cur, true);
+	return take_stats(st, delta, k, cur, true, NULL);
 }
 
 /* 64-bit words at a time: the byte-wise FNV of model.c is the hot spot here */
@@ -211,13 +234,16 @@ int top_store_edge(struct top_store *st, struct snapshot *delta, const struct il
 {
 	struct store_edge *e;
 	struct ilock_edge_stats d;
+	struct scan_pos *slot;
 
-	if (pos_same(&st->epos, &st->nepos, &st->cap_epos, &st->ei, k, sizeof(*k), cur->count,
-		     cur->total_ns, cur->max_ns))
+	if (pos_take(&st->epos, &st->nepos, &st->cap_epos, &st->ei, k, sizeof(*k), cur->count,
+		     cur->total_ns, cur->max_ns, &slot) == POS_SAME)
 		return 0;
-	e = edge_get(st, k);
+	e = slot && slot->row ? &st->edges[slot->row - 1] : edge_get(st, k);
 	if (!e)
 		return -ENOMEM;
+	if (slot)
+		slot->row = (uint32_t)(e - st->edges) + 1;
 	if (e->s.count == cur->count && e->s.total_ns == cur->total_ns)
 		return 0;
 	top_edge_delta(&d, cur, &e->s);

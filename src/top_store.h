@@ -36,6 +36,7 @@ struct scan_pos {
 		struct ilock_edge_key edge;
 	} k;
 	uint64_t count, total_ns, max_ns;
+	uint32_t row;   /* its row in cum (waits) or edges[] (edges), + 1; 0 unknown */
 };
 
 struct top_store {

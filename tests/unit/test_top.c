@@ -263,6 +263,19 @@ static void test_store_scan_order(void)
 	top_store_scan_end(&st);
 	CHECK_EQ_U(st.nwpos, 4);
 	CHECK_EQ_U(st.cum.nlocks, 4);
+	/* same order, one moved: its row is the one remembered at that position */
+	add(&v[1], 5 * MS);
+	snap_reset(&delta);
+	top_store_scan_begin(&st);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ_U(top_store_wait(&st, &delta, &k[order2[i]], &v[order2[i]]), order2[i] == 1);
+	top_store_scan_end(&st);
+	r = snap_find_lock(&delta, DEV, 11, ILOCK_CLASS_I_RWSEM);
+	CHECK(delta.nlocks == 1 && r && r->wait[0].count == 1 && r->wait[0].total_ns == 5 * MS);
+	r = snap_find_lock(&st.cum, DEV, 11, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[0].count == 2 && r->wait[0].total_ns == 7 * MS);
+	r = snap_find_lock(&st.cum, DEV, 12, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[0].count == 2 && r->wait[0].total_ns == 10 * MS);
 	top_store_free(&st);
 	snap_free(&delta);
 }
