@@ -50,6 +50,11 @@ enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED };
 #define CLI_OPS_LONGOPTS                                        \
 	{ "ops", required_argument, NULL, OPT_OPS },            \
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS }
+/* Are kernel stacks taken? --no-stacks, and --ops off, turn them off. */
+static inline bool cli_stacks_on(const struct ilock_opts *o)
+{
+	return !o->no_stacks && o->ops_mode != ILOCK_OPS_OFF;
+}
 /* --ops and --no-stacks, as cli_filter_option: 1 handled, 0 not ours, -1 bad value. */
 int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen);
 

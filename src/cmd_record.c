@@ -217,11 +217,6 @@ static void meta_add(struct meta_store *m, const char *key, const char *fmt, ...
 	m->n++;
 }
 
-static bool stacks_on(const struct ilock_opts *o)
-{
-	return !o->no_stacks && o->ops_mode != ILOCK_OPS_OFF;
-}
-
 static void build_meta(struct meta_store *m, const struct record_args *a, const struct tracer *t,
 		       const struct ksyms *ks, uint64_t start_real_ns, int argc, char **argv)
 {
@@ -259,7 +254,7 @@ static void build_meta(struct meta_store *m, const struct record_args *a, const 
 	meta_add(m, "hist", "log2_ns:%d", ILOCK_HIST_SLOTS);
 	meta_add(m, "command", "%s", cmdline);
 	/* how stack frames are written: symbol names, or addresses when unreadable */
-	meta_add(m, "stacks", "%s", !stacks_on(&a->o) ? "off" : ks->n ? "names" : "addresses");
+	meta_add(m, "stacks", "%s", !cli_stacks_on(&a->o) ? "off" : ks->n ? "names" : "addresses");
 	for (int i = 0; i < t->nattach && i < RENDER_MAX_ATTACH; i++) {
 		snprintf(attach_keys[i], sizeof(attach_keys[i]), "attach.%s", t->attach[i].probe);
 		meta_add(m, attach_keys[i], "%s", t->attach[i].mode);
@@ -392,7 +387,7 @@ int cmd_record(int argc, char **argv)
 	 * Frames are written as names: addresses would mean nothing after a
 	 * reboot. Read after the start, so modules loaded by then are named.
 	 */
-	if (stacks_on(&a.o)) {
+	if (cli_stacks_on(&a.o)) {
 		err = ksyms_load(&ks, NULL);
 		if (err || !ks.n)
 			log_warn("cannot name stack frames (%s): the recording keeps their addresses",

@@ -51,7 +51,7 @@ static void load_ksyms(const struct ilock_opts *o, struct ksyms *ks)
 	static bool tried;
 	int e;
 
-	if (tried || o->no_stacks || o->ops_mode == ILOCK_OPS_OFF)
+	if (tried || !cli_stacks_on(o))
 		return;
 	tried = true;
 	e = ksyms_load(ks, NULL);

@@ -140,3 +140,17 @@ bool ksyms_is_tracing(const char *name)
 			return true;
 	return false;
 }
+
+uint32_t ksyms_first_shown(struct ksyms *k, const struct ilock_stack_frames *fr)
+{
+	uint32_t i = 0, nr = fr->nr < ILOCK_STACK_DEPTH ? fr->nr : ILOCK_STACK_DEPTH;
+
+	while (k && i < nr) {
+		const char *n = ksyms_find(k, fr->ip[i], NULL);
+
+		if (!n || !ksyms_is_tracing(n))
+			break;
+		i++;
+	}
+	return i;
+}

@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ilock.h"
+
 struct ksym {
 	uint64_t addr;
 	uint32_t name;   /* offset into names */
@@ -39,5 +41,10 @@ void ksyms_free(struct ksyms *k);
 const char *ksyms_find(struct ksyms *k, uint64_t addr, uint64_t *off);
 /* Frames of the tracing machinery itself (bpf_*, __traceiter_*): skipped at a stack's top. */
 bool ksyms_is_tracing(const char *name);
+/*
+ * Index of a stack's first frame worth showing: past the tracing machinery
+ * on top. k may be NULL (nothing is skipped then).
+ */
+uint32_t ksyms_first_shown(struct ksyms *k, const struct ilock_stack_frames *fr);
 
 #endif

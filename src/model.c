@@ -223,6 +223,11 @@ static struct edge_row *find_edge(const struct snapshot *s, const struct ilock_e
 	return NULL;
 }
 
+const struct edge_row *snap_find_edge(const struct snapshot *s, const struct ilock_edge_key *k)
+{
+	return find_edge(s, k);
+}
+
 int snap_add_edge(struct snapshot *s, const struct ilock_edge_key *k,
 		  const struct ilock_edge_stats *st)
 {

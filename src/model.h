@@ -103,6 +103,8 @@ const struct lock_row *snap_find_lock(const struct snapshot *s, uint32_t dev, ui
 				      uint8_t class);
 int snap_add_wait(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st);
 int snap_add_hold(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st);
+/* The edge row with key k, or NULL. */
+const struct edge_row *snap_find_edge(const struct snapshot *s, const struct ilock_edge_key *k);
 int snap_add_edge(struct snapshot *s, const struct ilock_edge_key *k,
 		  const struct ilock_edge_stats *st);
 int snap_add_inode(struct snapshot *s, const struct inode_meta *m);

@@ -787,8 +787,10 @@ struct rec_mark {
 
 static void mark(const struct recording *r, struct rec_mark *m)
 {
-	*m = (struct rec_mark){ r->ninodes, r->ntasks,	   r->nlocks,	  r->nedges, r->niv,
-				r->mounts.n, r->nframes, r->nframe_ids, r->nstacks, r->nsrows };
+	*m = (struct rec_mark){ .ninodes = r->ninodes, .ntasks = r->ntasks, .nlocks = r->nlocks,
+				.nedges = r->nedges, .niv = r->niv, .nmounts = r->mounts.n,
+				.nframes = r->nframes, .nframe_ids = r->nframe_ids,
+				.nstacks = r->nstacks, .nsrows = r->nsrows };
 }
 
 static void rollback(struct recording *r, const struct rec_mark *m)
@@ -1349,13 +1351,8 @@ static int enc_stack(struct rec_writer *w, const struct snapshot *delta, uint8_t
 	fr = snap_find_frames(delta, kind, kid);
 	nr = fr ? (fr->nr < ILOCK_STACK_DEPTH ? fr->nr : ILOCK_STACK_DEPTH) : 0;
 	/* the tracing machinery on top is never shown: not worth the bytes */
-	while (w->ksyms && top < nr) {
-		const char *n = ksyms_find(w->ksyms, fr->ip[top], NULL);
-
-		if (!n || !ksyms_is_tracing(n))
-			break;
-		top++;
-	}
+	if (fr)
+		top = ksyms_first_shown(w->ksyms, fr);
 	buf_u8(defs, kind);
 	buf_u8(defs, (uint8_t)(nr - top));
 	for (uint32_t i = top; i < nr; i++) {
@@ -1371,25 +1368,29 @@ static int enc_stack(struct rec_writer *w, const struct snapshot *delta, uint8_t
 }
 
 /*
- * The edge (index among the block's edges) of each of delta's stack rows.
- * A row whose edge has no wait this interval (the maps are read one after
- * the other) gets its edge appended with zero counts: *extra, *nextra.
+ * The edge (index among the block's edges) of each of delta's stack rows,
+ * found through delta's own edge index. A row whose edge has no wait this
+ * interval (the maps are read one after the other) gets its edge appended
+ * with zero counts: *extra, *nextra.
  */
 static int stack_edges(const struct snapshot *delta, uint32_t *row_edge,
 		       const struct ilock_edge_key ***extra, size_t *nextra)
 {
-	struct rec_idmap ids;
+	struct rec_idmap ids;   /* the appended ones */
 	int err = 0;
 
 	idmap_init(&ids, sizeof(struct ilock_edge_key));
 	*extra = NULL;
 	*nextra = 0;
-	for (size_t i = 0; i < delta->nedges && !err; i++)
-		err = idmap_put(&ids, &delta->edges[i].k, (uint32_t)i);
 	for (size_t i = 0; i < delta->nstacks && !err; i++) {
 		const struct ilock_edge_key *k = &delta->stacks[i].k.edge;
+		const struct edge_row *e = snap_find_edge(delta, k);
 		const struct ilock_edge_key **p;
 
+		if (e) {
+			row_edge[i] = (uint32_t)(e - delta->edges);
+			continue;
+		}
 		if (idmap_get(&ids, k, &row_edge[i]))
 			continue;
 		p = realloc(*extra, (*nextra + 1) * sizeof(**extra));

@@ -48,14 +48,19 @@ void rec_edge_key(const struct recording *r, const struct rec_edge *e, struct il
 	k->range = e->range;
 }
 
+/* An edge record's model key into *key; false when the filters reject it. */
+static bool edge_key_match(const struct recording *r, const struct rec_edge *e,
+			   const struct filters *f, struct ilock_edge_key *key)
+{
+	rec_edge_key(r, e, key);
+	return !f || filters_match_edge(f, key, r->inodes[e->inode].magic);
+}
+
 bool rec_edge_match(const struct recording *r, const struct rec_edge *e, const struct filters *f)
 {
 	struct ilock_edge_key k;
 
-	if (!f)
-		return true;
-	rec_edge_key(r, e, &k);
-	return filters_match_edge(f, &k, r->inodes[e->inode].magic);
+	return !f || edge_key_match(r, e, f, &k);
 }
 
 static int add_inode(const struct recording *r, uint32_t id, struct snapshot *s)
@@ -133,19 +138,16 @@ int rec_add_interval(const struct recording *r, size_t i, const struct filters *
 		const struct rec_edge *e = &r->edges[k];
 		struct ilock_edge_key key;
 
-		rec_edge_key(r, e, &key);
-		if (!e->s.count || (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic)))
+		if (!e->s.count || !edge_key_match(r, e, f, &key))
 			continue;
 		if ((err = snap_add_edge(s, &key, &e->s)) || (err = add_inode(r, e->inode, s)))
 			return err;
 	}
 	for (size_t k = iv->srow0; k < iv->srow0 + iv->nsrows; k++) {
 		const struct rec_stack_row *row = &r->srows[k];
-		const struct rec_edge *e = &r->edges[row->edge];
 		struct ilock_edge_key key;
 
-		rec_edge_key(r, e, &key);
-		if (f && !filters_match_edge(f, &key, r->inodes[e->inode].magic))
+		if (!edge_key_match(r, &r->edges[row->edge], f, &key))
 			continue;
 		if ((err = add_stack(r, &key, row->stack, row->count, row->total_ns, s)))
 			return err;
@@ -236,10 +238,7 @@ static struct psum *psum_get(struct psum_table *t, const struct recording *r, si
 static bool psum_key(const struct recording *r, const struct psum *p, const struct filters *f,
 		     struct ilock_edge_key *key)
 {
-	const struct rec_edge *e = &r->edges[p->first];
-
-	rec_edge_key(r, e, key);
-	return !f || filters_match_edge(f, key, r->inodes[e->inode].magic);
+	return edge_key_match(r, &r->edges[p->first], f, key);
 }
 
 static int sum_edges(const struct recording *r, size_t i0, size_t i1, const struct filters *f,

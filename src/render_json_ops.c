@@ -83,17 +83,10 @@ static void task_json(struct json *j, const char *key, uint32_t pid, uint32_t tg
 static void frames_json(struct json *j, const struct ilock_stack_frames *fr, struct ksyms *ks)
 {
 	char buf[32];
-	uint32_t i = 0;
+	/* the tracing machinery on top of a waiter stack is ours, not the kernel's path */
+	uint32_t i = ksyms_first_shown(ks, fr);
 
 	json_arr_begin(j, "frames");
-	/* the tracing machinery on top of a waiter stack is ours, not the kernel's path */
-	while (ks && i < fr->nr) {
-		const char *n = ksyms_find(ks, fr->ip[i], NULL);
-
-		if (!n || !ksyms_is_tracing(n))
-			break;
-		i++;
-	}
 	for (; i < fr->nr && i < ILOCK_STACK_DEPTH; i++) {
 		const char *n = ks ? ksyms_find(ks, fr->ip[i], NULL) : NULL;
 

@@ -31,21 +31,6 @@ static void inode_name(char *buf, size_t len, const struct snapshot *s, const st
 		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
 }
 
-/* Index of the first frame worth showing: the tracing machinery is not. */
-static uint32_t first_frame(const struct ilock_stack_frames *fr, struct ksyms *ks)
-{
-	uint32_t i = 0;
-
-	while (ks && i < fr->nr) {
-		const char *n = ksyms_find(ks, fr->ip[i], NULL);
-
-		if (!n || !ksyms_is_tracing(n))
-			break;
-		i++;
-	}
-	return i;
-}
-
 static int frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip)
 {
 	const char *n = ks ? ksyms_find(ks, ip, NULL) : NULL;
@@ -59,7 +44,7 @@ void render_stack_line(FILE *f, const struct ilock_stack_frames *fr, struct ksym
 	size_t n = 0;
 
 	line[0] = 0;
-	for (uint32_t i = first_frame(fr, ks); i < fr->nr && i < ILOCK_STACK_DEPTH; i++) {
+	for (uint32_t i = ksyms_first_shown(ks, fr); i < fr->nr && i < ILOCK_STACK_DEPTH; i++) {
 		frame_name(name, sizeof(name), ks, fr->ip[i]);
 		if (n && n + strlen(name) + 3 > (size_t)width) {
 			snprintf(line + n, sizeof(line) - n, " < ...");
@@ -273,7 +258,7 @@ static char *fold_one(const struct snapshot *s, const struct stack_row *r,
 {
 	const struct inode_meta *im = snap_find_inode(s, r->k.edge.dev, r->k.edge.ino);
 	size_t cap = 256, n;
-	uint32_t top = first_frame(fr, ks);
+	uint32_t top = ksyms_first_shown(ks, fr);
 	char *line = malloc(cap), name[128];
 
 	if (!line)
