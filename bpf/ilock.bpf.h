@@ -141,13 +141,42 @@ typedef struct {
 	__type(value, struct ilock_stats);
 } stats_map_t;
 
+/*
+ * Waits and pairs: a hash from key to slot number, and the slots, which
+ * userspace maps and reads directly. The slots are allocated whole at load
+ * (an mmapable array cannot grow), the index as keys are first seen.
+ */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, ILOCK_DEF_LOCKS);
+	__type(key, struct ilock_key);
+	__type(value, u32);
+} wait_index_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, ILOCK_DEF_LOCKS);
+	__type(key, u32);
+	__type(value, struct ilock_wait_slot);
+} wait_slots_t;
+
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, ILOCK_DEF_EDGES);
 	__type(key, struct ilock_edge_key);
-	__type(value, struct ilock_edge_stats);
-} edge_map_t;
+	__type(value, u32);
+} edge_index_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, ILOCK_DEF_EDGES);
+	__type(key, u32);
+	__type(value, struct ilock_edge_slot);
+} edge_slots_t;
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -228,9 +257,11 @@ typedef struct {
 	__type(value, struct ilock_inode_info);
 } scratch_map_t;
 
-extern stats_map_t lock_waits SEC(".maps");
+extern wait_index_t wait_index SEC(".maps");
+extern wait_slots_t wait_slots SEC(".maps");
 extern stats_map_t lock_holds SEC(".maps");
-extern edge_map_t lock_edges SEC(".maps");
+extern edge_index_t edge_index SEC(".maps");
+extern edge_slots_t edge_slots SEC(".maps");
 extern inode_map_t inodes SEC(".maps");
 extern task_state_map_t task_states SEC(".maps");
 extern counter_map_t counters SEC(".maps");
@@ -258,9 +289,14 @@ extern const volatile __u64 cfg_holder_stack_ns;  /* one holder sample per pair 
 extern const volatile __u32 cfg_dio_shared;       /* count shared direct writes too */
 extern const volatile __u64 cfg_stack_reuse_ns;   /* a thread's waiter stack is reused this long */
 extern const volatile __u32 cfg_holder_stacks_cpu_sec; /* cap on holder stacks per CPU and second */
+extern const volatile __u32 cfg_wait_slots;       /* = wait_slots' max_entries */
+extern const volatile __u32 cfg_edge_slots;       /* = edge_slots' max_entries */
+
+/* Slots handed out so far; userspace reads these to know how far to look. */
+extern __u32 wait_slots_used;
+extern __u32 edge_slots_used;
 
 extern const struct ilock_stats zero_stats;
-extern const struct ilock_edge_stats zero_edge;
 extern const struct ilock_stack_stats zero_stack;
 extern const struct ilock_op_info zero_op;
 
@@ -340,6 +376,64 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 	if (!v)
 		count(lost);
 	return v;
+}
+
+/*
+ * The stats of key in an index + slots pair, creating them race-free: a
+ * slot number is claimed (fetch-add), the key written into the slot, and
+ * only then does the index make the slot findable, so a reader who sees a
+ * count in a slot also sees its key. A CPU that loses the insert race to
+ * another one inserting the same key leaves its slot empty (count 0, which
+ * readers skip) and uses the winner's. ksz is a constant after inlining;
+ * the stats follow the key in both slot types.
+ */
+/* The stats in a slot; the barrier keeps clang from adding before the NULL check. */
+static __always_inline void *slot_after_key(char *slot, u32 ksz)
+{
+	if (!slot)
+		return NULL;
+	barrier_var(slot);
+	return slot + ksz;
+}
+
+static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32 max,
+					const void *key, u32 ksz, enum ilock_counter lost)
+{
+	u32 *idx = bpf_map_lookup_elem(index, key);
+	char *slot;
+	u32 n;
+
+	if (idx)
+		return slot_after_key(bpf_map_lookup_elem(slots, idx), ksz);
+	/* checked first so that a full map stops moving the counter */
+	if (*(volatile u32 *)used >= max)
+		goto full;
+	n = __sync_fetch_and_add(used, 1);
+	slot = bpf_map_lookup_elem(slots, &n);  /* NULL when n >= max */
+	if (!slot)
+		goto full;
+	__builtin_memcpy(slot, key, ksz);
+	if (!bpf_map_update_elem(index, key, &n, BPF_NOEXIST))
+		return slot_after_key(slot, ksz);
+	/* someone indexed it first, or the index is full */
+	idx = bpf_map_lookup_elem(index, key);
+	if (idx && (slot = bpf_map_lookup_elem(slots, idx)))
+		return slot_after_key(slot, ksz);
+full:
+	count(lost);
+	return NULL;
+}
+
+static __always_inline struct ilock_stats *wait_stats(const struct ilock_key *k)
+{
+	return slot_stats(&wait_index, &wait_slots, &wait_slots_used, cfg_wait_slots, k,
+			  sizeof(*k), ILOCK_LOST_WAIT_MAP_FULL);
+}
+
+static __always_inline struct ilock_edge_stats *edge_stats(const struct ilock_edge_key *k)
+{
+	return slot_stats(&edge_index, &edge_slots, &edge_slots_used, cfg_edge_slots, k,
+			  sizeof(*k), ILOCK_LOST_EDGE_MAP_FULL);
 }
 
 /* Atomic max; bounded retries, and a counted give-up rather than a silent one. */

@@ -150,7 +150,7 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 		return;
 	count(ILOCK_EV_JBD2_WAIT);
 	note_inode(inode, &k, NULL);
-	s = lookup_or_init(&lock_waits, &k, &zero_stats, ILOCK_LOST_WAIT_MAP_FULL);
+	s = wait_stats(&k);
 	if (s)
 		stats_add(s, ns);
 
@@ -168,7 +168,7 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 	ek.holder_op = ILOCK_OP_JOURNAL_COMMIT;
 	ek.waiter_op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
 	ek.range = ILOCK_RANGE_NO_BOTH;  /* a journal commit has no byte range */
-	es = lookup_or_init(&lock_edges, &ek, &zero_edge, ILOCK_LOST_EDGE_MAP_FULL);
+	es = edge_stats(&ek);
 	if (es) {
 		__sync_fetch_and_add(&es->count, 1);
 		__sync_fetch_and_add(&es->total_ns, ns);

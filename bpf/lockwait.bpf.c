@@ -184,7 +184,7 @@ static __always_inline int on_end(void *lock)
 	ns = now - p->start_ns;
 	pid_tgid = bpf_get_current_pid_tgid();
 	count(ILOCK_EV_WAIT);
-	s = lookup_or_init(&lock_waits, &p->key, &zero_stats, ILOCK_LOST_WAIT_MAP_FULL);
+	s = wait_stats(&p->key);
 	if (s)
 		stats_add(s, ns);
 	ops_wait_end(ts, p, pid_tgid, ns);

@@ -2,9 +2,11 @@
 /* The one definition of every map and setting the other objects share. */
 #include "ilock.bpf.h"
 
-stats_map_t lock_waits SEC(".maps");
+wait_index_t wait_index SEC(".maps");
+wait_slots_t wait_slots SEC(".maps");
 stats_map_t lock_holds SEC(".maps");
-edge_map_t lock_edges SEC(".maps");
+edge_index_t edge_index SEC(".maps");
+edge_slots_t edge_slots SEC(".maps");
 inode_map_t inodes SEC(".maps");
 task_state_map_t task_states SEC(".maps");
 counter_map_t counters SEC(".maps");
@@ -31,9 +33,13 @@ const volatile __u64 cfg_holder_stack_ns = 1000000000ULL;
 const volatile __u32 cfg_dio_shared = 0;
 const volatile __u64 cfg_stack_reuse_ns = 1000000000ULL;
 const volatile __u32 cfg_holder_stacks_cpu_sec = 200;
+const volatile __u32 cfg_wait_slots = ILOCK_DEF_LOCKS;
+const volatile __u32 cfg_edge_slots = ILOCK_DEF_EDGES;
+
+__u32 wait_slots_used = 0;
+__u32 edge_slots_used = 0;
 
 const struct ilock_stats zero_stats = {};
-const struct ilock_edge_stats zero_edge = {};
 const struct ilock_stack_stats zero_stack = {};
 const struct ilock_op_info zero_op = {};
 

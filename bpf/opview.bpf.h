@@ -623,7 +623,7 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
 	ek->waiter_op = wop->op;
 	ek->waiter_op_flags = wop->flags & ILOCK_OPF_KEY_MASK;
 	ek->range = range;
-	es = lookup_or_init(&lock_edges, ek, &zero_edge, ILOCK_LOST_EDGE_MAP_FULL);
+	es = edge_stats(ek);
 	if (es) {
 		__sync_fetch_and_add(&es->count, 1);
 		__sync_fetch_and_add(&es->total_ns, ns);

@@ -308,6 +308,22 @@ struct ilock_edge_stats {
 	__u64 max_ns;
 };
 
+/*
+ * Waits and pairs are kept in slots of mmapable arrays, the key beside its
+ * stats, so userspace reads them from memory without a syscall per entry.
+ * A hash maps each key to its slot (docs/design.md, "Slots"). The stats
+ * start with count: a slot whose count is 0 holds nothing yet.
+ */
+struct ilock_wait_slot {
+	struct ilock_key k;
+	struct ilock_stats s;
+};
+
+struct ilock_edge_slot {
+	struct ilock_edge_key k;
+	struct ilock_edge_stats s;
+};
+
 struct ilock_stack_key {
 	struct ilock_edge_key edge;
 	__u64 stack;    /* waiter: stack map id; holder: hash of the frames */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * ilocktop's sampler: every interval, read the counters; when waits were
- * recorded, stream the wait and edge maps (batched, bpf_map_lookup_batch)
+ * recorded, stream the wait and edge slots (mapped memory, no syscalls)
  * through the incremental store, which leaves the interval's changes in a
  * delta snapshot. Inode paths and hold times are looked up one key at a
  * time, only for what is on screen. Also measures what tracing costs: BPF
@@ -202,7 +202,6 @@ bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino)
 
 int sampler_sample(struct top_sampler *s)
 {
-	struct ilock_bpf *k = s->t->skel;
 	uint64_t counters[ILOCK_COUNTER_MAX], now, bpf_ns = 0, bpf_cnt = 0, cpu, done;
 	double secs;
 	bool moved;
@@ -228,8 +227,8 @@ int sampler_sample(struct top_sampler *s)
 	top_store_counters(&s->store, &s->delta, counters);
 	if (moved || s->moved_before || !s->samples) {
 		top_store_scan_begin(&s->store);
-		if ((err = tracer_scan_map(s->t, k->maps.lock_waits, take_wait, s)) < 0 ||
-		    (err = tracer_scan_map(s->t, k->maps.lock_edges, take_edge, s)) < 0)
+		if ((err = tracer_scan_waits(s->t, take_wait, s)) < 0 ||
+		    (err = tracer_scan_edges(s->t, take_edge, s)) < 0)
 			return err;
 		top_store_scan_end(&s->store);
 	}

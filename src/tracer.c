@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -45,15 +46,52 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 	s->rodata->cfg_fs_magic = f->fs_magic;
 	s->rodata->cfg_class_mask = f->class_mask;
 	if (n) {
-		bpf_map__set_max_entries(s->maps.lock_waits, n);
-		bpf_map__set_max_entries(s->maps.lock_edges, n);
+		bpf_map__set_max_entries(s->maps.wait_index, n);
+		bpf_map__set_max_entries(s->maps.wait_slots, n);
+		bpf_map__set_max_entries(s->maps.edge_index, n);
+		bpf_map__set_max_entries(s->maps.edge_slots, n);
 		bpf_map__set_max_entries(s->maps.inodes, n);
 	}
+	s->rodata->cfg_wait_slots = bpf_map__max_entries(s->maps.wait_slots);
+	s->rodata->cfg_edge_slots = bpf_map__max_entries(s->maps.edge_slots);
 	/*
 	 * Holds are counted for every XFS inode touched, contended or not, in
 	 * up to 6 entries each (3 classes x 2 modes): give them 4x the room.
 	 */
-	bpf_map__set_max_entries(s->maps.lock_holds, 4 * (n ? n : bpf_map__max_entries(s->maps.lock_waits)));
+	bpf_map__set_max_entries(s->maps.lock_holds, 4 * bpf_map__max_entries(s->maps.wait_slots));
+}
+
+static size_t slots_len(const struct slot_region *r)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return ((size_t)r->max * r->stride + page - 1) / page * page;
+}
+
+/* Map a slot array read-only: its readers then need no syscall. */
+static int map_slots(struct bpf_map *map, size_t key_size, struct slot_region *r)
+{
+	void *p;
+
+	r->stride = bpf_map__value_size(map);  /* a multiple of 8, as the kernel's elem_size */
+	r->key_size = key_size;
+	r->max = bpf_map__max_entries(map);
+	p = mmap(NULL, slots_len(r), PROT_READ, MAP_SHARED, bpf_map__fd(map), 0);
+	if (p == MAP_FAILED) {
+		int err = -errno;
+
+		log_error("cannot map %s: %s", bpf_map__name(map), strerror(-err));
+		return err;
+	}
+	r->base = p;
+	return 0;
+}
+
+static void unmap_slots(struct slot_region *r)
+{
+	if (r->base)
+		munmap((void *)r->base, slots_len(r));
+	r->base = NULL;
 }
 
 static int attach_all(struct tracer *t)
@@ -154,6 +192,9 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 			  strerror(-err));
 		goto fail;
 	}
+	if ((err = map_slots(t->skel->maps.wait_slots, sizeof(struct ilock_key), &t->waits)) ||
+	    (err = map_slots(t->skel->maps.edge_slots, sizeof(struct ilock_edge_key), &t->edges)))
+		goto fail;
 	err = attach_all(t);
 	if (err)
 		goto fail;
@@ -254,19 +295,31 @@ int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, t
 	return tracer_scan_map(t, map, row_entry, &c);
 }
 
-static int add_wait_row(struct snapshot *s, const void *k, const void *v)
+int tracer_scan_waits(struct tracer *t, tracer_entry_fn fn, void *ctx)
 {
-	return snap_add_wait(s, k, v);
+	return slots_scan(&t->waits, __atomic_load_n(&t->skel->bss->wait_slots_used, __ATOMIC_ACQUIRE),
+			  fn, ctx);
+}
+
+int tracer_scan_edges(struct tracer *t, tracer_entry_fn fn, void *ctx)
+{
+	return slots_scan(&t->edges, __atomic_load_n(&t->skel->bss->edge_slots_used, __ATOMIC_ACQUIRE),
+			  fn, ctx);
+}
+
+static int wait_entry(void *ctx, const void *key, const void *val)
+{
+	return snap_add_wait(ctx, key, val);
+}
+
+static int edge_entry(void *ctx, const void *key, const void *val)
+{
+	return snap_add_edge(ctx, key, val);
 }
 
 static int add_hold_row(struct snapshot *s, const void *k, const void *v)
 {
 	return snap_add_hold(s, k, v);
-}
-
-static int add_edge_row(struct snapshot *s, const void *k, const void *v)
-{
-	return snap_add_edge(s, k, v);
 }
 
 static int add_inode_row(struct snapshot *s, const void *k, const void *v)
@@ -312,9 +365,9 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	s->mono_ns = now_monotonic_ns();
 	if ((err = read_counters(t, s)) ||
 	    (err = tracer_read_map(t, k->maps.inodes, s, add_inode_row)) ||
-	    (err = tracer_read_map(t, k->maps.lock_waits, s, add_wait_row)) ||
+	    (err = tracer_scan_waits(t, wait_entry, s)) ||
 	    (err = tracer_read_map(t, k->maps.lock_holds, s, add_hold_row)) ||
-	    (err = tracer_read_map(t, k->maps.lock_edges, s, add_edge_row)) ||
+	    (err = tracer_scan_edges(t, edge_entry, s)) ||
 	    (err = tracer_ops_read(t, s)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
 	/* begun, minus ended, minus those a later begin replaced */
@@ -366,6 +419,8 @@ void tracer_stop(struct tracer *t)
 	if (t->stats_fd >= 0)
 		close(t->stats_fd);
 	t->stats_fd = -1;
+	unmap_slots(&t->waits);
+	unmap_slots(&t->edges);
 	ilock_bpf__destroy(t->skel);  /* detaches every link and frees maps */
 	t->skel = NULL;
 	free(t->keys);

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "probe.h"
 #include "render.h"
+#include "slots.h"
 
 struct ilock_bpf;
 
@@ -25,6 +26,8 @@ struct tracer {
 	uint64_t start_mono_ns;
 	int ncpus;
 	int stats_fd;            /* BPF_ENABLE_STATS run-time stats, or -1 */
+	/* the wait and pair slots, mapped read-only after load */
+	struct slot_region waits, edges;
 	/* batch-read buffers, reused across reads */
 	void *keys, *vals;
 	size_t buf_cap;
@@ -55,6 +58,13 @@ typedef int (*tracer_entry_fn)(void *ctx, const void *key, const void *val);
  * during the call.
  */
 int tracer_scan_map(struct tracer *t, struct bpf_map *map, tracer_entry_fn fn, void *ctx);
+/*
+ * Every wait (struct ilock_key, ilock_stats) or pair (ilock_edge_key,
+ * ilock_edge_stats) recorded so far, read from the mapped slots: no
+ * syscall. The stats are live (see slots_scan()).
+ */
+int tracer_scan_waits(struct tracer *t, tracer_entry_fn fn, void *ctx);
+int tracer_scan_edges(struct tracer *t, tracer_entry_fn fn, void *ctx);
 typedef int (*tracer_row_fn)(struct snapshot *s, const void *key, const void *val);
 /* tracer_scan_map() into a snapshot. */
 int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn);
