@@ -214,3 +214,31 @@ def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
     line = next(l for l in out.splitlines() if l.startswith(path))
     assert "xfs" in line and "IOLOCK" in line and f"lockhold[{htid}] exclusive" in line
     assert re.search(rf"lockhold\[{htid}\] exclusive\s+->\s+lockhold\[\d+\]\s+shared\s+1 waits", out)
+
+
+def test_full_maps_count_every_lost_wait(xfs, procs, helpers_dir, ilock_bin):
+    """--max-inodes 64, and one wait on each of 100 files: the wait slots
+    fill up, and every wait that found no slot is counted as wait_map_full
+    (likewise for pairs), so recorded + lost adds up to every wait seen."""
+    st = start_stat(procs, ilock_bin, "-D", xfs.majmin, "--max-inodes", "64",
+                    "--ops", "off", "-n", "1000")
+    cm = procs.start([os.path.join(helpers_dir, "contend_many"),
+                      os.path.join(xfs.mnt, "many"), "100", "3", "2"])
+    out, _ = cm.communicate(timeout=60)
+    assert cm.returncode == 0, out
+    time.sleep(0.2)
+    doc = stop_stat(st)
+
+    seen = doc["events"]["inode_lock_waits"]
+    lost = doc["lost"]
+    # rows with hold times only (XFS holds have a map of their own) aside
+    waited = [l for l in doc["locks"] if l["shared"]["waits"] + l["exclusive"]["waits"]]
+    waits = sum(l["shared"]["waits"] + l["exclusive"]["waits"] for l in waited)
+    pairs = sum(e["waits"] for e in doc["edges"])
+    assert seen >= 100, doc["events"]
+    # a slot is lost only when two CPUs create the same key at once
+    assert 60 <= len(waited) <= 64, len(waited)
+    assert len(doc["edges"]) <= 64
+    assert lost["wait_map_full"] > 0 and lost["edge_map_full"] > 0, lost
+    assert waits + lost["wait_map_full"] == seen, (waits, lost, seen)
+    assert pairs + lost["edge_map_full"] == seen, (pairs, lost, seen)
