@@ -264,6 +264,7 @@ int cmd_report(int argc, char **argv)
 	ctx.f = &a.f;
 	ctx.merged = &merged;
 	ctx.top_n = a.top_n;
+	ctx.ksyms = &rec.syms;
 	ctx.meta = &meta;
 	rec_fill_meta(&rec, &meta, 0);
 	if (report_build(&ctx)) {

@@ -31,7 +31,7 @@ static void inode_name(char *buf, size_t len, const struct snapshot *s, const st
 		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
 }
 
-static int frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip)
+int render_frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip)
 {
 	const char *n = ks ? ksyms_find(ks, ip, NULL) : NULL;
 
@@ -45,7 +45,7 @@ void render_stack_line(FILE *f, const struct ilock_stack_frames *fr, struct ksym
 
 	line[0] = 0;
 	for (uint32_t i = ksyms_first_shown(ks, fr); i < fr->nr && i < ILOCK_STACK_DEPTH; i++) {
-		frame_name(name, sizeof(name), ks, fr->ip[i]);
+		render_frame_name(name, sizeof(name), ks, fr->ip[i]);
 		if (n && n + strlen(name) + 3 > (size_t)width) {
 			snprintf(line + n, sizeof(line) - n, " < ...");
 			break;
@@ -267,7 +267,7 @@ static char *fold_one(const struct snapshot *s, const struct stack_row *r,
 			     mode_name(r->k.edge.waiter_mode));
 	/* outermost frame first, as flamegraph.pl and speedscope read them */
 	for (uint32_t i = fr->nr < ILOCK_STACK_DEPTH ? fr->nr : ILOCK_STACK_DEPTH; i-- > top;) {
-		int k = frame_name(name, sizeof(name), ks, fr->ip[i]);
+		int k = render_frame_name(name, sizeof(name), ks, fr->ip[i]);
 
 		/* folded format: ';' separates frames, ' ' ends the stack */
 		for (char *c = name; *c; c++)

@@ -16,6 +16,8 @@
  */
 void render_ops_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		     const struct render_opts *o);
+/* A frame's symbol name, else its address in hex; snprintf's return. */
+int render_frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip);
 /* "a < b < c", innermost first, tracing frames dropped, at most width columns. */
 void render_stack_line(FILE *f, const struct ilock_stack_frames *fr, struct ksyms *ks, int width);
 /*

@@ -31,6 +31,7 @@ struct report_ctx {
 	struct snapshot *merged;       /* the window summed, sorted by wait time */
 	const struct report_meta *meta;
 	int top_n;
+	struct ksyms *ksyms;           /* names the recorded stack frames; NULL: addresses */
 	struct report_row *rows;       /* the top rows with waits, <= top_n */
 	int nrows;
 };

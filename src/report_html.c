@@ -9,6 +9,8 @@
 
 #include "counters.h"
 #include "hist.h"
+#include "ops.h"
+#include "render_ops.h"
 #include "report.h"
 #include "util.h"
 
@@ -71,6 +73,7 @@ static void head(FILE *f, const struct report_ctx *c)
 	      "svg text{font-family:sans-serif;font-size:11px;fill:#333}\n"
 	      ".sh{fill:#3b7dd8}.ex{fill:#d8503b}.axis{stroke:#888;stroke-width:1}\n"
 	      ".swatch{display:inline-block;width:10px;height:10px;margin:0 4px 0 12px}\n"
+	      ".stk{font-size:12px;margin:4px 0 8px}.stk ol{font-family:monospace;margin:2px 0}\n"
 	      "</style>\n</head>\n<body>\n", f);
 }
 
@@ -296,39 +299,108 @@ static void histograms(FILE *f, const struct report_ctx *c)
 	}
 }
 
+/* A pair's top stacks of one kind: wait time, share, waits, then the frames. */
+static void pair_stacks_html(FILE *f, const struct report_ctx *c, const struct pair_row *p,
+			     uint8_t kind, size_t max)
+{
+	const struct snapshot *s = c->merged;
+	struct pair_stack top[4];
+	size_t n = pair_stacks(s, p, kind, top, max < 4 ? max : 4);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ilock_stack_frames *fr = snap_find_frames(s, kind, top[i].id);
+		char t[24], w[24], name[128];
+
+		fprintf(f, "<div class=\"stk\"><b>%s</b> %s", kind == ILOCK_STACK_WAITER ? "waiter" : "holder",
+			fmt_ns(t, sizeof(t), top[i].total_ns));
+		if (p->s.total_ns)
+			fprintf(f, " (%.0f%%)", 100.0 * (double)top[i].total_ns / (double)p->s.total_ns);
+		fprintf(f, ", %s waits", fmt_count(w, sizeof(w), top[i].count));
+		if (!fr) {
+			fputs(": frames not recorded</div>\n", f);
+			continue;
+		}
+		fputs("<ol>", f);
+		for (uint32_t k = ksyms_first_shown(c->ksyms, fr); k < fr->nr && k < ILOCK_STACK_DEPTH; k++) {
+			render_frame_name(name, sizeof(name), c->ksyms, fr->ip[k]);
+			fputs("<li>", f);
+			esc(f, name);
+			fputs("</li>", f);
+		}
+		fputs("</ol></div>\n", f);
+	}
+}
+
+static void op_cell(FILE *f, uint8_t op, uint8_t flags)
+{
+	char b[64];
+
+	fputs("<td class=\"l\">", f);
+	esc(f, op_label(b, sizeof(b), op, flags));
+	fputs("</td>", f);
+}
+
+/*
+ * Holder -> waiter pairs with what each side was doing, how much of the
+ * wait a range lock would have saved, and (folded away) the kernel stacks
+ * behind the top pairs, as `report` prints them in text.
+ */
 static void edges(FILE *f, const struct report_ctx *c)
 {
 	const struct snapshot *s = c->merged;
-	size_t shown = 0, max = (size_t)c->top_n * 3;
+	size_t max = (size_t)c->top_n * 3, with_stacks = c->top_n / 2 ? (size_t)c->top_n / 2 : 1;
+	struct pair_row *p = NULL;
+	long np = snap_pairs(s, &p, true);
+	size_t shown = 0;
 
 	fputs("<h2>Who serialises whom (holder &rarr; waiter)</h2>\n", f);
-	if (!s->nedges) {
-		fputs("<p>No holder-to-waiter pairs.</p>\n", f);
+	if (np <= 0) {
+		fputs(np ? "<p>Out of memory for the pairs.</p>\n" : "<p>No holder-to-waiter pairs.</p>\n", f);
+		free(p);
 		return;
 	}
-	fputs("<table class=\"edges\">\n<tr><th class=\"l\">holder</th><th class=\"l\">waiter</th>"
+	fputs("<table class=\"edges\">\n<tr><th class=\"l\">holder</th><th class=\"l\">holder op</th>"
+	      "<th class=\"l\">waiter</th><th class=\"l\">waiter op</th>"
 	      "<th class=\"l\">waiter mode</th><th>waits</th><th>wait time</th><th>max</th>"
-	      "<th class=\"l\">lock</th></tr>\n", f);
-	for (size_t i = 0; i < s->nedges && shown < max; i++, shown++) {
-		const struct edge_row *e = &s->edges[i];
+	      "<th>disjoint</th><th class=\"l\">lock</th></tr>\n", f);
+	for (; shown < (size_t)np && shown < max; shown++) {
+		const struct pair_row *e = &p[shown];
 		char label[2 * ILOCK_PATH_MAX + 64], n[24], t[24], mx[24];
+		double headroom = pair_headroom(e);
 		struct inode_view v;
 
 		describe_inode(s, c->meta->mounts, e->k.dev, e->k.ino, false, &v);
 		report_label(s, c->meta, e->k.dev, e->k.ino, false, label, sizeof(label));
 		fputs("<tr><td class=\"l\">", f);
 		holder(f, &e->k);
-		fputs("</td><td class=\"l\">", f);
+		fputs("</td>", f);
+		op_cell(f, e->k.holder_op, e->k.holder_op_flags);
+		fputs("<td class=\"l\">", f);
 		task(f, e->k.waiter_comm, e->k.waiter_pid);
-		fprintf(f, "</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"l\">",
+		fputs("</td>", f);
+		op_cell(f, e->k.waiter_op, e->k.waiter_op_flags);
+		fprintf(f, "<td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td>",
 			mode_name(e->k.waiter_mode), fmt_count(n, sizeof(n), e->s.count),
 			fmt_ns(t, sizeof(t), e->s.total_ns), fmt_ns(mx, sizeof(mx), e->s.max_ns));
+		if (headroom < 0)
+			fputs("<td>-</td>", f);
+		else
+			fprintf(f, "<td>%.0f%%</td>", headroom * 100.0);
+		fputs("<td class=\"l\">", f);
 		esc(f, label);
 		fprintf(f, " %s</td></tr>\n", class_display_name(e->k.class, v.magic));
+		if (shown < with_stacks && s->nstacks) {
+			fputs("<tr><td colspan=\"10\" class=\"l\"><details><summary>kernel stacks</summary>\n",
+			      f);
+			pair_stacks_html(f, c, e, ILOCK_STACK_WAITER, 3);
+			pair_stacks_html(f, c, e, ILOCK_STACK_HOLDER, 2);
+			fputs("</details></td></tr>\n", f);
+		}
 	}
 	fputs("</table>\n", f);
-	if (s->nedges > shown)
-		fprintf(f, "<p>%zu more pairs (see --json).</p>\n", s->nedges - shown);
+	if ((size_t)np > shown)
+		fprintf(f, "<p>%zu more pairs (see --json).</p>\n", (size_t)np - shown);
+	free(p);
 }
 
 static void losses(FILE *f, const struct snapshot *s)

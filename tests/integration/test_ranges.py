@@ -132,6 +132,19 @@ def test_report_keeps_ops_ranges_and_stacks(xfs, procs, helpers_dir, ilock_bin, 
     assert sum(w for _, w in ours) == sum(e["wait_ns"] for e in edges)
     assert sum(w for _, w in ours) > 3 * 300 * MS
 
+    # the HTML page shows the same: ops, headroom, and the stacks by name
+    page = str(tmp_path / "ranges.html")
+    html = subprocess.run([ilock_bin, "report", "--html", page, "-D", xfs.mnt, rec],
+                          capture_output=True, text=True, timeout=30)
+    assert html.returncode == 0, html.stderr
+    text = open(page).read()
+    assert '<td class="l">buffered-write</td>' in text
+    assert '<td class="l">buffered-read</td>' in text
+    assert "<td>100%</td>" in text  # disjoint share of the pair
+    assert "<li>rwsem_down_read_slowpath</li>" in text
+    assert "<li>xfs_file_buffered_read</li>" in text
+    assert "<li>handle_userfault</li>" in text
+
 
 def test_xfs_overlapping_ranges(xfs, procs, helpers_dir, ilock_bin):
     row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 0)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksyms.h"
 #include "recsynth.h"
 #include "report.h"
 #include "unit.h"
@@ -57,7 +58,9 @@ static void setup(struct fixture *fx)
 	struct snapshot d;
 	struct ilock_edge_key ek = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
 				     .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
-				     .holder_pid = 10, .waiter_pid = 11 };
+				     .holder_pid = 10, .waiter_pid = 11,
+				     .holder_op = ILOCK_OP_BUFFERED_WRITE,
+				     .waiter_op = ILOCK_OP_BUFFERED_READ, .range = ILOCK_RANGE_DISJOINT };
 	struct ilock_edge_stats es = { 2, 400000000, 300000000 };
 
 	memset(fx, 0, sizeof(*fx));
@@ -196,12 +199,31 @@ static void test_csv(void)
 	teardown(&fx);
 }
 
+/* A waiter stack behind the pair, with a frame name that needs escaping. */
+static void add_stack(struct fixture *fx, struct ksyms *ks)
+{
+	struct ilock_stack_key sk = { .stack = 42, .kind = ILOCK_STACK_WAITER };
+	struct ilock_stack_stats st = { 4, 800000000 };
+	struct ilock_stack_frames fr = { .nr = 3, .ip = { 0x1000, 0x2000, 0x3000 } };
+
+	sk.edge = fx->merged.edges[0].k;
+	CHECK(!snap_add_stack(&fx->merged, &sk, &st));
+	CHECK(!snap_add_frames(&fx->merged, ILOCK_STACK_WAITER, 42, &fr));
+	memset(ks, 0, sizeof(*ks));
+	CHECK(!ksyms_add(ks, 0x1000, "rwsem_down_read_slowpath"));
+	CHECK(!ksyms_add(ks, 0x2000, "xfs_ilock"));
+	CHECK(!ksyms_add(ks, 0x3000, "<evil>&"));
+	fx->c.ksyms = ks;
+}
+
 static void test_html(void)
 {
 	struct fixture fx;
+	struct ksyms ks;
 	char *out;
 
 	setup(&fx);
+	add_stack(&fx, &ks);
 	out = capture(report_html, &fx.c);
 	CHECK(!strncmp(out, "<!DOCTYPE html>", 15));
 	CHECK(strstr(out, "</html>\n") != NULL);
@@ -212,6 +234,13 @@ static void test_html(void)
 	CHECK(count(out, "<rect class=\"ex\"") >= 2);
 	CHECK(strstr(out, "Who serialises whom") != NULL);
 	CHECK(strstr(out, "&lt;writer&gt;[10] exclusive") != NULL);
+	/* one pair: what each side did, its range-lock headroom, its stack */
+	CHECK(strstr(out, "<td class=\"l\">buffered-write</td>") != NULL);
+	CHECK(strstr(out, "<td class=\"l\">buffered-read</td>") != NULL);
+	CHECK(strstr(out, "<td>100%</td>") != NULL);
+	CHECK_EQ_U(count(out, "<summary>kernel stacks</summary>"), 1);
+	CHECK(strstr(out, "<b>waiter</b> 800 ms (100%), 4 waits<ol><li>rwsem_down_read_slowpath</li>"
+			  "<li>xfs_ilock</li><li>&lt;evil&gt;&amp;</li></ol>") != NULL);
 	/* self-contained: no scripts, no fetches */
 	CHECK(!strstr(out, "<script"));
 	CHECK(!strstr(out, "<link"));
@@ -223,6 +252,7 @@ static void test_html(void)
 	CHECK(!strstr(out, "<b>&"));
 	CHECK(strstr(out, "/mnt/x/a,b/&lt;b&gt;&amp;&quot;q&quot;") != NULL);
 	free(out);
+	ksyms_free(&ks);
 	teardown(&fx);
 }
 
