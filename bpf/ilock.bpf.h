@@ -378,15 +378,6 @@ static __always_inline void *lookup_or_init(void *map, const void *key, const vo
 	return v;
 }
 
-/*
- * The stats of key in an index + slots pair, creating them race-free: a
- * slot number is claimed (fetch-add), the key written into the slot, and
- * only then does the index make the slot findable, so a reader who sees a
- * count in a slot also sees its key. A CPU that loses the insert race to
- * another one inserting the same key leaves its slot empty (count 0, which
- * readers skip) and uses the winner's. ksz is a constant after inlining;
- * the stats follow the key in both slot types.
- */
 /* The stats in a slot; the barrier keeps clang from adding before the NULL check. */
 static __always_inline void *slot_after_key(char *slot, u32 ksz)
 {
@@ -396,6 +387,15 @@ static __always_inline void *slot_after_key(char *slot, u32 ksz)
 	return slot + ksz;
 }
 
+/*
+ * The stats of key in an index + slots pair, creating them race-free: a
+ * slot number is claimed (fetch-add), the key written into the slot, and
+ * only then does the index make the slot findable, so a reader who sees a
+ * count in a slot also sees its key. A CPU that loses the insert race to
+ * another one inserting the same key leaves its slot empty (count 0, which
+ * readers skip) and uses the winner's. ksz is a constant after inlining;
+ * the stats follow the key in both slot types.
+ */
 static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32 max,
 					const void *key, u32 ksz, enum ilock_counter lost)
 {
