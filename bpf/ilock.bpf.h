@@ -468,4 +468,16 @@ static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
 	atomic_max(&s->max_ns, ns);
 }
 
+/* One wait of ns on the pair k. */
+static __always_inline void edge_add(const struct ilock_edge_key *k, u64 ns)
+{
+	struct ilock_edge_stats *es = edge_stats(k);
+
+	if (!es)
+		return;
+	__sync_fetch_and_add(&es->count, 1);
+	__sync_fetch_and_add(&es->total_ns, ns);
+	atomic_max(&es->max_ns, ns);
+}
+
 #endif /* ILOCK_BPF_H */

@@ -138,7 +138,6 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 					     bool datasync, u64 ns)
 {
 	struct ilock_edge_key ek = {};
-	struct ilock_edge_stats *es;
 	struct ilock_stats *s;
 	struct ilock_key k;
 	u64 pid_tgid = bpf_get_current_pid_tgid();
@@ -168,12 +167,7 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 	ek.holder_op = ILOCK_OP_JOURNAL_COMMIT;
 	ek.waiter_op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
 	ek.range = ILOCK_RANGE_NO_BOTH;  /* a journal commit has no byte range */
-	es = edge_stats(&ek);
-	if (es) {
-		__sync_fetch_and_add(&es->count, 1);
-		__sync_fetch_and_add(&es->total_ns, ns);
-		atomic_max(&es->max_ns, ns);
-	}
+	edge_add(&ek, ns);
 }
 
 SEC("tp_btf/ext4_sync_file_exit")

@@ -605,17 +605,16 @@ static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack
 	__sync_fetch_and_add(&st->total_ns, ns);
 }
 
-/* Everything keyed by what the waiter did: edge, range class, stacks. */
 /*
- * The per-lock range classes are not kept apart: userspace adds them up
- * from the edges, whose keys carry the class (snap_ranges_from_edges), so
- * a wait costs one hash update less while the winner holds the lock.
+ * Everything keyed by what the waiter did: edge, range class, stacks. The
+ * per-lock range classes are not kept apart: userspace adds them up from
+ * the edges, whose keys carry the class (snap_ranges_from_edges), so a
+ * wait costs one hash update less while the winner holds the lock.
  */
 static __always_inline void account_wait(struct ilock_edge_key *ek, const struct ilock_op_info *hop,
 					 const struct ilock_op_info *wop, u64 ns, u64 holder_stack,
 					 s64 waiter_stack)
 {
-	struct ilock_edge_stats *es;
 	u8 range = ilock_range_class(hop, wop);
 
 	ek->holder_op = hop->op;
@@ -623,12 +622,7 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
 	ek->waiter_op = wop->op;
 	ek->waiter_op_flags = wop->flags & ILOCK_OPF_KEY_MASK;
 	ek->range = range;
-	es = edge_stats(ek);
-	if (es) {
-		__sync_fetch_and_add(&es->count, 1);
-		__sync_fetch_and_add(&es->total_ns, ns);
-		atomic_max(&es->max_ns, ns);
-	}
+	edge_add(ek, ns);
 	if (!cfg_ops)
 		return;
 	if (waiter_stack >= 0)
