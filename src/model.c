@@ -6,6 +6,7 @@
 
 #include "hist.h"
 #include "model.h"
+#include "util.h"
 
 static void snap_ops_free(struct snapshot *s);
 static void snap_ops_reset(struct snapshot *s);
@@ -273,6 +274,17 @@ const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev,
 		h = (h + 1) & (s->inode_idx_cap - 1);
 	}
 	return NULL;
+}
+
+int snap_add_inode_info(struct snapshot *s, const struct ilock_inode_key *k,
+			const struct ilock_inode_info *info)
+{
+	struct inode_meta m = { .ino = k->ino, .dev = k->dev, .magic = info->magic,
+				.flags = info->flags };
+	unsigned off = info->path_off < ILOCK_PATH_MAX ? info->path_off : ILOCK_PATH_MAX - 1;
+
+	str_copy(m.path, sizeof(m.path), info->path + off, ILOCK_PATH_MAX - off);
+	return snap_add_inode(s, &m);
 }
 
 int snap_add_inode(struct snapshot *s, const struct inode_meta *m)

@@ -108,6 +108,9 @@ const struct edge_row *snap_find_edge(const struct snapshot *s, const struct ilo
 int snap_add_edge(struct snapshot *s, const struct ilock_edge_key *k,
 		  const struct ilock_edge_stats *st);
 int snap_add_inode(struct snapshot *s, const struct inode_meta *m);
+/* snap_add_inode() of an entry of the BPF inode map. */
+int snap_add_inode_info(struct snapshot *s, const struct ilock_inode_key *k,
+			const struct ilock_inode_info *info);
 const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev, uint64_t ino);
 
 /* out = cur - prev (prev may be NULL: out = cur). out is reset first. */

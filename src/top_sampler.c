@@ -22,6 +22,7 @@
 #include "ilock.h"
 #include "ilock.skel.h"
 #include "top_app.h"
+#include "tracer_ops.h"
 #include "util.h"
 
 
@@ -144,60 +145,30 @@ static int take_stack(void *ctx, const void *k, const void *v)
 
 int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struct snapshot *out)
 {
-	struct ilock_bpf *k = s->t->skel;
-	int hfd = bpf_map__fd(k->maps.holder_frames), wfd = bpf_map__fd(k->maps.stack_traces);
 	int err;
 
 	snap_reset(out);
 	s->stk_out = out;
 	s->stk_dev = dev;
 	s->stk_ino = ino;
-	err = tracer_scan_map(s->t, k->maps.stack_waits, take_stack, s);
+	err = tracer_scan_map(s->t, s->t->skel->maps.stack_waits, take_stack, s);
 	if (err < 0)
 		return err;
 	/* the frames of just these stacks, one lookup each */
-	for (size_t i = 0; i < out->nstacks; i++) {
-		const struct ilock_stack_key *sk = &out->stacks[i].k;
-		struct ilock_stack_frames f;
-
-		if (snap_find_frames(out, sk->kind, sk->stack))
-			continue;
-		memset(&f, 0, sizeof(f));
-		if (sk->kind == ILOCK_STACK_HOLDER) {
-			if (bpf_map_lookup_elem(hfd, &sk->stack, &f))
-				continue;
-		} else {
-			__u32 id = (__u32)sk->stack;
-
-			if (bpf_map_lookup_elem(wfd, &id, f.ip))
-				continue;
-			while (f.nr < ILOCK_STACK_DEPTH && f.ip[f.nr])
-				f.nr++;
-		}
-		err = snap_add_frames(out, sk->kind, sk->stack, &f);
-		if (err)
-			return err;
-	}
-	return 0;
+	return tracer_read_frames(s->t, out);
 }
 
 bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino)
 {
 	struct ilock_inode_key k = { .ino = ino, .dev = dev };
 	struct ilock_inode_info info;
-	struct inode_meta m = { .ino = ino, .dev = dev };
-	unsigned off;
 
 	if (snap_find_inode(&s->store.cum, dev, ino))
 		return true;
 	/* the path is written once, on first sight: a found entry never changes */
 	if (bpf_map_lookup_elem(bpf_map__fd(s->t->skel->maps.inodes), &k, &info))
 		return false;
-	m.magic = info.magic;
-	m.flags = info.flags;
-	off = info.path_off < ILOCK_PATH_MAX ? info.path_off : ILOCK_PATH_MAX - 1;
-	str_copy(m.path, sizeof(m.path), info.path + off, ILOCK_PATH_MAX - off);
-	return snap_add_inode(&s->store.cum, &m) == 0;
+	return snap_add_inode_info(&s->store.cum, &k, &info) == 0;
 }
 
 int sampler_sample(struct top_sampler *s)

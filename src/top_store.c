@@ -41,17 +41,17 @@ enum pos_state { POS_NEW, POS_MOVED, POS_SAME };
  * The entry at this position of the scan, against the one there last
  * time: POS_SAME (same key, same stats: skip it), POS_MOVED (same key,
  * new stats: its remembered row still holds), POS_NEW (another key: the
- * slot now holds this one, row unknown). *slot is NULL when out of
+ * position now holds this one, row unknown). *pos is NULL when out of
  * memory, which only means no shortcut.
  */
 static enum pos_state pos_take(struct scan_pos **arr, size_t *n, size_t *cap, size_t *i,
 			       const void *key, size_t ksz, uint64_t count, uint64_t total_ns,
-			       uint64_t max_ns, struct scan_pos **slot)
+			       uint64_t max_ns, struct scan_pos **pos)
 {
 	enum pos_state st = POS_NEW;
 	struct scan_pos *p;
 
-	*slot = NULL;
+	*pos = NULL;
 	if (*i < *n) {
 		p = &(*arr)[*i];
 		if (!memcmp(&p->k, key, ksz)) {
@@ -85,7 +85,7 @@ static enum pos_state pos_take(struct scan_pos **arr, size_t *n, size_t *cap, si
 	/* a new key shifts what follows: those now compare with the new order */
 	if (*i > *n)
 		*n = *i;
-	*slot = p;
+	*pos = p;
 	return st;
 }
 
@@ -95,23 +95,23 @@ static bool same_stats(const struct ilock_stats *a, const struct ilock_stats *b)
 	return a->count == b->count && a->total_ns == b->total_ns && a->max_ns == b->max_ns;
 }
 
-/* slot: the wait map scan's, whose row (cum never reorders) spares the lookup */
+/* pos: the wait scan's, whose row (cum never reorders) spares the lookup */
 static int take_stats(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
-		      const struct ilock_stats *cur, bool hold, struct scan_pos *slot)
+		      const struct ilock_stats *cur, bool hold, struct scan_pos *pos)
 {
 	struct lock_row *c, *d;
 	struct ilock_stats *prev, *out;
 
 	if (k->mode > ILOCK_MODE_EXCL || k->class >= ILOCK_CLASS_MAX)
 		return -EINVAL;
-	if (slot && slot->row)
-		c = &st->cum.locks[slot->row - 1];
+	if (pos && pos->row)
+		c = &st->cum.locks[pos->row - 1];
 	else
 		c = snap_lock(&st->cum, k->dev, k->ino, k->class);
 	if (!c)
 		return -ENOMEM;
-	if (slot)
-		slot->row = (uint32_t)(c - st->cum.locks) + 1;
+	if (pos)
+		pos->row = (uint32_t)(c - st->cum.locks) + 1;
 	prev = hold ? &c->hold[k->mode] : &c->wait[k->mode];
 	if (same_stats(cur, prev))
 		return 0;
@@ -135,12 +135,12 @@ static int take_stats(struct top_store *st, struct snapshot *delta, const struct
 int top_store_wait(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
 		   const struct ilock_stats *cur)
 {
-	struct scan_pos *slot;
+	struct scan_pos *pos;
 
 	if (pos_take(&st->wpos, &st->nwpos, &st->cap_wpos, &st->wi, k, sizeof(*k), cur->count,
-		     cur->total_ns, cur->max_ns, &slot) == POS_SAME)
+		     cur->total_ns, cur->max_ns, &pos) == POS_SAME)
 		return 0;
-	return take_stats(st, delta, k, cur, false, slot);
+	return take_stats(st, delta, k, cur, false, pos);
 }
 
 int top_store_hold(struct top_store *st, struct snapshot *delta, const struct ilock_key *k,
@@ -234,16 +234,16 @@ int top_store_edge(struct top_store *st, struct snapshot *delta, const struct il
 {
 	struct store_edge *e;
 	struct ilock_edge_stats d;
-	struct scan_pos *slot;
+	struct scan_pos *pos;
 
 	if (pos_take(&st->epos, &st->nepos, &st->cap_epos, &st->ei, k, sizeof(*k), cur->count,
-		     cur->total_ns, cur->max_ns, &slot) == POS_SAME)
+		     cur->total_ns, cur->max_ns, &pos) == POS_SAME)
 		return 0;
-	e = slot && slot->row ? &st->edges[slot->row - 1] : edge_get(st, k);
+	e = pos && pos->row ? &st->edges[pos->row - 1] : edge_get(st, k);
 	if (!e)
 		return -ENOMEM;
-	if (slot)
-		slot->row = (uint32_t)(e - st->edges) + 1;
+	if (pos)
+		pos->row = (uint32_t)(e - st->edges) + 1;
 	if (e->s.count == cur->count && e->s.total_ns == cur->total_ns)
 		return 0;
 	top_edge_delta(&d, cur, &e->s);

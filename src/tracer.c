@@ -276,25 +276,6 @@ slow: {
 }
 }
 
-struct row_ctx {
-	struct snapshot *s;
-	tracer_row_fn fn;
-};
-
-static int row_entry(void *ctx, const void *key, const void *val)
-{
-	const struct row_ctx *c = ctx;
-
-	return c->fn(c->s, key, val);
-}
-
-int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn)
-{
-	struct row_ctx c = { .s = s, .fn = fn };
-
-	return tracer_scan_map(t, map, row_entry, &c);
-}
-
 int tracer_scan_waits(struct tracer *t, tracer_entry_fn fn, void *ctx)
 {
 	return slots_scan(&t->waits, __atomic_load_n(&t->skel->bss->wait_slots_used, __ATOMIC_ACQUIRE),
@@ -317,21 +298,14 @@ static int edge_entry(void *ctx, const void *key, const void *val)
 	return snap_add_edge(ctx, key, val);
 }
 
-static int add_hold_row(struct snapshot *s, const void *k, const void *v)
+static int hold_entry(void *ctx, const void *key, const void *val)
 {
-	return snap_add_hold(s, k, v);
+	return snap_add_hold(ctx, key, val);
 }
 
-static int add_inode_row(struct snapshot *s, const void *k, const void *v)
+static int inode_entry(void *ctx, const void *k, const void *v)
 {
-	const struct ilock_inode_key *ik = k;
-	const struct ilock_inode_info *info = v;
-	struct inode_meta m = { .ino = ik->ino, .dev = ik->dev, .magic = info->magic,
-				.flags = info->flags };
-	unsigned off = info->path_off < ILOCK_PATH_MAX ? info->path_off : ILOCK_PATH_MAX - 1;
-
-	str_copy(m.path, sizeof(m.path), info->path + off, ILOCK_PATH_MAX - off);
-	return snap_add_inode(s, &m);
+	return snap_add_inode_info(ctx, k, v);
 }
 
 static int read_counters(struct tracer *t, struct snapshot *s)
@@ -364,9 +338,9 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	snap_reset(s);
 	s->mono_ns = now_monotonic_ns();
 	if ((err = read_counters(t, s)) ||
-	    (err = tracer_read_map(t, k->maps.inodes, s, add_inode_row)) ||
+	    (err = tracer_scan_map(t, k->maps.inodes, inode_entry, s)) ||
 	    (err = tracer_scan_waits(t, wait_entry, s)) ||
-	    (err = tracer_read_map(t, k->maps.lock_holds, s, add_hold_row)) ||
+	    (err = tracer_scan_map(t, k->maps.lock_holds, hold_entry, s)) ||
 	    (err = tracer_scan_edges(t, edge_entry, s)) ||
 	    (err = tracer_ops_read(t, s)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));

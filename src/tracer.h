@@ -51,7 +51,7 @@ void tracer_stop(struct tracer *t);
 
 struct bpf_map;
 /* Called for each entry; a negative return stops the scan and is returned. */
-typedef int (*tracer_entry_fn)(void *ctx, const void *key, const void *val);
+typedef slot_fn tracer_entry_fn;
 /*
  * Every entry of a hash map, in batches where the kernel can (one syscall
  * per chunk), else by get_next_key. The key and value are valid only
@@ -65,8 +65,5 @@ int tracer_scan_map(struct tracer *t, struct bpf_map *map, tracer_entry_fn fn, v
  */
 int tracer_scan_waits(struct tracer *t, tracer_entry_fn fn, void *ctx);
 int tracer_scan_edges(struct tracer *t, tracer_entry_fn fn, void *ctx);
-typedef int (*tracer_row_fn)(struct snapshot *s, const void *key, const void *val);
-/* tracer_scan_map() into a snapshot. */
-int tracer_read_map(struct tracer *t, struct bpf_map *map, struct snapshot *s, tracer_row_fn fn);
 
 #endif

@@ -177,42 +177,42 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 
 /* ---- reading ---- */
 
-static int stack_row(struct snapshot *s, const void *k, const void *v)
+static int stack_entry(void *ctx, const void *k, const void *v)
 {
-	return snap_add_stack(s, k, v);
+	return snap_add_stack(ctx, k, v);
 }
 
-static int dio_row(struct snapshot *s, const void *k, const void *v)
+static int dio_entry(void *ctx, const void *k, const void *v)
 {
-	return snap_add_dio(s, k, *(const uint64_t *)v);
+	return snap_add_dio(ctx, k, *(const uint64_t *)v);
 }
 
-static int holder_frames_row(struct snapshot *s, const void *k, const void *v)
+int tracer_read_frames(struct tracer *t, struct snapshot *s)
 {
-	return snap_add_frames(s, ILOCK_STACK_HOLDER, *(const uint64_t *)k, v);
-}
-
-/* Waiter frames: only the stack ids some edge refers to. */
-static int read_waiter_frames(struct tracer *t, struct snapshot *s)
-{
-	int fd = bpf_map__fd(t->skel->maps.stack_traces);
-	__u64 ips[ILOCK_STACK_DEPTH];
+	int hfd = bpf_map__fd(t->skel->maps.holder_frames);
+	int wfd = bpf_map__fd(t->skel->maps.stack_traces);
 
 	for (size_t i = 0; i < s->nstacks; i++) {
-		const struct stack_row *r = &s->stacks[i];
-		struct ilock_stack_frames f = { 0 };
-		__u32 id = (__u32)r->k.stack;
+		const struct ilock_stack_key *sk = &s->stacks[i].k;
+		struct ilock_stack_frames f;
 		int err;
 
-		if (r->k.kind != ILOCK_STACK_WAITER || snap_find_frames(s, ILOCK_STACK_WAITER, id))
+		if (snap_find_frames(s, sk->kind, sk->stack))
 			continue;
-		memset(ips, 0, sizeof(ips));
-		if (bpf_map_lookup_elem(fd, &id, ips))
-			continue;
-		while (f.nr < ILOCK_STACK_DEPTH && ips[f.nr])
-			f.nr++;
-		memcpy(f.ip, ips, sizeof(f.ip));
-		err = snap_add_frames(s, ILOCK_STACK_WAITER, id, &f);
+		memset(&f, 0, sizeof(f));
+		if (sk->kind == ILOCK_STACK_HOLDER) {
+			if (bpf_map_lookup_elem(hfd, &sk->stack, &f))
+				continue;
+		} else {
+			__u32 id = (__u32)sk->stack;
+
+			/* a stack trace map value is the ips alone, zero-padded */
+			if (bpf_map_lookup_elem(wfd, &id, f.ip))
+				continue;
+			while (f.nr < ILOCK_STACK_DEPTH && f.ip[f.nr])
+				f.nr++;
+		}
+		err = snap_add_frames(s, sk->kind, sk->stack, &f);
 		if (err)
 			return err;
 	}
@@ -225,10 +225,9 @@ int tracer_ops_read(struct tracer *t, struct snapshot *s)
 	int err;
 
 	if ((err = snap_ranges_from_edges(s)) ||
-	    (err = tracer_read_map(t, k->maps.stack_waits, s, stack_row)) ||
-	    (err = tracer_read_map(t, k->maps.dio_writes, s, dio_row)) ||
-	    (err = tracer_read_map(t, k->maps.holder_frames, s, holder_frames_row)) ||
-	    (err = read_waiter_frames(t, s)))
+	    (err = tracer_scan_map(t, k->maps.stack_waits, stack_entry, s)) ||
+	    (err = tracer_scan_map(t, k->maps.dio_writes, dio_entry, s)) ||
+	    (err = tracer_read_frames(t, s)))
 		return err;
 	return 0;
 }

@@ -16,5 +16,7 @@ struct tracer;
 void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o);
 /* After the core maps: ranges, stacks and their frames, direct writes. */
 int tracer_ops_read(struct tracer *t, struct snapshot *s);
+/* The frames of every stack in s that has none yet: one lookup each. */
+int tracer_read_frames(struct tracer *t, struct snapshot *s);
 
 #endif
