@@ -62,8 +62,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "                          stdout is not a terminal)\n"
 "  -n, --iterations N      stop after N intervals\n"
 "      --rows N            rows per table in batch mode (default 20, 0: all)\n"
-"      --max-inodes N      size of the per-inode maps (default 16384;\n"
-"                          waits and pairs reserve 456 bytes each at start)\n"
+CLI_MAX_INODES_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
 "keys: q quit, s/S sort key, c cumulative totals, f filter (path part or comm),\n"
@@ -101,8 +100,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "                          default: XFS/ext4/iomap I/O tracepoints and syscalls;\n"
 "                          all: also every page-cache read and fault; off: none\n"
 "      --no-stacks         take no kernel stacks\n"
-"      --max-inodes N      size of the per-inode maps (default 16384;\n"
-"                          waits and pairs reserve 456 bytes each at start)\n"
+CLI_MAX_INODES_HELP
 "      --holds=xfs|all     hold times from the XFS tracepoints (default), or also\n"
 "                          of every inode rwsem on any filesystem via fentry on\n"
 "                          down_*/up_* (costly; docs/kernels.md)\n"

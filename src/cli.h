@@ -69,6 +69,10 @@ enum cli_cmd { CLI_STAT, CLI_TOP };
 enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
        OPT_CLI_FIRST_FREE = 300 };
 #define CLI_FILTER_SHORTOPTS "p:c:D:"
+/* --max-inodes in every tracing command's help: what it sizes, what it costs. */
+#define CLI_MAX_INODES_HELP                                                          \
+	"      --max-inodes N      size of the per-inode maps (default 16384;\n"       \
+	"                          waits and pairs reserve 456 bytes each at start)\n"
 #define CLI_FILTER_LONGOPTS                                     \
 	{ "pid", required_argument, NULL, 'p' },                \
 	{ "comm", required_argument, NULL, 'c' },               \

@@ -90,8 +90,7 @@ static void usage(FILE *f)
 "      --no-bpf-stats      do not turn on the kernel's BPF run-time stats\n"
 "                          (ilock_bpf_run_seconds_total is then not exported)\n"
 "  -p, -c, -D, --ino, --fs, --class   filters, as for ilock stat\n"
-"      --max-inodes N      size of the per-inode BPF maps (default 16384;\n"
-"                          waits and pairs reserve 456 bytes each at start)\n"
+CLI_MAX_INODES_HELP
 "  -v, --verbose           probes, attach decisions, HTTP server errors\n"
 "\n"
 "examples:\n"

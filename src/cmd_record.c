@@ -67,7 +67,7 @@ static void usage(FILE *f)
 "      --ino N             only this inode number\n"
 "      --fs xfs|ext4       only this filesystem type\n"
 "      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock; may repeat\n"
-"      --max-inodes N      size of the per-inode maps (default 16384)\n"
+CLI_MAX_INODES_HELP
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
 "                          default, all (adds page-cache events), off (cheapest)\n"
 "      --no-stacks         keep ops and ranges but record no kernel stacks\n"
