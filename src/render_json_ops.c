@@ -11,6 +11,7 @@
 #include "ksyms.h"
 #include "ops.h"
 #include "render_json_ops.h"
+#include "render_ops.h"
 #include "util.h"
 
 #define JSON_STACKS_PER_EDGE 5
@@ -82,19 +83,14 @@ static void task_json(struct json *j, const char *key, uint32_t pid, uint32_t tg
 
 static void frames_json(struct json *j, const struct ilock_stack_frames *fr, struct ksyms *ks)
 {
-	char buf[32];
+	char name[256];  /* ksyms keeps names of up to 255 bytes */
 	/* the tracing machinery on top of a waiter stack is ours, not the kernel's path */
 	uint32_t i = ksyms_first_shown(ks, fr);
 
 	json_arr_begin(j, "frames");
 	for (; i < fr->nr && i < ILOCK_STACK_DEPTH; i++) {
-		const char *n = ks ? ksyms_find(ks, fr->ip[i], NULL) : NULL;
-
-		if (!n) {
-			snprintf(buf, sizeof(buf), "0x%" PRIx64, (uint64_t)fr->ip[i]);
-			n = buf;
-		}
-		json_str(j, NULL, n);
+		render_frame_name(name, sizeof(name), ks, fr->ip[i]);
+		json_str(j, NULL, name);
 	}
 	json_arr_end(j);
 }
