@@ -3,6 +3,8 @@ the seed workload and writes a well-formed report. It must run, not meet the
 performance targets (those are judged by the full benchmark, not by tests).
 """
 
+import importlib.machinery
+import importlib.util
 import json
 import os
 import re
@@ -46,6 +48,59 @@ def _check_stats_restored(stderr):
     return found
 
 
+def _overhead_module():
+    loader = importlib.machinery.SourceFileLoader("overhead", OVERHEAD)
+    spec = importlib.util.spec_from_loader("overhead", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+def _seed(m, costs):
+    """A seed workload result with these per-round costs per tracer."""
+    n = len(costs["ilock"])
+    iops = {c: [100.0 * (1 - x) for x in v] for c, v in costs.items()}
+    iops["baseline"] = [100.0] * n
+    conds = {c: {"cost": sorted(v)[n // 2], "rel_cpu_per_op": {"median": 1.0}}
+             for c, v in costs.items()}
+    conds["baseline"] = {"cost": 0.0, "rel_cpu_per_op": {"median": 1.0}}
+    return {"workload": "seed", "conditions": m.CONDITIONS, "rounds": n, "iops": iops,
+            "summary": {"conditions": conds,
+                        "baseline_iops": {"min": 100.0, "max": 100.0, "median": 100.0}}}
+
+
+def test_verdict_judges_on_an_interval():
+    """PASS or MISS only when every plausible median clears the target."""
+    m = _overhead_module()
+    # the median's distribution-free interval: min..max for 5 values (94%)
+    assert m.median_ci([5, 1, 3, 2, 4]) == (1, 5, 0.9375)
+    assert m.median_ci([1, 2, 3, 4]) is None       # 4 values cannot reach 90%
+    lo, hi, cov = m.median_ci(list(range(10)))
+    assert (lo, hi) == (1, 8) and cov >= 0.9
+    assert m.judge([0.01, 0.02, 0.03, 0.04, 0.05])[0] == "PASS"
+    assert m.judge([-0.01, 0.02, 0.03, 0.04, 0.05])[0] == "UNRESOLVED"
+    assert m.judge([-0.01, -0.02, -0.03, -0.04, -0.05])[0] == "MISS"
+    assert m.judge([0, 0.01, 0.01, 0.01, 0.01])[0] == "PASS"
+    assert m.judge([0, 0.01, 0.01, 0.01, 0.01], strict=True)[0] == "UNRESOLVED"
+
+    costs = {"ilock": [0.010, 0.012, 0.015, 0.020, 0.011],
+             "floor": [0.010] * 5,
+             "perf": [0.100] * 5,
+             "bpftrace": [0.000, 0.050, 0.050, 0.050, 0.050]}
+    v = m.verdict([_seed(m, costs)])
+    assert v.startswith("verdict (seed workload): 1 UNRESOLVED -- "), v
+    assert "ilock cost 1.2% <= 3%: PASS (margin +1.0..+2.0 pts)" in v, v
+    assert "< bpftrace (5.0%): UNRESOLVED" in v, v
+    assert "<= perf/3 (10.0%): PASS" in v, v
+    costs["ilock"] = [0.05, 0.06, 0.07, 0.08, 0.09]
+    v = m.verdict([_seed(m, costs)])
+    assert v.startswith("verdict (seed workload): 4 of 4 TARGETS MISSED -- "), v
+    assert "ilock cost 7.0% <= 3%: MISS" in v, v
+    costs["ilock"] = [0.0] * 5
+    costs["bpftrace"] = [0.01] * 5
+    assert m.verdict([_seed(m, costs)]).startswith("verdict (seed workload): ALL TARGETS MET")
+
+
 def test_quick_runs_and_reports(tmp_path):
     base = tmp_path / "images"
     base.mkdir()
@@ -64,7 +119,8 @@ def test_quick_runs_and_reports(tmp_path):
         assert f"\n| {c} | " in r.stdout, c
     verdict = r.stdout.strip().splitlines()[-1]
     assert verdict.startswith("verdict (seed workload): "), verdict
-    assert len(re.findall(r": (?:PASS|MISS)\b", verdict)) == 4, verdict
+    # one round allows no 90% interval: nothing can be resolved
+    assert len(re.findall(r": UNRESOLVED\b", verdict)) == 4, verdict
 
     doc = json.loads(out_json.read_text())
     assert doc["verdict"] == verdict
