@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,6 +13,7 @@
 #include "ilock.h"
 #include "ilock.skel.h"
 #include "log.h"
+#include "mapmem.h"
 #include "tracer.h"
 #include "tracer_ops.h"
 #include "util.h"
@@ -59,6 +61,51 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 	 * up to 6 entries each (3 classes x 2 modes): give them 4x the room.
 	 */
 	bpf_map__set_max_entries(s->maps.lock_holds, 4 * bpf_map__max_entries(s->maps.wait_slots));
+}
+
+/*
+ * Before load: the maps as configured, full, must fit in half of the
+ * memory available now. The slots are allocated at load and the hashes
+ * grow as inodes are seen; a large --max-inodes must not push the very
+ * workload we watch into reclaim or the OOM killer.
+ */
+static int check_map_memory(struct tracer *t, const struct ilock_opts *o)
+{
+	struct map_mem m = { 0 };
+	struct bpf_map *map;
+	char text[16384], a[32], b[32], c[32];
+	uint64_t avail;
+	ssize_t n;
+	int fd;
+
+	bpf_object__for_each_map(map, t->skel->obj) {
+		struct map_shape s = {
+			.type = bpf_map__type(map), .key_size = bpf_map__key_size(map),
+			.value_size = bpf_map__value_size(map),
+			.max_entries = bpf_map__max_entries(map), .flags = bpf_map__map_flags(map),
+		};
+
+		if (bpf_map__autocreate(map))
+			map_mem_add(&m, &s, t->ncpus);
+	}
+	if (o->verbose)
+		log_info("maps: %s of kernel memory at load, up to %s when full",
+			 fmt_bytes(a, sizeof(a), m.at_load), fmt_bytes(b, sizeof(b), m.at_most));
+	fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;  /* cannot tell: the kernel still refuses what it cannot allocate */
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = 0;
+	if (!meminfo_available(text, &avail) || map_mem_fits(&m, avail))
+		return 0;
+	log_error("the maps would take up to %s of kernel memory (%s at load), more than half "
+		  "of the %s available: lower --max-inodes (now %u)",
+		  fmt_bytes(a, sizeof(a), m.at_most), fmt_bytes(b, sizeof(b), m.at_load),
+		  fmt_bytes(c, sizeof(c), avail), bpf_map__max_entries(t->skel->maps.wait_slots));
+	return -ENOMEM;
 }
 
 static size_t slots_len(const struct slot_region *r)
@@ -185,6 +232,9 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	fallback_configure(t);
 	configure(t, o);
 	tracer_ops_configure(t, o);
+	err = check_map_memory(t, o);
+	if (err)
+		goto fail;
 
 	err = ilock_bpf__load(t->skel);
 	if (err) {

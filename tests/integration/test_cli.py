@@ -5,6 +5,7 @@ programs attached.
 """
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -135,3 +136,73 @@ def test_install(tmp_path):
     assert os.access(tmp_path / "bin" / "ilock", os.X_OK)
     assert os.readlink(tmp_path / "bin" / "ilocktop") == "ilock"
     assert run([tmp_path / "bin" / "ilock", "--version"]).stdout.startswith("ilock ")
+
+
+UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def size_of(text):
+    num, unit = text.split()
+    return float(num) * UNITS[unit]
+
+
+def map_ids_of(pid):
+    ids = set()
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                ids |= {int(l.split()[1]) for l in f if l.startswith("map_id:")}
+        except OSError:
+            pass
+    return ids
+
+
+def maps_line(stderr):
+    m = re.search(r"^ilock: maps: (\S+ \S+) of kernel memory at load, up to (\S+ \S+) when full$",
+                  stderr, re.M)
+    assert m, stderr[-2000:]
+    return size_of(m.group(1)), size_of(m.group(2))
+
+
+def test_map_memory_estimate_matches_the_kernel(ilock_bin, procs):
+    """-v says what the maps take at load; the kernel's own count agrees."""
+    p = procs.start([ilock_bin, "stat", "-v"], stderr=subprocess.PIPE)
+    at_load, at_most = maps_line(wait_line(p, "ilock: maps:", 30, stream=p.stderr))
+    wait_line(p, "ilock: tracing", 30, stream=p.stderr)
+    maps = json.loads(run(["bpftool", "map", "show", "-j"]).stdout or "[]")
+    ids = map_ids_of(p.pid)
+    kernel = sum(m.get("bytes_memlock", 0) for m in maps if m["id"] in ids)
+    p.send_signal(signal.SIGINT)
+    p.communicate(timeout=20)
+    assert p.returncode == 0
+    # the hashes that allocate on demand hold next to nothing yet
+    assert abs(at_load - kernel) <= 0.15 * kernel, (at_load, kernel)
+    assert at_most > 2 * at_load
+
+
+def test_max_inodes_too_big_for_the_machine_is_refused(ilock_bin, procs):
+    """Maps that could take more than half the available memory are refused
+    before anything loads: one line, exit 1, nothing left attached."""
+    with open("/proc/meminfo") as f:
+        avail = next(int(l.split()[1]) * 1024 for l in f if l.startswith("MemAvailable:"))
+    # what one more --max-inodes entry costs when full, from two small runs
+    most = []
+    for n in (16384, 32768):
+        r = run([ilock_bin, "stat", "-v", "-d", "0.2", "--max-inodes", n])
+        assert r.returncode == 0, r.stderr[-2000:]
+        most.append(maps_line(r.stderr)[1])
+    per_entry = (most[1] - most[0]) / 16384
+    big = 4194304
+    if per_entry * big < 0.6 * avail:
+        pytest.fail(f"{avail >> 30} GiB available: even --max-inodes {big} fits, "
+                    "so the refusal cannot be shown on this machine")
+    before = loaded_prog_ids()
+    r = run([ilock_bin, "stat", "-d", "1", "--max-inodes", big])
+    # other users' programs may come and go meanwhile: look for ilock's own
+    progs = json.loads(run(["bpftool", "prog", "show", "-j"]).stdout or "[]")
+    new = [q.get("name", "") for q in progs if q["id"] not in before]
+    assert not [n for n in new if n.startswith(("contention_", "xfs_ilock", "xfs_iunlock"))], new
+    assert r.returncode == 1, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "more than half of the" in lines[0] and "lower --max-inodes (now 4194304)" in lines[0]
