@@ -20,7 +20,6 @@ static const struct option long_opts[] = {
 	{ "sort", required_argument, NULL, 'o' },
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	{ "rows", required_argument, NULL, OPT_ROWS },
-	{ "holds", required_argument, NULL, OPT_HOLDS },
 	CLI_OPS_LONGOPTS,
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
@@ -62,6 +61,8 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "                          stdout is not a terminal)\n"
 "  -n, --iterations N      stop after N intervals\n"
 "      --rows N            rows per table in batch mode (default 20, 0: all)\n"
+"      --ops MODE          default, all or off, as for ilock stat; --no-stacks too\n"
+CLI_HOLDS_HELP
 CLI_MAX_INODES_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
@@ -76,7 +77,7 @@ CLI_MAX_INODES_HELP
 	}
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
-"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all] [-j|--json|--folded]\n"
+"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all|off] [-j|--json|--folded]\n"
 "                  [--ops default|all|off] [--no-stacks] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
@@ -101,9 +102,7 @@ CLI_MAX_INODES_HELP
 "                          all: also every page-cache read and fault; off: none\n"
 "      --no-stacks         take no kernel stacks\n"
 CLI_MAX_INODES_HELP
-"      --holds=xfs|all     hold times from the XFS tracepoints (default), or also\n"
-"                          of every inode rwsem on any filesystem via fentry on\n"
-"                          down_*/up_* (costly; docs/kernels.md)\n"
+CLI_HOLDS_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
 "examples:\n"
@@ -244,6 +243,14 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 	case OPT_NO_STACKS:
 		o->no_stacks = true;
 		return 1;
+	case OPT_HOLDS:
+		if (strcmp(optarg, "all") && strcmp(optarg, "xfs") && strcmp(optarg, "off")) {
+			snprintf(err, errlen, "--holds %s: xfs, all or off", optarg);
+			return -1;
+		}
+		o->holds_all = !strcmp(optarg, "all");
+		o->holds_off = !strcmp(optarg, "off");
+		return 1;
 	}
 	return 0;
 }
@@ -300,13 +307,6 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)
 				goto bad_value;
 			o->max_locks = (uint32_t)v;
-			break;
-		case OPT_HOLDS:
-			if (strcmp(optarg, "all") && strcmp(optarg, "xfs")) {
-				snprintf(err, errlen, "--holds %s: xfs or all", optarg);
-				return -1;
-			}
-			o->holds_all = !strcmp(optarg, "all");
 			break;
 		case 'j':
 			o->json = true;

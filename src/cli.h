@@ -38,6 +38,7 @@ struct ilock_opts {
 	/* capacity */
 	uint32_t max_locks;            /* --max-inodes */
 	bool holds_all;                /* --holds=all: every inode rwsem, via fentry */
+	bool holds_off;                /* --holds=off: no hold times, no XFS hold programs */
 	/* operations, ranges and stacks (docs/ranges.md) */
 	uint8_t ops_mode;              /* --ops: enum ilock_ops_mode */
 	bool no_stacks;                /* --no-stacks */
@@ -49,13 +50,23 @@ enum ilock_ops_mode { ILOCK_OPS_DEFAULT = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL };
 enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED };
 #define CLI_OPS_LONGOPTS                                        \
 	{ "ops", required_argument, NULL, OPT_OPS },            \
-	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS }
+	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },      \
+	{ "holds", required_argument, NULL, OPT_HOLDS }
+/* --holds in every tracing command's help: the largest cost knob on XFS. */
+#define CLI_HOLDS_HELP                                                                  \
+	"      --holds=xfs|all|off hold times from the XFS tracepoints (default), or also\n" \
+	"                          of every inode rwsem on any filesystem via fentry on\n"  \
+	"                          down_*/up_* (costly; docs/kernels.md), or none: waits\n" \
+	"                          and pairs alone, at about half the cost per XFS I/O\n"
 /* Are kernel stacks taken? --no-stacks, and --ops off, turn them off. */
 static inline bool cli_stacks_on(const struct ilock_opts *o)
 {
 	return !o->no_stacks && o->ops_mode != ILOCK_OPS_OFF;
 }
-/* --ops and --no-stacks, as cli_filter_option: 1 handled, 0 not ours, -1 bad value. */
+/*
+ * The cost knobs --ops, --no-stacks and --holds, as cli_filter_option: 1
+ * handled, 0 not ours, -1 bad value.
+ */
 int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen);
 
 enum cli_cmd { CLI_STAT, CLI_TOP };

@@ -56,6 +56,7 @@ static const struct option long_opts[] = {
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 	CLI_FILTER_LONGOPTS,
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
+	CLI_OPS_LONGOPTS,
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 },
@@ -73,7 +74,8 @@ static void usage(FILE *f)
 "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
 "                    [--max-pairs N] [--http-timeout SECONDS] [--no-bpf-stats]\n"
 "                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs xfs|ext4]\n"
-"                    [--class C] [--max-inodes N] [-v]\n"
+"                    [--class C] [--max-inodes N] [--ops default|all|off]\n"
+"                    [--no-stacks] [--holds=xfs|all|off] [-v]\n"
 "\n"
 "Serve inode lock contention as Prometheus metrics on /metrics (text format\n"
 "0.0.4, or OpenMetrics 1.0.0 when the Accept header asks for it).\n"
@@ -91,6 +93,8 @@ static void usage(FILE *f)
 "                          (ilock_bpf_run_seconds_total is then not exported)\n"
 "  -p, -c, -D, --ino, --fs, --class   filters, as for ilock stat\n"
 CLI_MAX_INODES_HELP
+"      --ops MODE, --no-stacks       what each side was doing, as for ilock stat\n"
+CLI_HOLDS_HELP
 "  -v, --verbose           probes, attach decisions, HTTP server errors\n"
 "\n"
 "examples:\n"
@@ -118,6 +122,8 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:" CLI_FILTER_SHORTOPTS "vh", long_opts, NULL)) != -1) {
 		r = cli_filter_option(c, optarg, &e->o.f, err, errlen);
+		if (!r)
+			r = cli_ops_option(c, optarg, &e->o, err, errlen);
 		if (r < 0)
 			return -1;
 		if (r > 0)

@@ -11,7 +11,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: ilock probe [-j] [--holds=xfs|all]\n"
+"usage: ilock probe [-j] [--holds=xfs|all|off]\n"
 "\n"
 "Show what this kernel offers (BTF, tracepoints, XFS, struct layouts, and\n"
 "which attach types really load and attach: tp_btf, raw_tp, kprobe, fentry)\n"
@@ -19,7 +19,7 @@ static void usage(FILE *f)
 "subcommand runs the same probes once at start; -v prints them there.\n"
 "\n"
 "  -j, --json          JSON instead of text\n"
-"      --holds=all     show the strategy as if --holds=all were given\n"
+"      --holds=all|off show the strategy as if --holds=all (or off) were given\n"
 "\n"
 "Environment (tests, troubleshooting): ILOCK_FORCE_RAW_TP=1 (raw_tp, not\n"
 "tp_btf), ILOCK_NO_XFS=1 (no XFS hold programs), ILOCK_NO_CONTENTION_TP=1\n"
@@ -59,8 +59,10 @@ int cmd_probe(int argc, char **argv)
 		case OPT_HOLDS:
 			if (!strcmp(optarg, "all")) {
 				req.holds_all = true;
+			} else if (!strcmp(optarg, "off")) {
+				req.holds_off = true;
 			} else if (strcmp(optarg, "xfs")) {
-				fprintf(stderr, "ilock probe: bad value for --holds: %s (xfs or all)\n",
+				fprintf(stderr, "ilock probe: bad value for --holds: %s (xfs, all or off)\n",
 					optarg);
 				goto bad;
 			}
@@ -91,6 +93,6 @@ int cmd_probe(int argc, char **argv)
 	return 0;
 
 bad:
-	fprintf(stderr, "usage: ilock probe [-j] [--holds=xfs|all]\n");
+	fprintf(stderr, "usage: ilock probe [-j] [--holds=xfs|all|off]\n");
 	return 2;
 }

@@ -87,6 +87,7 @@ struct strategy {
 /* What the user asked for that changes the strategy. */
 struct strategy_req {
 	bool holds_all;   /* --holds=all: hold times of every inode rwsem */
+	bool holds_off;   /* --holds=off: no hold times at all */
 };
 
 /* The kernel functions --holds=all hooks, NULL-terminated. */

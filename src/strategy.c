@@ -144,10 +144,13 @@ static void choose_lock_waits(const struct probe_result *r, struct strategy *s)
 	why(s->lock_waits_why, "off: %s; fentry %s; kprobe %s", base, fe, kp);
 }
 
-static void choose_xfs_holds(const struct probe_result *r, struct strategy *s)
+static void choose_xfs_holds(const struct probe_result *r, const struct strategy_req *req,
+			     struct strategy *s)
 {
 	s->xfs_holds = ATTACH_OFF;
-	if (r->forced_no_xfs) {
+	if (req && req->holds_off) {
+		why(s->xfs_holds_why, "off (--holds=off)");
+	} else if (r->forced_no_xfs) {
 		why(s->xfs_holds_why, "off (ILOCK_NO_XFS)");
 	} else if (!r->has_caps) {
 		why(s->xfs_holds_why, "off: needs root, or CAP_BPF and CAP_PERFMON");
@@ -183,7 +186,9 @@ static void choose_rwsem_holds(const struct probe_result *r, const struct strate
 	char t[160];
 
 	s->rwsem_holds = ATTACH_OFF;
-	if (!req || !req->holds_all) {
+	if (req && req->holds_off) {
+		why(s->rwsem_holds_why, "off (--holds=off)");
+	} else if (!req || !req->holds_all) {
 		why(s->rwsem_holds_why, "off (--holds=all turns it on where fentry works)");
 	} else if (r->forced_no_fentry) {
 		why(s->rwsem_holds_why, "unavailable: fentry disabled by ILOCK_NO_FENTRY");
@@ -205,6 +210,6 @@ void choose_strategy(const struct probe_result *r, const struct strategy_req *re
 {
 	memset(s, 0, sizeof(*s));
 	choose_lock_waits(r, s);
-	choose_xfs_holds(r, s);
+	choose_xfs_holds(r, req, s);
 	choose_rwsem_holds(r, req, s);
 }

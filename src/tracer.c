@@ -168,7 +168,7 @@ static int attach_all(struct tracer *t)
 int tracer_start(struct tracer *t, const struct ilock_opts *o)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
-	struct strategy_req req = { .holds_all = o->holds_all };
+	struct strategy_req req = { .holds_all = o->holds_all, .holds_off = o->holds_off };
 	enum attach_mode tp_mode;
 	int err;
 

@@ -65,6 +65,10 @@ def started(procs, ilock_bin, *args):
     (["stat", "--fs", "ntfs"], "unknown filesystem"),
     (["stat", "-p"], "needs a value"),
     (["stat", "unexpected"], "unexpected argument"),
+    (["stat", "--holds", "some"], "--holds some: xfs, all or off"),
+    (["top", "--holds", "some"], "--holds some: xfs, all or off"),
+    (["record", "-o", "/nonexistent/x", "--holds=x"], "--holds x: xfs, all or off"),
+    (["export", "--holds", "on"], "--holds on: xfs, all or off"),
     (["nosuchcommand"], "unknown command"),
 ])
 def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):

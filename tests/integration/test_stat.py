@@ -113,6 +113,30 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin):
     assert doc["lost"]["wait_map_full"] == 0 and doc["lost"]["edge_map_full"] == 0
 
 
+def test_holds_off_keeps_waits_and_pairs(xfs, procs, helpers_dir, ilock_bin):
+    """--holds=off attaches no XFS hold program and reports no hold times,
+    but the waits and who made whom wait are all there."""
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    ino = ino_of(path)
+
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--holds=off")
+    holder, hpid, htid = hold(procs, helpers_dir, path, hold_ms=300)
+    readers = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 2])
+    r = json.loads(readers.communicate(timeout=20)[0])
+    finish(holder)
+    doc = stop_stat(st)
+
+    assert doc["attach"]["contention_begin"] in ("tp_btf", "raw_tp")
+    assert doc["attach"]["xfs_ilock"] == "off", doc["attach"]
+    (row,) = locks_for(doc, xfs.majmin, ino)
+    assert row["shared"]["waits"] == 2
+    assert row["hold"] is None and row["acquisitions"] is None, row
+    edges = edges_for(doc, xfs.majmin, ino)
+    assert sum(e["waits"] for e in edges) == 2
+    assert all(e["holder"]["pid"] == htid and e["holder"]["mode"] == "exclusive" for e in edges)
+    assert sorted(e["waiter"]["pid"] for e in edges) == sorted(r["tids"])
+
+
 def test_ext4_readers_do_not_wait_writers_do(ext4, procs, helpers_dir, ilock_bin):
     path = make_file(os.path.join(ext4.mnt, "db.dat"), 1 << 20)
     ino = ino_of(path)

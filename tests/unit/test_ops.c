@@ -473,6 +473,10 @@ static void test_cli(void)
 	char *a6[] = { "stat", "--folded", "--ops", "off", NULL };
 	char *a7[] = { "top", "--folded", NULL };
 	char *a8[] = { "stat", "--class", "jbd2_wait", NULL };
+	char *h1[] = { "stat", "--holds=off", NULL };
+	char *h2[] = { "top", "--holds", "all", NULL };
+	char *h3[] = { "stat", "--holds=xfs", NULL };
+	char *h4[] = { "stat", "--holds=none", NULL };
 
 	CHECK(parse(CLI_STAT, &o, err, 4, a1) == 0);
 	CHECK(o.ops_mode == ILOCK_OPS_ALL && o.no_stacks && !o.folded);
@@ -484,6 +488,10 @@ static void test_cli(void)
 	CHECK(parse(CLI_TOP, &o, err, 2, a7) < 0 && strstr(err, "--folded"));
 	CHECK(parse(CLI_STAT, &o, err, 3, a8) == 0 &&
 	      o.f.class_mask == 1U << ILOCK_CLASS_JBD2_WAIT);
+	CHECK(parse(CLI_STAT, &o, err, 2, h1) == 0 && o.holds_off && !o.holds_all);
+	CHECK(parse(CLI_TOP, &o, err, 3, h2) == 0 && o.holds_all && !o.holds_off);
+	CHECK(parse(CLI_STAT, &o, err, 2, h3) == 0 && !o.holds_all && !o.holds_off);
+	CHECK(parse(CLI_STAT, &o, err, 2, h4) < 0 && strstr(err, "--holds none: xfs, all or off"));
 	CHECK_STR(class_name(ILOCK_CLASS_JBD2_WAIT), "jbd2_wait");
 	CHECK_STR(class_display_name(ILOCK_CLASS_JBD2_WAIT, ILOCK_XFS_SB_MAGIC), "jbd2_wait");
 }

@@ -86,7 +86,7 @@ static bool has(const char *s, const char *part)
 static void test_host(void)
 {
 	struct probe_result r = host_618();
-	struct strategy_req all = { .holds_all = true };
+	struct strategy_req all = { .holds_all = true }, off = { .holds_off = true };
 	struct strategy s;
 
 	choose_strategy(&r, NULL, &s);
@@ -101,6 +101,14 @@ static void test_host(void)
 	CHECK_EQ_U(s.rwsem_holds, ATTACH_OFF);
 	CHECK(has(s.rwsem_holds_why, "unavailable: fentry refused at load on "
 				     "rwsem_down_read_slowpath: Operation not permitted"));
+	CHECK_EQ_U(s.lock_waits, ATTACH_TP_BTF);
+
+	/* --holds=off: no hold programs at all, waits as ever */
+	choose_strategy(&r, &off, &s);
+	CHECK_EQ_U(s.xfs_holds, ATTACH_OFF);
+	CHECK_STR(s.xfs_holds_why, "off (--holds=off)");
+	CHECK_EQ_U(s.rwsem_holds, ATTACH_OFF);
+	CHECK_STR(s.rwsem_holds_why, "off (--holds=off)");
 	CHECK_EQ_U(s.lock_waits, ATTACH_TP_BTF);
 }
 
