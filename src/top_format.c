@@ -708,7 +708,7 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 		hold_summary(f, "exclusive", &r->hold[ILOCK_MODE_EXCL]);
 		hold_hist(f, r);
 	} else if (v.magic == ILOCK_XFS_SB_MAGIC) {
-		fprintf(f, "  (no holds recorded in this window)\n");
+		fprintf(f, "  (no holds recorded in this window; none are with --holds=off)\n");
 	} else {
 		fprintf(f, "  (not available: only XFS reports lock holds)\n");
 	}
