@@ -58,13 +58,14 @@ def _overhead_module():
 
 def _seed(m, costs):
     """A seed workload result with these per-round costs per tracer."""
-    n = len(costs["ilock"])
+    n = len(next(iter(costs.values())))
     iops = {c: [100.0 * (1 - x) for x in v] for c, v in costs.items()}
     iops["baseline"] = [100.0] * n
     conds = {c: {"cost": sorted(v)[n // 2], "rel_cpu_per_op": {"median": 1.0}}
              for c, v in costs.items()}
     conds["baseline"] = {"cost": 0.0, "rel_cpu_per_op": {"median": 1.0}}
-    return {"workload": "seed", "conditions": m.CONDITIONS, "rounds": n, "iops": iops,
+    conditions = ["baseline"] + [c for c in m.TRACERS if c in costs]
+    return {"workload": "seed", "conditions": conditions, "rounds": n, "iops": iops,
             "summary": {"conditions": conds,
                         "baseline_iops": {"min": 100.0, "max": 100.0, "median": 100.0}}}
 
@@ -99,6 +100,15 @@ def test_verdict_judges_on_an_interval():
     costs["ilock"] = [0.0] * 5
     costs["bpftrace"] = [0.01] * 5
     assert m.verdict([_seed(m, costs)]).startswith("verdict (seed workload): ALL TARGETS MET")
+
+    # only baseline and ilock ran: the 3% target alone is judged
+    v = m.verdict([_seed(m, {"ilock": [0.01, 0.02, 0.0, 0.01, 0.02]})])
+    assert v.startswith("verdict (seed workload): ALL 1 JUDGED TARGETS MET "
+                        "(3 not judged: their conditions did not run) -- "), v
+    assert "bpftrace" not in v and "floor" not in v, v
+    v = m.verdict([_seed(m, {"ilock": [0.05] * 5, "floor": [0.01] * 5})])
+    assert v.startswith("verdict (seed workload): 2 of 2 TARGETS MISSED (2 not judged"), v
+    assert m.verdict([_seed(m, {"floor": [0.01] * 5})]).startswith("verdict: not judged")
 
 
 def test_quick_runs_and_reports(tmp_path):
