@@ -505,6 +505,75 @@ out:
 	return err;
 }
 
+static void add_probe_change(struct diff_result *d, const char *probe, const char *before,
+			     const char *after)
+{
+	struct diff_probe_change *pc;
+
+	if (d->nprobes >= DIFF_MAX_PROBE_CHANGES)
+		return;
+	pc = &d->probes[d->nprobes++];
+	snprintf(pc->probe, sizeof(pc->probe), "%s", probe);
+	snprintf(pc->before, sizeof(pc->before), "%s", before ? before : "-");
+	snprintf(pc->after, sizeof(pc->after), "%s", after ? after : "-");
+}
+
+/* The probes ("attach.*" meta) whose mode differs between the recordings. */
+static void probe_changes(struct diff_result *d, const struct recording *a,
+			  const struct recording *b)
+{
+	for (size_t i = 0; i < a->nmeta; i++) {
+		const char *k = a->meta[i].key, *vb;
+
+		if (strncmp(k, "attach.", 7))
+			continue;
+		vb = rec_meta(b, k);
+		if (!vb || strcmp(vb, a->meta[i].val))
+			add_probe_change(d, k + 7, a->meta[i].val, vb);
+	}
+	for (size_t i = 0; i < b->nmeta; i++) {
+		const char *k = b->meta[i].key;
+
+		if (!strncmp(k, "attach.", 7) && !rec_meta(a, k))
+			add_probe_change(d, k + 7, NULL, b->meta[i].val);
+	}
+}
+
+/*
+ * Could the recording see hold times? Not with every hold program off
+ * (--holds=off, or no XFS); recordings that predate the attach meta are
+ * given the benefit of the doubt.
+ */
+static bool holds_captured(const struct recording *r)
+{
+	const char *x = rec_meta(r, "attach.xfs_ilock"), *w = rec_meta(r, "attach.rwsem_holds");
+
+	if (!x && !w)
+		return true;
+	return (x && strcmp(x, "off")) || (w && strcmp(w, "off"));
+}
+
+/* A hold missing on a side that could not see holds is not "new" or "gone". */
+static void mark_uncaptured(struct diff_result *d, const struct recording *a,
+			    const struct recording *b)
+{
+	bool ha = holds_captured(a), hb = holds_captured(b);
+
+	if (ha && hb)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		struct diff_cmp *c = &d->s[i].m[DM_HOLD_P99];
+
+		if (!c->present || c->tested)
+			continue;
+		if ((!c->has_before && !ha) || (!c->has_after && !hb)) {
+			c->uncaptured = true;
+			c->why = !c->has_before && !ha ? "not captured before (holds off)"
+						      : "not captured after (holds off)";
+		}
+	}
+}
+
 int diff_compute(const struct recording *a, const struct recording *b, const struct diff_opts *o,
 		 struct diff_result *d)
 {
@@ -542,6 +611,8 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 	match_entities(&sa, &sb);
 	if ((err = inode_subjects(d, &sa, &sb)))
 		goto out;
+	probe_changes(d, a, b);
+	mark_uncaptured(d, a, b);
 
 	/* one family: every test in this diff, Holm-adjusted together */
 	p = malloc((d->n * DM_COUNT + 1) * sizeof(*p));
@@ -615,7 +686,9 @@ static char *fmt_val(char *buf, size_t len, enum diff_metric m, double v, bool h
 
 static char *fmt_change(char *buf, size_t len, const struct diff_cmp *c)
 {
-	if (!c->has_before || !c->has_after)
+	if (c->uncaptured)
+		snprintf(buf, len, "n/a");
+	else if (!c->has_before || !c->has_after)
 		snprintf(buf, len, "%s", !c->has_before && !c->has_after ? "-"
 					 : !c->has_before ? "new" : "gone");
 	else if (isinf(c->change))
@@ -718,6 +791,13 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		   "significant when p < %g and the change is at least %.0f%% (rates) or %.0f%% "
 		   "(latencies) (docs/diff-method.md)\n", d->ntests, d->o.alpha, d->o.min_change * 100,
 		d->o.min_change_latency * 100);
+	if (d->nprobes) {
+		fprintf(f, "note: captured differently:");
+		for (size_t i = 0; i < d->nprobes; i++)
+			fprintf(f, "%s %s %s -> %s", i ? "," : "", d->probes[i].probe,
+				d->probes[i].before, d->probes[i].after);
+		fprintf(f, "; what those probes give does not compare\n");
+	}
 
 	fprintf(f, "\nBY LOCK CLASS AND MODE%*s %12s %12s %8s   %-7s  %s\n", 1, "", "BEFORE", "AFTER",
 		"CHANGE", "SAMPLES", "VERDICT");
@@ -874,6 +954,16 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_u64(&j, "min_samples", d->o.min_samples);
 	json_u64(&j, "tests", d->ntests);
 	json_obj_end(&j);
+	/* probes recorded with different modes: "-" where a side has no record */
+	json_arr_begin(&j, "probe_changes");
+	for (size_t i = 0; i < d->nprobes; i++) {
+		json_obj_begin(&j, NULL);
+		json_str(&j, "probe", d->probes[i].probe);
+		json_str(&j, "before", d->probes[i].before);
+		json_str(&j, "after", d->probes[i].after);
+		json_obj_end(&j);
+	}
+	json_arr_end(&j);
 	json_arr_begin(&j, "classes");
 	for (size_t i = 0; i < d->n; i++)
 		if (!d->s[i].is_inode)

@@ -53,6 +53,7 @@ struct diff_cmp {
 	double p, p_adj;          /* Mann-Whitney two-sided, Holm-adjusted */
 	enum diff_verdict verdict;
 	const char *why;          /* why untested */
+	bool uncaptured;          /* a side's probes could not see it (e.g. --holds=off) */
 };
 
 struct diff_subject {
@@ -80,9 +81,19 @@ struct diff_opts {
 	const struct filters *f;
 };
 
+/* A probe recorded with different attach modes: what each side could see differs. */
+struct diff_probe_change {
+	char probe[32];
+	char before[16], after[16];   /* "tp_btf", "off", ...; "-" when not recorded */
+};
+
+#define DIFF_MAX_PROBE_CHANGES 16
+
 struct diff_result {
 	struct diff_subject *s;
 	size_t n, cap;
+	struct diff_probe_change probes[DIFF_MAX_PROBE_CHANGES];
+	size_t nprobes;
 	size_t ntests, nsig, nlower, nhigher;
 	struct diff_opts o;
 	double secs_a, secs_b;

@@ -77,6 +77,85 @@ static void run(const struct recording *a, const struct recording *b, struct dif
 	CHECK(!diff_compute(a, b, &o, d));
 }
 
+/* A recording of waits and exclusive IOLOCK holds, with these attach modes. */
+static void record_holds(struct recording *r, bool holds, const char *xfs_mode)
+{
+	struct synth s;
+	struct snapshot d;
+	struct ilock_key hk = { .ino = 131, .dev = 0x700000, .class = ILOCK_CLASS_I_RWSEM,
+				.mode = ILOCK_MODE_EXCL };
+	struct rec_kv *m;
+
+	synth_begin(&s, 1000000000ULL, NULL);
+	snap_init(&d);
+	for (int i = 0; i < 6; i++) {
+		struct ilock_stats st = {};
+
+		snap_reset(&d);
+		synth_wait(&d, 0x700000, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 50, 1000000);
+		if (holds) {
+			synth_add(&st, 100, 20000);
+			CHECK(snap_add_hold(&d, &hk, &st) == 0);
+		}
+		synth_interval(&s, &d);
+	}
+	synth_end(&s);
+	CHECK(s.ok);
+	rec_init(r);
+	CHECK_EQ_U(rec_decode(r, s.file.p, s.file.len), REC_OK);
+	snap_free(&d);
+	synth_free(&s);
+	/* what the tracer would have written for its XFS hold programs */
+	m = realloc(r->meta, (r->nmeta + 1) * sizeof(*m));
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	r->meta = m;
+	r->meta[r->nmeta].key = strdup("attach.xfs_ilock");
+	r->meta[r->nmeta].val = strdup(xfs_mode);
+	r->nmeta++;
+}
+
+/* Holds recorded before but not after, because after had them off: n/a, not "gone". */
+static void test_holds_off_is_not_gone(void)
+{
+	struct recording a, b, c;
+	struct diff_result d;
+	const struct diff_subject *h;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	record_holds(&a, true, "tp_btf");
+	record_holds(&b, false, "off");
+	record_holds(&c, false, "tp_btf");
+	run(&a, &b, &d);
+	CHECK_EQ_U(d.nprobes, 1);
+	CHECK_STR(d.probes[0].probe, "xfs_ilock");
+	CHECK_STR(d.probes[0].before, "tp_btf");
+	CHECK_STR(d.probes[0].after, "off");
+	h = find(&d, false, DK_HOLD);
+	CHECK(h && h->m[DM_HOLD_P99].uncaptured && !h->m[DM_HOLD_P99].tested);
+	CHECK(h && h->m[DM_HOLD_P99].why && strstr(h->m[DM_HOLD_P99].why, "not captured after"));
+	f = open_memstream(&text, &len);
+	diff_render_text(f, &d, "a", "b", &a, &b);
+	fclose(f);
+	CHECK(strstr(text, "note: captured differently: xfs_ilock tp_btf -> off;") != NULL);
+	CHECK(strstr(text, " n/a ") != NULL && !strstr(text, " gone "));
+	free(text);
+	diff_free(&d);
+
+	/* the same probes on both sides, no holds after: they really are gone */
+	run(&a, &c, &d);
+	CHECK_EQ_U(d.nprobes, 0);
+	h = find(&d, false, DK_HOLD);
+	CHECK(h && !h->m[DM_HOLD_P99].uncaptured);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+	rec_free(&c);
+}
+
 static void test_same_condition(void)
 {
 	struct cond c = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1, 0 };
@@ -257,6 +336,7 @@ static void test_matching(void)
 
 int main(void)
 {
+	test_holds_off_is_not_gone();
 	test_same_condition();
 	test_changed_condition();
 	test_effect_floors();
