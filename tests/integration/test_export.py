@@ -259,6 +259,22 @@ def test_promtool_and_both_formats(xfs, procs, helpers_dir, ilock_bin):
     assert {n for n, _, _ in samples(om)} == {n for n, _, _ in samples(body.decode())}
 
 
+def test_holds_off_exports_waits_without_holds(xfs, procs, helpers_dir, ilock_bin):
+    """--holds=off: the waits and pairs are exported; no hold series at all."""
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--holds=off")
+    hold_and_wait(procs, helpers_dir, path)
+    sel = dict(device=xfs.majmin, **{"class": "i_rwsem"}, mode="shared")
+    text = scrape_until(ex, lambda t: value(t, "ilock_lock_wait_seconds_count", **sel), 10,
+                        "the shared wait")
+    assert value(text, "ilock_lock_wait_seconds_count", fs="xfs", **sel) >= 2
+    assert value(text, "ilock_serialised_waits_total", device=xfs.majmin, holder_comm="lockhold",
+                 holder_mode="exclusive", waiter_comm="lockhold", waiter_mode="shared") >= 2
+    names = {n for n, _, _ in samples(text)}
+    assert not [n for n in names if n.startswith(("ilock_lock_hold_seconds",
+                                                  "ilock_lock_acquisitions"))], names
+
+
 def test_http_methods_and_paths(procs, ilock_bin):
     ex = start_exporter(procs, ilock_bin)
     status, headers, body = ex.request("/")
