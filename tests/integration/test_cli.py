@@ -13,32 +13,12 @@ import time
 
 import pytest
 
-from util import wait_line
+from util import bpf_ids_of, loaded_prog_ids, wait_line
 
 
 
 def run(cmd, **kw):
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=30, **kw)
-
-
-def prog_ids_of(pid):
-    """BPF program ids a process holds, from its fds (other ilocks may run too)."""
-    ids = set()
-    fddir = f"/proc/{pid}/fdinfo"
-    for fd in os.listdir(fddir):
-        try:
-            with open(os.path.join(fddir, fd)) as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        ids.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return ids
-
-
-def loaded_prog_ids():
-    out = run(["bpftool", "prog", "show", "-j"]).stdout
-    return {p["id"] for p in json.loads(out or "[]")}
 
 
 def assert_released(ids, timeout=5):
@@ -52,7 +32,7 @@ def assert_released(ids, timeout=5):
 def started(procs, ilock_bin, *args):
     p = procs.start([ilock_bin, "stat", *args], stderr=subprocess.PIPE)
     wait_line(p, "ilock: tracing", 30, stream=p.stderr)
-    ids = prog_ids_of(p.pid)
+    ids = bpf_ids_of(p.pid, "prog")
     assert len(ids) >= 2 and ids <= loaded_prog_ids()
     return p, ids
 
@@ -150,17 +130,6 @@ def size_of(text):
     return float(num) * UNITS[unit]
 
 
-def map_ids_of(pid):
-    ids = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                ids |= {int(l.split()[1]) for l in f if l.startswith("map_id:")}
-        except OSError:
-            pass
-    return ids
-
-
 def maps_line(stderr):
     m = re.search(r"^ilock: maps: (\S+ \S+) of kernel memory at load, up to (\S+ \S+) when full$",
                   stderr, re.M)
@@ -174,7 +143,7 @@ def test_map_memory_estimate_matches_the_kernel(ilock_bin, procs):
     at_load, at_most = maps_line(wait_line(p, "ilock: maps:", 30, stream=p.stderr))
     wait_line(p, "ilock: tracing", 30, stream=p.stderr)
     maps = json.loads(run(["bpftool", "map", "show", "-j"]).stdout or "[]")
-    ids = map_ids_of(p.pid)
+    ids = bpf_ids_of(p.pid, "map")
     kernel = sum(m.get("bytes_memlock", 0) for m in maps if m["id"] in ids)
     p.send_signal(signal.SIGINT)
     p.communicate(timeout=20)

@@ -21,7 +21,7 @@ import urllib.request
 
 import pytest
 
-from util import make_file, wait_line
+from util import bpf_ids_of, loaded_prog_ids, make_file, wait_line
 
 SERVING = "ilock export: serving "
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
@@ -300,27 +300,9 @@ def test_http_methods_and_paths(procs, ilock_bin):
     assert value(text, "ilock_exporter_scrapes_total", format="text") >= 3
 
 
-def prog_ids_of(pid):
-    """BPF program ids a process holds open (other tracers may run too)."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                ids |= {int(l.split()[1]) for l in f if l.startswith("prog_id:")}
-        except OSError:
-            pass
-    return ids
-
-
-def loaded_prog_ids():
-    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
-                         timeout=30).stdout
-    return {p["id"] for p in json.loads(out or "[]")}
-
-
 def test_sigterm_stops_serving_and_detaches(procs, ilock_bin):
     ex = start_exporter(procs, ilock_bin)
-    ids = prog_ids_of(ex.proc.pid)
+    ids = bpf_ids_of(ex.proc.pid, "prog")
     assert len(ids) >= 2 and ids <= loaded_prog_ids()
     ex.proc.send_signal(signal.SIGTERM)
     assert ex.proc.wait(timeout=10) == 0

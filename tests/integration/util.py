@@ -1,5 +1,6 @@
 """Small helpers shared by ilock's integration tests (stdlib only)."""
 
+import json
 import os
 import selectors
 import subprocess
@@ -24,6 +25,27 @@ def make_file(path, size_bytes):
         f.flush()
         os.fsync(f.fileno())
     return str(path)
+
+
+def bpf_ids_of(pid, kind):
+    """The ids of the BPF objects of `kind` ("prog" or "map") that a process
+    holds open, from its fds' fdinfo (other tracers on the host may run too)."""
+    ids = set()
+    prefix = f"{kind}_id:"
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                ids |= {int(l.split()[1]) for l in f if l.startswith(prefix)}
+        except OSError:
+            pass  # closed meanwhile
+    return ids
+
+
+def loaded_prog_ids():
+    """The ids of every BPF program loaded on the host now."""
+    out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,
+                         timeout=30).stdout
+    return {p["id"] for p in json.loads(out or "[]")}
 
 
 def run_bg(cmd, **kwargs):

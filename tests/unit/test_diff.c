@@ -29,6 +29,17 @@ struct cond {
 	int steady;              /* 1: no jitter */
 };
 
+/* End the synthetic file, decode it into r, free the builders. */
+static void finish(struct synth *s, struct snapshot *d, struct recording *r)
+{
+	synth_end(s);
+	CHECK(s->ok);
+	rec_init(r);
+	CHECK_EQ_U(rec_decode(r, s->file.p, s->file.len), REC_OK);
+	snap_free(d);
+	synth_free(s);
+}
+
 /* n intervals of 1 s; waits jitter +-20% around the condition's means. */
 static void record(struct recording *r, const struct cond *c, const char *mountinfo, int n)
 {
@@ -52,12 +63,7 @@ static void record(struct recording *r, const struct cond *c, const char *mounti
 			synth_wait(&d, c->dev, c->ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, c->excl_n, ex);
 		synth_interval(&s, &d);
 	}
-	synth_end(&s);
-	CHECK(s.ok);
-	rec_init(r);
-	CHECK_EQ_U(rec_decode(r, s.file.p, s.file.len), REC_OK);
-	snap_free(&d);
-	synth_free(&s);
+	finish(&s, &d, r);
 }
 
 static const struct diff_subject *find(const struct diff_result *d, bool inode, uint8_t kind)
@@ -99,12 +105,7 @@ static void record_holds(struct recording *r, bool holds, const char *xfs_mode)
 		}
 		synth_interval(&s, &d);
 	}
-	synth_end(&s);
-	CHECK(s.ok);
-	rec_init(r);
-	CHECK_EQ_U(rec_decode(r, s.file.p, s.file.len), REC_OK);
-	snap_free(&d);
-	synth_free(&s);
+	finish(&s, &d, r);
 	/* what the tracer would have written for its XFS hold programs */
 	m = realloc(r->meta, (r->nmeta + 1) * sizeof(*m));
 	CHECK(m != NULL);
