@@ -225,6 +225,15 @@ bool filters_match_edge(const struct filters *f, const struct ilock_edge_key *k,
 	return true;
 }
 
+bool cli_holds_value(const char *arg, bool *all, bool *off)
+{
+	if (strcmp(arg, "all") && strcmp(arg, "xfs") && strcmp(arg, "off"))
+		return false;
+	*all = !strcmp(arg, "all");
+	*off = !strcmp(arg, "off");
+	return true;
+}
+
 int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen)
 {
 	switch (c) {
@@ -244,12 +253,10 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 		o->no_stacks = true;
 		return 1;
 	case OPT_HOLDS:
-		if (strcmp(optarg, "all") && strcmp(optarg, "xfs") && strcmp(optarg, "off")) {
+		if (!cli_holds_value(optarg, &o->holds_all, &o->holds_off)) {
 			snprintf(err, errlen, "--holds %s: xfs, all or off", optarg);
 			return -1;
 		}
-		o->holds_all = !strcmp(optarg, "all");
-		o->holds_off = !strcmp(optarg, "off");
 		return 1;
 	}
 	return 0;

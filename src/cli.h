@@ -68,6 +68,8 @@ static inline bool cli_stacks_on(const struct ilock_opts *o)
  * handled, 0 not ours, -1 bad value.
  */
 int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen);
+/* --holds xfs|all|off into the two switches (the last one given wins); false if neither. */
+bool cli_holds_value(const char *arg, bool *all, bool *off);
 
 enum cli_cmd { CLI_STAT, CLI_TOP };
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli.h"
 #include "commands.h"
 #include "json.h"
 #include "probe.h"
@@ -33,7 +34,6 @@ static void usage(FILE *f)
 
 int cmd_probe(int argc, char **argv)
 {
-	enum { OPT_HOLDS = 256 };
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "holds", required_argument, NULL, OPT_HOLDS },
@@ -57,11 +57,7 @@ int cmd_probe(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case OPT_HOLDS:
-			if (!strcmp(optarg, "all")) {
-				req.holds_all = true;
-			} else if (!strcmp(optarg, "off")) {
-				req.holds_off = true;
-			} else if (strcmp(optarg, "xfs")) {
+			if (!cli_holds_value(optarg, &req.holds_all, &req.holds_off)) {
 				fprintf(stderr, "ilock probe: bad value for --holds: %s (xfs, all or off)\n",
 					optarg);
 				goto bad;
