@@ -106,20 +106,3 @@ bool map_mem_fits(const struct map_mem *m, uint64_t available)
 {
 	return m->at_most <= available / 2;
 }
-
-char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	double v = (double)bytes;
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (!u)
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-	else
-		snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, unit[u]);
-	return buf;
-}

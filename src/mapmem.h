@@ -9,7 +9,6 @@
 #define ILOCK_MAPMEM_H
 
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
 struct map_shape {
@@ -34,7 +33,5 @@ bool meminfo_available(const char *text, uint64_t *bytes);
  * the workload's, which ilock is there to watch, not to push into reclaim.
  */
 bool map_mem_fits(const struct map_mem *m, uint64_t available);
-/* "7.5 MiB", "1.9 GiB", "512 KiB": 2 significant decimals at most. */
-char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 
 #endif

@@ -130,3 +130,20 @@ uint64_t now_realtime_ns(void)
 {
 	return clock_ns(CLOCK_REALTIME);
 }
+
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	double v = (double)bytes;
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (!u)
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, unit[u]);
+	return buf;
+}

@@ -11,6 +11,8 @@
 
 /* "812 ms", "16.2 ms", "3.40 s", "950 ns": 3 significant digits. */
 char *fmt_ns(char *buf, size_t len, uint64_t ns);
+/* "512 B", "7.1 MiB", "20 KiB", "1.9 GiB": binary units, 2 significant digits. */
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 /* "2,113" */
 char *fmt_count(char *buf, size_t len, uint64_t n);
 /* "MAJ:MIN" from the kernel's dev encoding. */

@@ -4,6 +4,7 @@
 
 #include "mapmem.h"
 #include "unit.h"
+#include "util.h"
 
 static struct map_mem one(uint32_t type, uint32_t k, uint32_t v, uint32_t n, uint32_t flags,
 			  int ncpus)
