@@ -43,12 +43,47 @@ static __always_inline int find_slot(struct task_state *ts, u64 ip, u32 class, i
 	return found;
 }
 
-static __always_inline int on_lock(struct xfs_inode *ip, u32 flags, bool nowait)
+/*
+ * The filters an event alone decides (class, -D, --ino), before any task
+ * state or clock read, so the locks a filter drops cost little more than
+ * the empty program: on a host with several XFS filesystems, -D leaves the
+ * others near the floor. (--fs and a --class with no XFS lock keep these
+ * programs from being attached at all; see the strategy.)
+ */
+static __always_inline bool hold_wanted(struct xfs_inode *ip, bool btf, u32 flags)
+{
+	u32 bits = 0;
+	u64 ino;
+	u32 dev;
+
+	if (cfg_class_mask) {
+		for (u32 c = 0; c < XFS_CLASSES; c++)
+			if (cfg_class_mask & (1U << c))
+				bits |= xfs_excl_bit[c] | xfs_shared_bit[c];
+		if (!(flags & bits))
+			return false;
+	}
+	if (!cfg_dev && !cfg_ino)
+		return true;
+	if (btf) {
+		dev = ip->i_vnode.i_sb->s_dev;
+		ino = ip->i_vnode.i_ino;
+	} else {
+		dev = BPF_CORE_READ(ip, i_vnode.i_sb, s_dev);
+		ino = BPF_CORE_READ(ip, i_vnode.i_ino);
+	}
+	return (!cfg_dev || dev == cfg_dev) && (!cfg_ino || ino == cfg_ino);
+}
+
+static __always_inline int on_lock(struct xfs_inode *ip, bool btf, u32 flags, bool nowait)
 {
 	struct task_state *ts;
 	u64 now;
 
 	count(ILOCK_EV_XFS_LOCK);
+	/* maybe-NULL to 6.12's verifier, as in on_unlock */
+	if (!ip || !hold_wanted(ip, btf, flags))
+		return 0;
 	/* the hottest path in ilock: no helper call unless a filter needs it */
 	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
@@ -104,8 +139,7 @@ static __always_inline void hold_done(struct xfs_inode *ip, bool btf, u32 class,
 		k.dev = BPF_CORE_READ(ip, i_vnode.i_sb, s_dev);
 		k.ino = BPF_CORE_READ(ip, i_vnode.i_ino);
 	}
-	if (!inode_selected(&k, &ip->i_vnode))
-		return;
+	/* on_unlock has applied the filters (hold_wanted) */
 	s = lookup_or_init(&lock_holds, &k, &zero_stats, ILOCK_LOST_HOLD_MAP_FULL);
 	if (s)
 		stats_add(s, ns);
@@ -125,7 +159,7 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 	 * PTR_MAYBE_NULL", later narrowed to known cases in 6.14) and refuses
 	 * &ip->i_vnode without this check.
 	 */
-	if (!ip)
+	if (!ip || !hold_wanted(ip, btf, flags))
 		return 0;
 	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
@@ -165,25 +199,25 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 SEC("tp_btf/xfs_ilock")
 int BPF_PROG(xfs_ilock_btf, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_lock(ip, flags, false);
+	return on_lock(ip, true, flags, false);
 }
 
 SEC("raw_tp/xfs_ilock")
 int BPF_PROG(xfs_ilock_raw, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_lock(ip, flags, false);
+	return on_lock(ip, false, flags, false);
 }
 
 SEC("tp_btf/xfs_ilock_nowait")
 int BPF_PROG(xfs_ilock_nowait_btf, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_lock(ip, flags, true);
+	return on_lock(ip, true, flags, true);
 }
 
 SEC("raw_tp/xfs_ilock_nowait")
 int BPF_PROG(xfs_ilock_nowait_raw, struct xfs_inode *ip, unsigned int flags)
 {
-	return on_lock(ip, flags, true);
+	return on_lock(ip, false, flags, true);
 }
 
 SEC("tp_btf/xfs_iunlock")

@@ -60,6 +60,11 @@ enum ilock_class {
 	ILOCK_CLASS_MAX,
 };
 
+/* The classes that are XFS locks on an XFS inode (IOLOCK, MMAPLOCK, ILOCK). */
+#define ILOCK_XFS_CLASS_MASK                                                   \
+	((1U << ILOCK_CLASS_I_RWSEM) | (1U << ILOCK_CLASS_INVALIDATE) |         \
+	 (1U << ILOCK_CLASS_XFS_ILOCK))
+
 enum ilock_mode {
 	ILOCK_MODE_SHARED = 0,
 	ILOCK_MODE_EXCL = 1,

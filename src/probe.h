@@ -13,6 +13,8 @@
 #define ILOCK_PROBE_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct json;
@@ -88,7 +90,27 @@ struct strategy {
 struct strategy_req {
 	bool holds_all;   /* --holds=all: hold times of every inode rwsem */
 	bool holds_off;   /* --holds=off: no hold times at all */
+	/*
+	 * What the filters leave (filter_scope()): a program that could only
+	 * see what they drop is not attached, so it costs nothing per event.
+	 * Zero-initialised means no filter.
+	 */
+	unsigned fs_drop;          /* FS_* bits the filters rule out */
+	uint32_t class_mask;       /* --class bits; 0: every class */
+	const char *scope_why;     /* "--fs ext4", "-D 7:3 is ext4" */
 };
+
+/* Filesystem families, for which programs a filter leaves any use. */
+enum { FS_XFS = 1, FS_EXT4 = 2, FS_OTHER = 4, FS_ALL = 7 };
+
+/*
+ * Pure: which filesystem families --fs and -D rule out. dev_fstype is the
+ * mount type of the -D device (NULL when there is no -D, or the device is
+ * not mounted, so nothing can be ruled out by it). Writes the reason, such
+ * as "-D 7:3 is ext4", into why.
+ */
+unsigned filter_scope(uint32_t fs_magic, uint32_t kdev, const char *dev_fstype, char *why,
+		      size_t len);
 
 /* The kernel functions --holds=all hooks, NULL-terminated. */
 extern const char *const probe_hold_funcs[];

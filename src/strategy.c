@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "ilock.h"
 #include "probe.h"
 
 const char *const probe_hold_funcs[] = {
@@ -150,6 +151,11 @@ static void choose_xfs_holds(const struct probe_result *r, const struct strategy
 	s->xfs_holds = ATTACH_OFF;
 	if (req && req->holds_off) {
 		why(s->xfs_holds_why, "off (--holds=off)");
+	} else if (req && (req->fs_drop & FS_XFS)) {
+		why(s->xfs_holds_why, "off: the filters leave no XFS inode (%s)",
+		    req->scope_why ? req->scope_why : "--fs");
+	} else if (req && req->class_mask && !(req->class_mask & ILOCK_XFS_CLASS_MASK)) {
+		why(s->xfs_holds_why, "off: the --class filter leaves no XFS lock");
 	} else if (r->forced_no_xfs) {
 		why(s->xfs_holds_why, "off (ILOCK_NO_XFS)");
 	} else if (!r->has_caps) {
@@ -203,6 +209,44 @@ static void choose_rwsem_holds(const struct probe_result *r, const struct strate
 		why(s->rwsem_holds_why, "fentry/fexit on down_read/down_write/up_read/up_write%s",
 		    s->xfs_holds != ATTACH_OFF ? "; XFS inodes from the xfs tracepoints" : "");
 	}
+}
+
+/* ext2 and ext3 mount through the ext4 driver, with its tracepoints */
+static unsigned fs_family(const char *fstype)
+{
+	if (!strcmp(fstype, "xfs"))
+		return FS_XFS;
+	if (!strcmp(fstype, "ext4") || !strcmp(fstype, "ext3") || !strcmp(fstype, "ext2"))
+		return FS_EXT4;
+	return FS_OTHER;
+}
+
+unsigned filter_scope(uint32_t fs_magic, uint32_t kdev, const char *dev_fstype, char *why,
+		      size_t len)
+{
+	unsigned keep = FS_ALL;
+
+	if (len)
+		why[0] = '\0';
+	if (fs_magic == ILOCK_XFS_SB_MAGIC)
+		keep = FS_XFS;
+	else if (fs_magic == ILOCK_EXT4_SB_MAGIC)
+		keep = FS_EXT4;
+	if (fs_magic && len)
+		snprintf(why, len, "--fs %s", keep == FS_XFS ? "xfs" : keep == FS_EXT4 ? "ext4" : "?");
+	if (kdev && dev_fstype && *dev_fstype) {
+		unsigned dev_keep = fs_family(dev_fstype);
+
+		/* the -D device alone explains it when --fs adds nothing */
+		if (len && (keep & dev_keep) == dev_keep)
+			snprintf(why, len, "-D %u:%u is %s", ILOCK_KDEV_MAJOR(kdev),
+				 ILOCK_KDEV_MINOR(kdev), dev_fstype);
+		else if (len)
+			snprintf(why + strlen(why), len - strlen(why), ", -D %u:%u is %s",
+				 ILOCK_KDEV_MAJOR(kdev), ILOCK_KDEV_MINOR(kdev), dev_fstype);
+		keep &= dev_keep;
+	}
+	return FS_ALL & ~keep;
 }
 
 void choose_strategy(const struct probe_result *r, const struct strategy_req *req,

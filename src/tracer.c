@@ -14,6 +14,7 @@
 #include "ilock.skel.h"
 #include "log.h"
 #include "mapmem.h"
+#include "mounts.h"
 #include "tracer.h"
 #include "tracer_ops.h"
 #include "util.h"
@@ -165,6 +166,23 @@ static int attach_all(struct tracer *t)
 	return 0;
 }
 
+/* What --fs and -D rule out; -D's filesystem comes from the mount table. */
+static void filter_setup(struct tracer *t, const struct ilock_opts *o)
+{
+	struct mount_table mt = {};
+	char fstype[32] = "";
+
+	if (o->f.kdev && !mounts_load(&mt)) {
+		const struct mount_entry *m = mounts_find_dev(&mt, o->f.kdev);
+
+		if (m && m->fstype)
+			snprintf(fstype, sizeof(fstype), "%s", m->fstype);
+	}
+	mounts_free(&mt);
+	t->fs_drop = filter_scope(o->f.fs_magic, o->f.kdev, fstype, t->scope_why,
+				  sizeof(t->scope_why));
+}
+
 int tracer_start(struct tracer *t, const struct ilock_opts *o)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
@@ -176,6 +194,10 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	t->stats_fd = -1;
 	log_setup_libbpf(o->verbose);
 	probe_kernel(&t->probe);
+	filter_setup(t, o);
+	req.fs_drop = t->fs_drop;
+	req.class_mask = o->f.class_mask;
+	req.scope_why = t->scope_why;
 	choose_strategy(&t->probe, &req, &t->strat);
 	if (o->verbose)
 		probe_print(stderr, &t->probe, &t->strat);

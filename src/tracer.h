@@ -26,6 +26,9 @@ struct tracer {
 	uint64_t start_mono_ns;
 	int ncpus;
 	int stats_fd;            /* BPF_ENABLE_STATS run-time stats, or -1 */
+	/* what the filters rule out, so programs only they would need stay off */
+	unsigned fs_drop;        /* FS_* bits */
+	char scope_why[96];
 	/* the wait and pair slots, mapped read-only after load */
 	struct slot_region waits, edges;
 	/* batch-read buffers, reused across reads */

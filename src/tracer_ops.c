@@ -23,29 +23,31 @@ struct op_prog {
 	size_t off;            /* offset of the program in the skeleton's progs */
 	enum op_level level;
 	bool journal;          /* part of jbd2_wait rather than of ops */
+	unsigned fs;           /* FS_* whose inodes it sees */
 };
 
-#define P(tp, arg0, prog, lvl, j) { tp, arg0, offsetof(struct ilock_bpf, progs.prog), lvl, j }
+#define P(tp, arg0, prog, lvl, j, fs) \
+	{ tp, arg0, offsetof(struct ilock_bpf, progs.prog), lvl, j, fs }
 
 static const struct op_prog op_progs[] = {
-	P("xfs_file_buffered_read", "kiocb", op_xfs_buffered_read, OPS_DEFAULT, false),
-	P("xfs_file_buffered_write", "kiocb", op_xfs_buffered_write, OPS_DEFAULT, false),
-	P("iomap_dio_rw_begin", "kiocb", op_dio_begin, OPS_DEFAULT, false),
-	P("ext4_write_begin", "inode", op_ext4_write_begin, OPS_DEFAULT, false),
-	P("ext4_da_write_begin", "inode", op_ext4_da_write_begin, OPS_DEFAULT, false),
-	P("ext4_fallocate_enter", "inode", op_ext4_fallocate, OPS_DEFAULT, false),
-	P("ext4_truncate_enter", "inode", op_ext4_truncate, OPS_DEFAULT, false),
-	P("xfs_read_fault", "xfs_inode", op_xfs_read_fault, OPS_DEFAULT, false),
-	P("xfs_write_fault", "xfs_inode", op_xfs_write_fault, OPS_DEFAULT, false),
-	P("sched_process_exit", NULL, op_task_exit, OPS_DEFAULT, false),
+	P("xfs_file_buffered_read", "kiocb", op_xfs_buffered_read, OPS_DEFAULT, false, FS_XFS),
+	P("xfs_file_buffered_write", "kiocb", op_xfs_buffered_write, OPS_DEFAULT, false, FS_XFS),
+	P("iomap_dio_rw_begin", "kiocb", op_dio_begin, OPS_DEFAULT, false, FS_ALL),
+	P("ext4_write_begin", "inode", op_ext4_write_begin, OPS_DEFAULT, false, FS_EXT4),
+	P("ext4_da_write_begin", "inode", op_ext4_da_write_begin, OPS_DEFAULT, false, FS_EXT4),
+	P("ext4_fallocate_enter", "inode", op_ext4_fallocate, OPS_DEFAULT, false, FS_EXT4),
+	P("ext4_truncate_enter", "inode", op_ext4_truncate, OPS_DEFAULT, false, FS_EXT4),
+	P("xfs_read_fault", "xfs_inode", op_xfs_read_fault, OPS_DEFAULT, false, FS_XFS),
+	P("xfs_write_fault", "xfs_inode", op_xfs_write_fault, OPS_DEFAULT, false, FS_XFS),
+	P("sched_process_exit", NULL, op_task_exit, OPS_DEFAULT, false, FS_ALL),
 	/* every buffered read and file fault on every filesystem: --ops=all */
-	P("mm_filemap_get_pages", "address_space", op_filemap_get_pages, OPS_ALL, false),
-	P("mm_filemap_fault", "address_space", op_filemap_fault, OPS_ALL, false),
-	/* journal waits of fsync: ext4 + jbd2, rare events */
-	P("jbd2_start_commit", "journal_s", jbd2_commit_start, OPS_DEFAULT, true),
-	P("jbd2_end_commit", "journal_s", jbd2_commit_end, OPS_DEFAULT, true),
-	P("ext4_sync_file_enter", "file", jbd2_fsync_enter, OPS_DEFAULT, true),
-	P("ext4_sync_file_exit", "inode", jbd2_fsync_exit, OPS_DEFAULT, true),
+	P("mm_filemap_get_pages", "address_space", op_filemap_get_pages, OPS_ALL, false, FS_ALL),
+	P("mm_filemap_fault", "address_space", op_filemap_fault, OPS_ALL, false, FS_ALL),
+	/* journal waits of fsync: ext4 + jbd2, rare events; the jbd2_wait class */
+	P("jbd2_start_commit", "journal_s", jbd2_commit_start, OPS_DEFAULT, true, FS_EXT4),
+	P("jbd2_end_commit", "journal_s", jbd2_commit_end, OPS_DEFAULT, true, FS_EXT4),
+	P("ext4_sync_file_enter", "file", jbd2_fsync_enter, OPS_DEFAULT, true, FS_EXT4),
+	P("ext4_sync_file_exit", "inode", jbd2_fsync_exit, OPS_DEFAULT, true, FS_EXT4),
 };
 
 static struct bpf_program *prog_of(struct tracer *t, const struct op_prog *p)
@@ -147,11 +149,20 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 	btfs_load(&b);
 	for (size_t i = 0; i < sizeof(op_progs) / sizeof(op_progs[0]); i++) {
 		const struct op_prog *p = &op_progs[i];
-		bool on = want && (int)p->level <= want && tp_in_btf(&b, p->tp, p->arg0);
+		bool asked = want && (int)p->level <= want;
+		/* a source for inodes or a class the filters rule out would only cost */
+		bool filtered = !(p->fs & ~t->fs_drop) ||
+				(p->journal && o->f.class_mask &&
+				 !(o->f.class_mask & (1U << ILOCK_CLASS_JBD2_WAIT)));
+		bool on = asked && !filtered && tp_in_btf(&b, p->tp, p->arg0);
 
 		bpf_program__set_autoload(prog_of(t, p), on);
-		if (want && (int)p->level <= want && !on && o->verbose)
+		if (asked && filtered && o->verbose)
+			log_info("op source %s: left out, the filters rule out what it sees", p->tp);
+		else if (asked && !on && o->verbose)
 			log_info("op source %s: not in BTF with the arguments we read, left out", p->tp);
+		if (filtered)
+			continue;   /* neither missing nor partial: not wanted */
 		if (p->journal) {
 			n_j++;
 			on_j += on;
@@ -172,7 +183,7 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 		bpf_map__set_max_entries(s->maps.stack_traces, 1);
 	add_attach(t, "ops", !want ? "off" : on_ops == n_ops ? "tp_btf" : on_ops ? "tp_btf (partial)"
 									 : "off");
-	add_attach(t, "jbd2_wait", !want ? "off" : on_j == n_j ? "tp_btf" : "off");
+	add_attach(t, "jbd2_wait", !want || !n_j ? "off" : on_j == n_j ? "tp_btf" : "off");
 }
 
 /* ---- reading ---- */

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ilock_run import edges_for, locks_for, start_stat, stop_stat
-from util import make_file, wait_line
+from util import bpf_ids_of, make_file, wait_line
 
 HOLD_MS = 800
 MS = 1_000_000
@@ -135,6 +135,57 @@ def test_holds_off_keeps_waits_and_pairs(xfs, procs, helpers_dir, ilock_bin):
     assert sum(e["waits"] for e in edges) == 2
     assert all(e["holder"]["pid"] == htid and e["holder"]["mode"] == "exclusive" for e in edges)
     assert sorted(e["waiter"]["pid"] for e in edges) == sorted(r["tids"])
+
+
+def prog_names(pid):
+    """Names of the BPF programs a process holds (the kernel keeps 15 chars)."""
+    names = set()
+    for i in bpf_ids_of(pid, "prog"):
+        out = subprocess.run(["bpftool", "prog", "show", "id", str(i), "-j"],
+                             capture_output=True, text=True, timeout=30).stdout
+        names.add(json.loads(out).get("name", ""))
+    return names
+
+
+def test_filters_leave_off_the_programs_they_rule_out(xfs, ext4, procs, helpers_dir,
+                                                       ilock_bin):
+    """A program that could only see what the filters drop is not attached:
+    with -D on an ext4 mount, no XFS hold or XFS op program runs on every
+    XFS I/O of the host; with --fs xfs, no ext4 or journal one. What the
+    filters keep still works: the ext4 writer-writer wait is reported."""
+    path = make_file(os.path.join(ext4.mnt, "db.dat"), 1 << 20)
+
+    st = start_stat(procs, ilock_bin, "-D", ext4.mnt)
+    names = prog_names(st.pid)
+    holder, hpid, htid = hold(procs, helpers_dir, path, hold_ms=300)
+    writer = procs.start([lockhold(helpers_dir), "pwrite", path, 65536, 4096, 1])
+    w = json.loads(writer.communicate(timeout=20)[0])
+    finish(holder)
+    doc = stop_stat(st)
+
+    assert doc["attach"]["xfs_ilock"] == "off", doc["attach"]
+    assert not [n for n in names if n.startswith(("xfs_", "op_xfs_"))], names
+    assert any(n.startswith("op_ext4_") for n in names), names
+    assert doc["attach"]["jbd2_wait"] == "tp_btf", doc["attach"]
+    (row,) = locks_for(doc, ext4.majmin, ino_of(path))
+    assert row["exclusive"]["waits"] == 1
+    (e,) = edges_for(doc, ext4.majmin, ino_of(path))
+    assert (e["holder"]["pid"], e["waiter"]["pid"]) == (htid, w["tids"][0])
+
+    # --fs xfs: the XFS programs are back, the ext4 and journal ones gone
+    st = start_stat(procs, ilock_bin, "--fs", "xfs")
+    names = prog_names(st.pid)
+    doc = stop_stat(st)
+    assert doc["attach"]["xfs_ilock"] in ("tp_btf", "raw_tp"), doc["attach"]
+    assert doc["attach"]["jbd2_wait"] == "off", doc["attach"]
+    assert any(n.startswith("xfs_ilock") for n in names), names
+    assert not [n for n in names if n.startswith(("op_ext4_", "jbd2_"))], names
+
+    # -D naming an XFS mount keeps the XFS hold programs
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    names = prog_names(st.pid)
+    stop_stat(st)
+    assert any(n.startswith("xfs_iunlock") for n in names), names
 
 
 def test_ext4_readers_do_not_wait_writers_do(ext4, procs, helpers_dir, ilock_bin):

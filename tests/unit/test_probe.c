@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ilock.h"
 #include "json.h"
 #include "probe.h"
 #include "unit.h"
@@ -110,6 +111,63 @@ static void test_host(void)
 	CHECK_EQ_U(s.rwsem_holds, ATTACH_OFF);
 	CHECK_STR(s.rwsem_holds_why, "off (--holds=off)");
 	CHECK_EQ_U(s.lock_waits, ATTACH_TP_BTF);
+}
+
+/* Filters that rule XFS out keep the hold programs off; others do not. */
+static void test_filter_scope(void)
+{
+	struct probe_result r = host_618();
+	struct strategy_req req = {};
+	struct strategy s;
+	char why[96];
+	uint32_t d73 = ILOCK_KDEV(7, 3);
+
+	CHECK_EQ_U(filter_scope(0, 0, NULL, why, sizeof(why)), 0);
+	CHECK_STR(why, "");
+	/* -D with an unknown (unmounted) device rules nothing out */
+	CHECK_EQ_U(filter_scope(0, d73, NULL, why, sizeof(why)), 0);
+	CHECK_EQ_U(filter_scope(0, d73, "", why, sizeof(why)), 0);
+	CHECK_EQ_U(filter_scope(ILOCK_EXT4_SB_MAGIC, 0, NULL, why, sizeof(why)), FS_XFS | FS_OTHER);
+	CHECK_STR(why, "--fs ext4");
+	CHECK_EQ_U(filter_scope(ILOCK_XFS_SB_MAGIC, 0, NULL, why, sizeof(why)), FS_EXT4 | FS_OTHER);
+	CHECK_STR(why, "--fs xfs");
+	CHECK_EQ_U(filter_scope(0, d73, "ext3", why, sizeof(why)), FS_XFS | FS_OTHER);
+	CHECK_STR(why, "-D 7:3 is ext3");
+	CHECK_EQ_U(filter_scope(0, d73, "btrfs", why, sizeof(why)), FS_XFS | FS_EXT4);
+	CHECK_STR(why, "-D 7:3 is btrfs");
+	CHECK_EQ_U(filter_scope(ILOCK_EXT4_SB_MAGIC, d73, "ext4", why, sizeof(why)),
+		   FS_XFS | FS_OTHER);
+	CHECK_STR(why, "-D 7:3 is ext4");
+	/* contradictory filters: nothing is left, and both are named */
+	CHECK_EQ_U(filter_scope(ILOCK_XFS_SB_MAGIC, d73, "ext4", why, sizeof(why)), FS_ALL);
+	CHECK_STR(why, "--fs xfs, -D 7:3 is ext4");
+	CHECK_EQ_U(filter_scope(0, d73, "xfs", why, sizeof(why)), FS_EXT4 | FS_OTHER);
+
+	req.fs_drop = filter_scope(0, d73, "ext4", why, sizeof(why));
+	req.scope_why = why;
+	choose_strategy(&r, &req, &s);
+	CHECK_EQ_U(s.xfs_holds, ATTACH_OFF);
+	CHECK_STR(s.xfs_holds_why, "off: the filters leave no XFS inode (-D 7:3 is ext4)");
+	CHECK_EQ_U(s.lock_waits, ATTACH_TP_BTF);
+
+	req.fs_drop = filter_scope(0, d73, "xfs", why, sizeof(why));
+	choose_strategy(&r, &req, &s);
+	CHECK_EQ_U(s.xfs_holds, ATTACH_TP_BTF);
+
+	/* --class jbd2_wait alone needs no XFS hold; --class xfs_ilock does */
+	req.class_mask = 1U << ILOCK_CLASS_JBD2_WAIT;
+	choose_strategy(&r, &req, &s);
+	CHECK_EQ_U(s.xfs_holds, ATTACH_OFF);
+	CHECK_STR(s.xfs_holds_why, "off: the --class filter leaves no XFS lock");
+	req.class_mask |= 1U << ILOCK_CLASS_XFS_ILOCK;
+	choose_strategy(&r, &req, &s);
+	CHECK_EQ_U(s.xfs_holds, ATTACH_TP_BTF);
+
+	/* --holds=off is named first, as the user's own choice */
+	req.holds_off = true;
+	req.fs_drop = FS_XFS;
+	choose_strategy(&r, &req, &s);
+	CHECK_STR(s.xfs_holds_why, "off (--holds=off)");
 }
 
 static void test_forced(void)
@@ -337,6 +395,7 @@ static void test_printers(void)
 int main(void)
 {
 	test_host();
+	test_filter_scope();
 	test_forced();
 	test_debian_61();
 	test_before_519();
