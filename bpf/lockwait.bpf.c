@@ -154,15 +154,20 @@ static __always_inline int on_end(void *lock)
 	u64 pid_tgid, now, ns;
 	u8 class;
 
-	/* no storage yet: this thread never began a wait we kept */
 	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	/*
+	 * With storage and no wait kept, begin saw this wait and let it go
+	 * (another lock type, or an inode the filters drop): every storage is
+	 * made by the thread itself while it runs, and userspace attaches
+	 * contention_begin before any program that makes storage, so a
+	 * thread with storage began its current wait under our begin. Only
+	 * a thread without storage may have begun before we attached: only
+	 * its end pays for classifying the lock again, to count that loss.
+	 */
+	if (ts && !ts->wait.lock)
+		return 0;
 	p = ts ? &ts->wait : NULL;
-	if (!p || !p->lock) {
-		/*
-		 * Most of these are waits we ignored at begin: other lock
-		 * types, or inode locks the filters reject. Those left, on
-		 * selected inode locks, began before we attached.
-		 */
+	if (!p) {
 		struct inode *inode;
 		struct ilock_key k;
 

@@ -142,26 +142,50 @@ static void unmap_slots(struct slot_region *r)
 	r->base = NULL;
 }
 
+/*
+ * The programs that see a lock wait begin. They go first: contention_end
+ * relies on it to tell a wait that began before we attached (the thread has
+ * no task storage yet) from one begin let go, without classifying the lock.
+ */
+static bool begins_waits(const struct tracer *t, const struct bpf_program *prog)
+{
+	const struct ilock_bpf *s = t->skel;
+
+	return prog == s->progs.contention_begin_btf || prog == s->progs.contention_begin_raw ||
+	       prog == s->progs.slow_read_begin_fentry || prog == s->progs.slow_write_begin_fentry ||
+	       prog == s->progs.slow_read_begin_kprobe || prog == s->progs.slow_write_begin_kprobe;
+}
+
+static int attach_one(struct tracer *t, struct bpf_program *prog)
+{
+	struct bpf_link *link = fallback_attach(t, prog);
+	int err = -errno;
+
+	if (!link) {
+		log_error("cannot attach %s: %s", bpf_program__name(prog), strerror(-err));
+		return err;
+	}
+	/* the skeleton destroys links it owns; keep ours on the object */
+	for (int i = 0; i < t->skel->skeleton->prog_cnt; i++)
+		if (*t->skel->skeleton->progs[i].prog == prog)
+			*t->skel->skeleton->progs[i].link = link;
+	return 0;
+}
+
 static int attach_all(struct tracer *t)
 {
 	struct bpf_program *prog;
 	int err;
 
-	bpf_object__for_each_program(prog, t->skel->obj) {
-		struct bpf_link *link;
-
-		if (!bpf_program__autoload(prog))
-			continue;
-		link = fallback_attach(t, prog);
-		err = -errno;
-		if (!link) {
-			log_error("cannot attach %s: %s", bpf_program__name(prog), strerror(-err));
-			return err;
+	/* pass 0: the wait begins; pass 1: everything else */
+	for (int pass = 0; pass < 2; pass++) {
+		bpf_object__for_each_program(prog, t->skel->obj) {
+			if (!bpf_program__autoload(prog) || begins_waits(t, prog) != (pass == 0))
+				continue;
+			err = attach_one(t, prog);
+			if (err)
+				return err;
 		}
-		/* the skeleton destroys links it owns; keep ours on the object */
-		for (int i = 0; i < t->skel->skeleton->prog_cnt; i++)
-			if (*t->skel->skeleton->progs[i].prog == prog)
-				*t->skel->skeleton->progs[i].link = link;
 	}
 	return 0;
 }

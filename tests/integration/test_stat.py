@@ -188,6 +188,31 @@ def test_filters_leave_off_the_programs_they_rule_out(xfs, ext4, procs, helpers_
     assert any(n.startswith("xfs_iunlock") for n in names), names
 
 
+def test_wait_begun_before_attach_is_counted_not_kept(xfs, procs, helpers_dir, ilock_bin):
+    """A reader that was already blocked when ilock attached ends its wait
+    with no begin seen: one end_without_begin, no wait. A reader blocked
+    after attach is a wait as ever."""
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    ino = ino_of(path)
+
+    holder, hpid, htid = hold(procs, helpers_dir, path, hold_ms=4000)
+    early = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1])
+    time.sleep(0.3)
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    late = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1])
+    e = json.loads(early.communicate(timeout=20)[0])
+    r = json.loads(late.communicate(timeout=20)[0])
+    finish(holder)
+    doc = stop_stat(st)
+
+    assert min(e["blocked_ns"] + r["blocked_ns"]) > 500 * MS, (e, r)
+    assert doc["lost"]["end_without_begin"] == 1, doc["lost"]
+    (row,) = locks_for(doc, xfs.majmin, ino)
+    assert row["shared"]["waits"] == 1, row
+    (edge,) = edges_for(doc, xfs.majmin, ino)
+    assert edge["waiter"]["pid"] == r["tids"][0]
+
+
 def test_ext4_readers_do_not_wait_writers_do(ext4, procs, helpers_dir, ilock_bin):
     path = make_file(os.path.join(ext4.mnt, "db.dat"), 1 << 20)
     ino = ino_of(path)
