@@ -61,7 +61,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "                          stdout is not a terminal)\n"
 "  -n, --iterations N      stop after N intervals\n"
 "      --rows N            rows per table in batch mode (default 20, 0: all)\n"
-"      --ops MODE          default, all or off, as for ilock stat; --no-stacks too\n"
+"      --ops MODE          default, syscalls, all or off, as for ilock stat; --no-stacks too\n"
 CLI_HOLDS_HELP
 CLI_MAX_INODES_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
@@ -78,7 +78,7 @@ CLI_MAX_INODES_HELP
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
 "                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all|off] [-j|--json|--folded]\n"
-"                  [--ops default|all|off] [--no-stacks] [-v]\n"
+"                  [--ops default|syscalls|all|off] [--no-stacks] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
 "wait histograms, and which holder made which waiters wait.\n"
@@ -99,6 +99,8 @@ CLI_MAX_INODES_HELP
 "                          flamegraph.pl or speedscope, instead of the report\n"
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
 "                          default: XFS/ext4/iomap I/O tracepoints and syscalls;\n"
+"                          syscalls: no tracepoint on every buffered I/O (cheaper;\n"
+"                          io_uring and kernel-thread buffered I/O show unknown);\n"
 "                          all: also every page-cache read and fault; off: none\n"
 "      --no-stacks         take no kernel stacks\n"
 CLI_MAX_INODES_HELP
@@ -242,10 +244,12 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 			o->ops_mode = ILOCK_OPS_DEFAULT;
 		else if (!strcmp(optarg, "all"))
 			o->ops_mode = ILOCK_OPS_ALL;
+		else if (!strcmp(optarg, "syscalls"))
+			o->ops_mode = ILOCK_OPS_SYSCALLS;
 		else if (!strcmp(optarg, "off"))
 			o->ops_mode = ILOCK_OPS_OFF;
 		else {
-			snprintf(err, errlen, "--ops %s: one of default, all, off", optarg);
+			snprintf(err, errlen, "--ops %s: one of default, syscalls, all, off", optarg);
 			return -1;
 		}
 		return 1;

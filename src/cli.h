@@ -45,7 +45,8 @@ struct ilock_opts {
 	bool folded;                   /* --folded: waiter stacks for flame graphs */
 };
 
-enum ilock_ops_mode { ILOCK_OPS_DEFAULT = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL };
+/* --ops; SYSCALLS: no tracepoint that fires on every buffered I/O (docs/ranges.md) */
+enum ilock_ops_mode { ILOCK_OPS_DEFAULT = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL, ILOCK_OPS_SYSCALLS };
 /* Long-only options of the ops feature; numbered clear of the shared enum. */
 enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED };
 #define CLI_OPS_LONGOPTS                                        \

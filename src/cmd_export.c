@@ -74,7 +74,7 @@ static void usage(FILE *f)
 "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
 "                    [--max-pairs N] [--http-timeout SECONDS] [--no-bpf-stats]\n"
 "                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs xfs|ext4]\n"
-"                    [--class C] [--max-inodes N] [--ops default|all|off]\n"
+"                    [--class C] [--max-inodes N] [--ops default|syscalls|all|off]\n"
 "                    [--no-stacks] [--holds=xfs|all|off] [-v]\n"
 "\n"
 "Serve inode lock contention as Prometheus metrics on /metrics (text format\n"

@@ -14,8 +14,12 @@
 #include "tracer.h"
 #include "tracer_ops.h"
 
-/* Which op source runs in which --ops mode. */
-enum op_level { OPS_DEFAULT = 1, OPS_ALL = 2 };
+/*
+ * Which op source runs in which --ops mode. The sources that fire on every
+ * buffered I/O only refine what the syscall already says, for syscalls;
+ * they are what names io_uring's and kernel threads' buffered I/O.
+ */
+enum op_level { OPS_SYSCALLS = 1, OPS_DEFAULT = 2, OPS_ALL = 3 };
 
 struct op_prog {
 	const char *tp;        /* tracepoint name, for the BTF check */
@@ -32,22 +36,22 @@ struct op_prog {
 static const struct op_prog op_progs[] = {
 	P("xfs_file_buffered_read", "kiocb", op_xfs_buffered_read, OPS_DEFAULT, false, FS_XFS),
 	P("xfs_file_buffered_write", "kiocb", op_xfs_buffered_write, OPS_DEFAULT, false, FS_XFS),
-	P("iomap_dio_rw_begin", "kiocb", op_dio_begin, OPS_DEFAULT, false, FS_ALL),
+	P("iomap_dio_rw_begin", "kiocb", op_dio_begin, OPS_SYSCALLS, false, FS_ALL),
 	P("ext4_write_begin", "inode", op_ext4_write_begin, OPS_DEFAULT, false, FS_EXT4),
 	P("ext4_da_write_begin", "inode", op_ext4_da_write_begin, OPS_DEFAULT, false, FS_EXT4),
-	P("ext4_fallocate_enter", "inode", op_ext4_fallocate, OPS_DEFAULT, false, FS_EXT4),
-	P("ext4_truncate_enter", "inode", op_ext4_truncate, OPS_DEFAULT, false, FS_EXT4),
-	P("xfs_read_fault", "xfs_inode", op_xfs_read_fault, OPS_DEFAULT, false, FS_XFS),
-	P("xfs_write_fault", "xfs_inode", op_xfs_write_fault, OPS_DEFAULT, false, FS_XFS),
-	P("sched_process_exit", NULL, op_task_exit, OPS_DEFAULT, false, FS_ALL),
+	P("ext4_fallocate_enter", "inode", op_ext4_fallocate, OPS_SYSCALLS, false, FS_EXT4),
+	P("ext4_truncate_enter", "inode", op_ext4_truncate, OPS_SYSCALLS, false, FS_EXT4),
+	P("xfs_read_fault", "xfs_inode", op_xfs_read_fault, OPS_SYSCALLS, false, FS_XFS),
+	P("xfs_write_fault", "xfs_inode", op_xfs_write_fault, OPS_SYSCALLS, false, FS_XFS),
+	P("sched_process_exit", NULL, op_task_exit, OPS_SYSCALLS, false, FS_ALL),
 	/* every buffered read and file fault on every filesystem: --ops=all */
 	P("mm_filemap_get_pages", "address_space", op_filemap_get_pages, OPS_ALL, false, FS_ALL),
 	P("mm_filemap_fault", "address_space", op_filemap_fault, OPS_ALL, false, FS_ALL),
 	/* journal waits of fsync: ext4 + jbd2, rare events; the jbd2_wait class */
-	P("jbd2_start_commit", "journal_s", jbd2_commit_start, OPS_DEFAULT, true, FS_EXT4),
-	P("jbd2_end_commit", "journal_s", jbd2_commit_end, OPS_DEFAULT, true, FS_EXT4),
-	P("ext4_sync_file_enter", "file", jbd2_fsync_enter, OPS_DEFAULT, true, FS_EXT4),
-	P("ext4_sync_file_exit", "inode", jbd2_fsync_exit, OPS_DEFAULT, true, FS_EXT4),
+	P("jbd2_start_commit", "journal_s", jbd2_commit_start, OPS_SYSCALLS, true, FS_EXT4),
+	P("jbd2_end_commit", "journal_s", jbd2_commit_end, OPS_SYSCALLS, true, FS_EXT4),
+	P("ext4_sync_file_enter", "file", jbd2_fsync_enter, OPS_SYSCALLS, true, FS_EXT4),
+	P("ext4_sync_file_exit", "inode", jbd2_fsync_exit, OPS_SYSCALLS, true, FS_EXT4),
 };
 
 static struct bpf_program *prog_of(struct tracer *t, const struct op_prog *p)
@@ -141,8 +145,10 @@ static void add_attach(struct tracer *t, const char *probe, const char *mode)
 void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 {
 	struct ilock_bpf *s = t->skel;
-	int want = o->ops_mode == ILOCK_OPS_OFF ? 0 : o->ops_mode == ILOCK_OPS_ALL ? OPS_ALL
-										 : OPS_DEFAULT;
+	int want = o->ops_mode == ILOCK_OPS_OFF        ? 0
+		 : o->ops_mode == ILOCK_OPS_ALL        ? OPS_ALL
+		 : o->ops_mode == ILOCK_OPS_SYSCALLS   ? OPS_SYSCALLS
+		 :                                       OPS_DEFAULT;
 	int n_ops = 0, on_ops = 0, n_j = 0, on_j = 0;
 	struct btfs b;
 

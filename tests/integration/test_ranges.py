@@ -19,7 +19,7 @@ import pytest
 
 from ilock_run import (READY, edges_for, locks_for, start_record, start_stat, stop_record,
                        stop_stat)
-from util import make_file, wait_line
+from util import make_file, prog_names, wait_line
 
 MiB = 1 << 20
 MS = 1_000_000
@@ -61,12 +61,16 @@ def ext4(fs_factory):
     return fs_factory("ext4")
 
 
-def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off, rec=None):
+def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off, rec=None, stat_args=(),
+                          progs=None):
     """A writer holding [0, 1 MiB) exclusive; 3 readers of [read_off, +1 MiB).
     With rec, `ilock record` watches too, and the checks run on what
-    `ilock report -j` makes of the recording."""
+    `ilock report -j` makes of the recording. progs, a set, gets the names
+    of stat's BPF programs."""
     path = make_file(os.path.join(fs.mnt, "db.dat"), 16 * MiB)
-    st = start_stat(procs, ilock_bin, "-D", fs.mnt)
+    st = start_stat(procs, ilock_bin, "-D", fs.mnt, *stat_args)
+    if progs is not None:
+        progs |= prog_names(st.pid)
     if rec:
         recp = start_record(ilock_bin, rec, "-i", "0.5", "-D", fs.mnt)
         procs.append(recp)
@@ -98,6 +102,17 @@ def test_xfs_disjoint_ranges(xfs, procs, helpers_dir, ilock_bin):
     assert row["headroom"] >= 0.95
     for e in edges:
         assert e["ranges"]["disjoint"]["waits"] == e["waits"], e
+
+
+def test_xfs_ops_from_syscalls_alone(xfs, procs, helpers_dir, ilock_bin):
+    """--ops syscalls runs no op source on every buffered I/O; the waiters'
+    and the holder's syscalls still name both sides and their ranges."""
+    progs = set()
+    row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB,
+                                       stat_args=("--ops", "syscalls"), progs=progs)
+    assert not [n for n in progs if n.startswith("op_xfs_buffere")], progs
+    assert "op_xfs_read_fau" in progs or "op_xfs_read_fault" in progs, progs
+    assert range_share(row["ranges"], "disjoint") >= 0.95, row["ranges"]
 
 
 def test_report_keeps_ops_ranges_and_stacks(xfs, procs, helpers_dir, ilock_bin, tmp_path):

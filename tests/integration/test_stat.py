@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ilock_run import edges_for, locks_for, start_stat, stop_stat
-from util import bpf_ids_of, make_file, wait_line
+from util import make_file, prog_names, wait_line
 
 HOLD_MS = 800
 MS = 1_000_000
@@ -135,16 +135,6 @@ def test_holds_off_keeps_waits_and_pairs(xfs, procs, helpers_dir, ilock_bin):
     assert sum(e["waits"] for e in edges) == 2
     assert all(e["holder"]["pid"] == htid and e["holder"]["mode"] == "exclusive" for e in edges)
     assert sorted(e["waiter"]["pid"] for e in edges) == sorted(r["tids"])
-
-
-def prog_names(pid):
-    """Names of the BPF programs a process holds (the kernel keeps 15 chars)."""
-    names = set()
-    for i in bpf_ids_of(pid, "prog"):
-        out = subprocess.run(["bpftool", "prog", "show", "id", str(i), "-j"],
-                             capture_output=True, text=True, timeout=30).stdout
-        names.add(json.loads(out).get("name", ""))
-    return names
 
 
 def test_filters_leave_off_the_programs_they_rule_out(xfs, ext4, procs, helpers_dir,

@@ -41,6 +41,16 @@ def bpf_ids_of(pid, kind):
     return ids
 
 
+def prog_names(pid):
+    """The names of the BPF programs a process holds (the kernel keeps 15 chars)."""
+    names = set()
+    for i in bpf_ids_of(pid, "prog"):
+        out = subprocess.run(["bpftool", "prog", "show", "id", str(i), "-j"],
+                             capture_output=True, text=True, timeout=30).stdout
+        names.add(json.loads(out).get("name", ""))
+    return names
+
+
 def loaded_prog_ids():
     """The ids of every BPF program loaded on the host now."""
     out = subprocess.run(["bpftool", "prog", "show", "-j"], capture_output=True, text=True,

@@ -477,12 +477,16 @@ static void test_cli(void)
 	char *h2[] = { "top", "--holds", "all", NULL };
 	char *h3[] = { "stat", "--holds=xfs", NULL };
 	char *h4[] = { "stat", "--holds=none", NULL };
+	char *s1[] = { "top", "--ops", "syscalls", NULL };
 
 	CHECK(parse(CLI_STAT, &o, err, 4, a1) == 0);
 	CHECK(o.ops_mode == ILOCK_OPS_ALL && o.no_stacks && !o.folded);
 	CHECK(parse(CLI_STAT, &o, err, 2, a2) == 0 && o.ops_mode == ILOCK_OPS_OFF);
 	CHECK(parse(CLI_STAT, &o, err, 4, a3) == 0 && o.folded && o.ops_mode == ILOCK_OPS_DEFAULT);
-	CHECK(parse(CLI_STAT, &o, err, 3, a4) < 0 && strstr(err, "--ops bogus"));
+	CHECK(parse(CLI_STAT, &o, err, 3, a4) < 0 &&
+	      strstr(err, "--ops bogus: one of default, syscalls, all, off"));
+	CHECK(parse(CLI_TOP, &o, err, 3, s1) == 0 && o.ops_mode == ILOCK_OPS_SYSCALLS &&
+	      cli_stacks_on(&o));
 	CHECK(parse(CLI_STAT, &o, err, 3, a5) < 0 && strstr(err, "--json"));
 	CHECK(parse(CLI_STAT, &o, err, 4, a6) < 0 && strstr(err, "--ops off"));
 	CHECK(parse(CLI_TOP, &o, err, 2, a7) < 0 && strstr(err, "--folded"));
