@@ -187,8 +187,11 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 	s->rodata->cfg_holder_stack_ns = (uint64_t)((o->interval_s > 0 ? o->interval_s : 1.0) * 1e9);
 	if (!want)
 		bpf_map__set_max_entries(s->maps.stack_traces, 1);
-	add_attach(t, "ops", !want ? "off" : on_ops == n_ops ? "tp_btf" : on_ops ? "tp_btf (partial)"
-									 : "off");
+	/* recordings keep this, so ilock diff can tell two captures apart */
+	add_attach(t, "ops", !want || !on_ops       ? "off"
+			     : on_ops < n_ops        ? "tp_btf (partial)"
+			     : want == OPS_SYSCALLS  ? "tp_btf (syscalls)"
+			     :                         "tp_btf");
 	add_attach(t, "jbd2_wait", !want || !n_j ? "off" : on_j == n_j ? "tp_btf" : "off");
 }
 

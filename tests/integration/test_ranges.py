@@ -62,15 +62,15 @@ def ext4(fs_factory):
 
 
 def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off, rec=None, stat_args=(),
-                          progs=None):
+                          seen=None):
     """A writer holding [0, 1 MiB) exclusive; 3 readers of [read_off, +1 MiB).
     With rec, `ilock record` watches too, and the checks run on what
-    `ilock report -j` makes of the recording. progs, a set, gets the names
-    of stat's BPF programs."""
+    `ilock report -j` makes of the recording. seen, a dict, gets the names
+    of stat's BPF programs ("progs") and its "attach"."""
     path = make_file(os.path.join(fs.mnt, "db.dat"), 16 * MiB)
     st = start_stat(procs, ilock_bin, "-D", fs.mnt, *stat_args)
-    if progs is not None:
-        progs |= prog_names(st.pid)
+    if seen is not None:
+        seen["progs"] = prog_names(st.pid)
     if rec:
         recp = start_record(ilock_bin, rec, "-i", "0.5", "-D", fs.mnt)
         procs.append(recp)
@@ -79,6 +79,8 @@ def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off, rec=None,
     r = json.loads(readers.communicate(timeout=20)[0])
     finish(holder)
     doc = stop_stat(st)
+    if seen is not None:
+        seen["attach"] = doc["attach"]
     if rec:
         stop_record(recp)
         rep = subprocess.run([ilock_bin, "report", "-j", rec], capture_output=True, text=True,
@@ -107,11 +109,13 @@ def test_xfs_disjoint_ranges(xfs, procs, helpers_dir, ilock_bin):
 def test_xfs_ops_from_syscalls_alone(xfs, procs, helpers_dir, ilock_bin):
     """--ops syscalls runs no op source on every buffered I/O; the waiters'
     and the holder's syscalls still name both sides and their ranges."""
-    progs = set()
+    seen = {}
     row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB,
-                                       stat_args=("--ops", "syscalls"), progs=progs)
+                                       stat_args=("--ops", "syscalls"), seen=seen)
+    progs = seen["progs"]
     assert not [n for n in progs if n.startswith("op_xfs_buffere")], progs
     assert "op_xfs_read_fau" in progs or "op_xfs_read_fault" in progs, progs
+    assert seen["attach"]["ops"] == "tp_btf (syscalls)", seen["attach"]
     assert range_share(row["ranges"], "disjoint") >= 0.95, row["ranges"]
 
 
