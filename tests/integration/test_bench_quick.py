@@ -70,6 +70,25 @@ def _seed(m, costs):
                         "baseline_iops": {"min": 100.0, "max": 100.0, "median": 100.0}}}
 
 
+def test_rounds_balance_the_order():
+    """Over a full design (n rounds, 2n when n is odd) each condition runs
+    equally often in each position and right after each other one."""
+    from collections import Counter
+    m = _overhead_module()
+    for conds in (["baseline", "ilock"], ["baseline", "floor", "ilock"],
+                  ["baseline", "floor", "ilock", "perf"],
+                  ["baseline", "floor", "ilock", "perf", "bpftrace"]):
+        n = len(conds)
+        span = n if n % 2 == 0 else 2 * n
+        orders = [m.round_order(conds, i) for i in range(span)]
+        assert all(sorted(o) == sorted(conds) for o in orders), orders
+        for pos in range(n):
+            assert len(set(Counter(o[pos] for o in orders).values())) == 1, (conds, orders)
+        after = Counter((a, b) for o in orders for a, b in zip(o, o[1:]))
+        assert len(after) == n * (n - 1) and len(set(after.values())) == 1, (conds, after)
+        assert m.round_order(conds, span) == orders[0]
+
+
 def test_verdict_judges_on_an_interval():
     """PASS or MISS only when every plausible median clears the target."""
     m = _overhead_module()
