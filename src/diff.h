@@ -84,7 +84,8 @@ struct diff_opts {
 /* A probe recorded with different attach modes: what each side could see differs. */
 struct diff_probe_change {
 	char probe[32];
-	char before[16], after[16];   /* "tp_btf", "off", ...; "-" when not recorded */
+	/* "tp_btf", "off", "tp_btf (syscalls)", ...; "-" when not recorded */
+	char before[24], after[24];
 };
 
 #define DIFF_MAX_PROBE_CHANGES 16

@@ -152,6 +152,14 @@ static void test_holds_off_is_not_gone(void)
 	h = find(&d, false, DK_HOLD);
 	CHECK(h && !h->m[DM_HOLD_P99].uncaptured);
 	diff_free(&d);
+	rec_free(&c);
+
+	/* the longest attach values ("tp_btf (syscalls)") come through whole */
+	record_holds(&c, true, "tp_btf (syscalls)");
+	run(&a, &c, &d);
+	CHECK_EQ_U(d.nprobes, 1);
+	CHECK_STR(d.probes[0].after, "tp_btf (syscalls)");
+	diff_free(&d);
 	rec_free(&a);
 	rec_free(&b);
 	rec_free(&c);
