@@ -7,12 +7,16 @@
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
+#include "mounts.h"
 #include "probe.h"
+
+#define PROBE_USAGE \
+	"usage: ilock probe [-j] [--holds=xfs|all|off] [-D DEV|MOUNTPOINT] [--fs xfs|ext4] [--class C]\n"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: ilock probe [-j] [--holds=xfs|all|off]\n"
+PROBE_USAGE
 "\n"
 "Show what this kernel offers (BTF, tracepoints, XFS, struct layouts, and\n"
 "which attach types really load and attach: tp_btf, raw_tp, kprobe, fentry)\n"
@@ -21,6 +25,9 @@ static void usage(FILE *f)
 "\n"
 "  -j, --json          JSON instead of text\n"
 "      --holds=all|off show the strategy as if --holds=all (or off) were given\n"
+"  -D, --fs, --class   ... or these filters, as the other subcommands take them:\n"
+"                      what they rule out is not attached (-D on an ext4 mount\n"
+"                      leaves the XFS hold programs off)\n"
 "\n"
 "Environment (tests, troubleshooting): ILOCK_FORCE_RAW_TP=1 (raw_tp, not\n"
 "tp_btf), ILOCK_NO_XFS=1 (no XFS hold programs), ILOCK_NO_CONTENTION_TP=1\n"
@@ -29,7 +36,8 @@ static void usage(FILE *f)
 "\n"
 "examples:\n"
 "  ilock probe\n"
-"  ilock probe -j | jq .strategy\n");
+"  ilock probe -j | jq .strategy\n"
+"  ilock probe -D /var/lib/mysql     # what a filtered run would attach\n");
 }
 
 int cmd_probe(int argc, char **argv)
@@ -38,17 +46,27 @@ int cmd_probe(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "holds", required_argument, NULL, OPT_HOLDS },
 		{ "help", no_argument, NULL, 'h' },
+		CLI_FILTER_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct strategy_req req = {};
+	struct filters f = {};
+	char err[256], fstype[32] = "", scope_why[96];
 	struct probe_result r;
 	struct strategy s;
 	bool json = false;
-	int c;
+	int c, rc;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":jh" CLI_FILTER_SHORTOPTS, opts, NULL)) != -1) {
+		rc = cli_filter_option(c, optarg, &f, err, sizeof(err));
+		if (rc < 0) {
+			fprintf(stderr, "ilock probe: %s\n", err);
+			goto bad;
+		}
+		if (rc > 0)
+			continue;
 		switch (c) {
 		case 'j':
 			json = true;
@@ -75,6 +93,11 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "ilock probe: unexpected argument %s\n", argv[optind]);
 		goto bad;
 	}
+	if (f.kdev)
+		mounts_fstype(f.kdev, fstype, sizeof(fstype));
+	req.fs_drop = filter_scope(f.fs_magic, f.kdev, fstype, scope_why, sizeof(scope_why));
+	req.class_mask = f.class_mask;
+	req.scope_why = scope_why;
 	probe_kernel(&r);
 	choose_strategy(&r, &req, &s);
 	if (json) {
@@ -89,6 +112,6 @@ int cmd_probe(int argc, char **argv)
 	return 0;
 
 bad:
-	fprintf(stderr, "usage: ilock probe [-j] [--holds=xfs|all|off]\n");
+	fprintf(stderr, PROBE_USAGE);
 	return 2;
 }

@@ -161,6 +161,21 @@ void mounts_free(struct mount_table *t)
 	t->n = 0;
 }
 
+void mounts_fstype(uint32_t kdev, char *out, size_t len)
+{
+	struct mount_table mt = {};
+	const struct mount_entry *m;
+
+	if (len)
+		out[0] = '\0';
+	if (mounts_load(&mt))
+		return;
+	m = mounts_find_dev(&mt, kdev);
+	if (m && m->fstype && len)
+		snprintf(out, len, "%s", m->fstype);
+	mounts_free(&mt);
+}
+
 const struct mount_entry *mounts_find_dev(const struct mount_table *t, uint32_t kdev)
 {
 	const struct mount_entry *best = NULL;

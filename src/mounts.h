@@ -24,6 +24,8 @@ struct mount_table {
 int mounts_parse(struct mount_table *t, const char *text);
 int mounts_load(struct mount_table *t);
 void mounts_free(struct mount_table *t);
+/* The filesystem type kdev is mounted as ("" when it is not), from this process's mounts. */
+void mounts_fstype(uint32_t kdev, char *out, size_t len);
 /* The mount of kdev that shows the most of it (root "/" first). */
 const struct mount_entry *mounts_find_dev(const struct mount_table *t, uint32_t kdev);
 /*

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ilock.h"
+#include "model.h"
 #include "probe.h"
 
 const char *const probe_hold_funcs[] = {
@@ -232,8 +233,10 @@ unsigned filter_scope(uint32_t fs_magic, uint32_t kdev, const char *dev_fstype, 
 		keep = FS_XFS;
 	else if (fs_magic == ILOCK_EXT4_SB_MAGIC)
 		keep = FS_EXT4;
+	else if (fs_magic)
+		keep = FS_OTHER;   /* --fs btrfs, tmpfs, ... */
 	if (fs_magic && len)
-		snprintf(why, len, "--fs %s", keep == FS_XFS ? "xfs" : keep == FS_EXT4 ? "ext4" : "?");
+		snprintf(why, len, "--fs %s", fs_name(fs_magic));
 	if (kdev && dev_fstype && *dev_fstype) {
 		unsigned dev_keep = fs_family(dev_fstype);
 

@@ -193,16 +193,10 @@ static int attach_all(struct tracer *t)
 /* What --fs and -D rule out; -D's filesystem comes from the mount table. */
 static void filter_setup(struct tracer *t, const struct ilock_opts *o)
 {
-	struct mount_table mt = {};
 	char fstype[32] = "";
 
-	if (o->f.kdev && !mounts_load(&mt)) {
-		const struct mount_entry *m = mounts_find_dev(&mt, o->f.kdev);
-
-		if (m && m->fstype)
-			snprintf(fstype, sizeof(fstype), "%s", m->fstype);
-	}
-	mounts_free(&mt);
+	if (o->f.kdev)
+		mounts_fstype(o->f.kdev, fstype, sizeof(fstype));
 	t->fs_drop = filter_scope(o->f.fs_magic, o->f.kdev, fstype, t->scope_why,
 				  sizeof(t->scope_why));
 }

@@ -177,6 +177,21 @@ def test_filters_leave_off_the_programs_they_rule_out(xfs, ext4, procs, helpers_
     stop_stat(st)
     assert any(n.startswith("xfs_iunlock") for n in names), names
 
+    # ilock probe says the same before anything runs
+    def probe(*args):
+        r = subprocess.run([ilock_bin, "probe", "-j", *args], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)["strategy"]["xfs_holds"]
+
+    h = probe("-D", ext4.mnt)
+    assert h["attach"] == "off" and f"-D {ext4.majmin} is ext4" in h["why"], h
+    assert probe("-D", xfs.mnt)["attach"] in ("tp_btf", "raw_tp")
+    assert probe("--class", "jbd2_wait")["attach"] == "off"
+    r = subprocess.run([ilock_bin, "probe", "--fs", "nofs"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "--fs nofs" in r.stderr, r.stderr
+
 
 def test_wait_begun_before_attach_is_counted_not_kept(xfs, procs, helpers_dir, ilock_bin):
     """A reader that was already blocked when ilock attached ends its wait

@@ -131,6 +131,8 @@ static void test_filter_scope(void)
 	CHECK_STR(why, "--fs ext4");
 	CHECK_EQ_U(filter_scope(ILOCK_XFS_SB_MAGIC, 0, NULL, why, sizeof(why)), FS_EXT4 | FS_OTHER);
 	CHECK_STR(why, "--fs xfs");
+	CHECK_EQ_U(filter_scope(0x9123683EU, 0, NULL, why, sizeof(why)), FS_XFS | FS_EXT4);
+	CHECK_STR(why, "--fs btrfs");
 	CHECK_EQ_U(filter_scope(0, d73, "ext3", why, sizeof(why)), FS_XFS | FS_OTHER);
 	CHECK_STR(why, "-D 7:3 is ext3");
 	CHECK_EQ_U(filter_scope(0, d73, "btrfs", why, sizeof(why)), FS_XFS | FS_EXT4);
