@@ -164,10 +164,7 @@ static __always_inline int on_end(void *lock)
 	 * a thread without storage may have begun before we attached: only
 	 * its end pays for classifying the lock again, to count that loss.
 	 */
-	if (ts && !ts->wait.lock)
-		return 0;
-	p = ts ? &ts->wait : NULL;
-	if (!p) {
+	if (!ts) {
 		struct inode *inode;
 		struct ilock_key k;
 
@@ -181,7 +178,8 @@ static __always_inline int on_end(void *lock)
 			count(ILOCK_LOST_END_NO_BEGIN);
 		return 0;
 	}
-	/* a nested wait on another lock (the rwsem's own wait_lock) */
+	p = &ts->wait;
+	/* nothing kept, or a nested wait on another lock (the rwsem's wait_lock) */
 	if (p->lock != (u64)lock)
 		return 0;
 

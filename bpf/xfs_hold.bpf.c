@@ -44,6 +44,22 @@ static __always_inline int find_slot(struct task_state *ts, u64 ip, u32 class, i
 }
 
 /*
+ * tp_btf hands us a trusted xfs_inode pointer: plain (CO-RE relocated)
+ * loads. raw_tp gives a bare address: probe reads. `btf` is a constant at
+ * each call site, so each program keeps only its own branch.
+ */
+static __always_inline void xfs_inode_id(struct xfs_inode *ip, bool btf, u32 *dev, u64 *ino)
+{
+	if (btf) {
+		*dev = ip->i_vnode.i_sb->s_dev;
+		*ino = ip->i_vnode.i_ino;
+	} else {
+		*dev = BPF_CORE_READ(ip, i_vnode.i_sb, s_dev);
+		*ino = BPF_CORE_READ(ip, i_vnode.i_ino);
+	}
+}
+
+/*
  * The filters an event alone decides (class, -D, --ino), before any task
  * state or clock read, so the locks a filter drops cost little more than
  * the empty program: on a host with several XFS filesystems, -D leaves the
@@ -65,13 +81,7 @@ static __always_inline bool hold_wanted(struct xfs_inode *ip, bool btf, u32 flag
 	}
 	if (!cfg_dev && !cfg_ino)
 		return true;
-	if (btf) {
-		dev = ip->i_vnode.i_sb->s_dev;
-		ino = ip->i_vnode.i_ino;
-	} else {
-		dev = BPF_CORE_READ(ip, i_vnode.i_sb, s_dev);
-		ino = BPF_CORE_READ(ip, i_vnode.i_ino);
-	}
+	xfs_inode_id(ip, btf, &dev, &ino);
 	return (!cfg_dev || dev == cfg_dev) && (!cfg_ino || ino == cfg_ino);
 }
 
@@ -122,23 +132,12 @@ static __always_inline int on_lock(struct xfs_inode *ip, bool btf, u32 flags, bo
 	return 0;
 }
 
-/*
- * tp_btf hands us a trusted xfs_inode pointer: plain (CO-RE relocated)
- * loads. raw_tp gives a bare address: probe reads. `btf` is a constant at
- * each call site, so each program keeps only its own branch.
- */
 static __always_inline void hold_done(struct xfs_inode *ip, bool btf, u32 class, u8 mode, u64 ns)
 {
 	struct ilock_key k = { .class = class, .mode = mode };
 	struct ilock_stats *s;
 
-	if (btf) {
-		k.dev = ip->i_vnode.i_sb->s_dev;
-		k.ino = ip->i_vnode.i_ino;
-	} else {
-		k.dev = BPF_CORE_READ(ip, i_vnode.i_sb, s_dev);
-		k.ino = BPF_CORE_READ(ip, i_vnode.i_ino);
-	}
+	xfs_inode_id(ip, btf, &k.dev, &k.ino);
 	/* on_unlock has applied the filters (hold_wanted) */
 	s = lookup_or_init(&lock_holds, &k, &zero_stats, ILOCK_LOST_HOLD_MAP_FULL);
 	if (s)

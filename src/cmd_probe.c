@@ -7,7 +7,6 @@
 #include "cli.h"
 #include "commands.h"
 #include "json.h"
-#include "mounts.h"
 #include "probe.h"
 
 #define PROBE_USAGE \
@@ -51,7 +50,7 @@ int cmd_probe(int argc, char **argv)
 	};
 	struct strategy_req req = {};
 	struct filters f = {};
-	char err[256], fstype[32] = "", scope_why[96];
+	char err[256], scope_why[96];
 	struct probe_result r;
 	struct strategy s;
 	bool json = false;
@@ -93,9 +92,7 @@ int cmd_probe(int argc, char **argv)
 		fprintf(stderr, "ilock probe: unexpected argument %s\n", argv[optind]);
 		goto bad;
 	}
-	if (f.kdev)
-		mounts_fstype(f.kdev, fstype, sizeof(fstype));
-	req.fs_drop = filter_scope(f.fs_magic, f.kdev, fstype, scope_why, sizeof(scope_why));
+	req.fs_drop = probe_filter_scope(f.fs_magic, f.kdev, scope_why, sizeof(scope_why));
 	req.class_mask = f.class_mask;
 	req.scope_why = scope_why;
 	probe_kernel(&r);

@@ -23,6 +23,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "mounts.h"
 #include "probe.h"
 
 #ifndef CAP_PERFMON
@@ -381,6 +382,15 @@ static void probe_attach_types(struct probe_result *r, const struct btf *vm, con
 		try_raw_tp(&x, "xfs_ilock");
 		r->tp_xfs = x.ok;
 	}
+}
+
+unsigned probe_filter_scope(uint32_t fs_magic, uint32_t kdev, char *why, size_t len)
+{
+	char fstype[32] = "";
+
+	if (kdev)
+		mounts_fstype(kdev, fstype, sizeof(fstype));
+	return filter_scope(fs_magic, kdev, fstype, why, len);
 }
 
 int probe_kernel(struct probe_result *r)

@@ -111,6 +111,8 @@ enum { FS_XFS = 1, FS_EXT4 = 2, FS_OTHER = 4, FS_ALL = 7 };
  */
 unsigned filter_scope(uint32_t fs_magic, uint32_t kdev, const char *dev_fstype, char *why,
 		      size_t len);
+/* filter_scope() with the -D device's type looked up in this process's mounts. */
+unsigned probe_filter_scope(uint32_t fs_magic, uint32_t kdev, char *why, size_t len);
 
 /* The kernel functions --holds=all hooks, NULL-terminated. */
 extern const char *const probe_hold_funcs[];

@@ -239,13 +239,11 @@ unsigned filter_scope(uint32_t fs_magic, uint32_t kdev, const char *dev_fstype, 
 		snprintf(why, len, "--fs %s", fs_name(fs_magic));
 	if (kdev && dev_fstype && *dev_fstype) {
 		unsigned dev_keep = fs_family(dev_fstype);
-
 		/* the -D device alone explains it when --fs adds nothing */
-		if (len && (keep & dev_keep) == dev_keep)
-			snprintf(why, len, "-D %u:%u is %s", ILOCK_KDEV_MAJOR(kdev),
-				 ILOCK_KDEV_MINOR(kdev), dev_fstype);
-		else if (len)
-			snprintf(why + strlen(why), len - strlen(why), ", -D %u:%u is %s",
+		size_t at = len && (keep & dev_keep) != dev_keep ? strlen(why) : 0;
+
+		if (at < len)
+			snprintf(why + at, len - at, "%s-D %u:%u is %s", at ? ", " : "",
 				 ILOCK_KDEV_MAJOR(kdev), ILOCK_KDEV_MINOR(kdev), dev_fstype);
 		keep &= dev_keep;
 	}

@@ -14,7 +14,6 @@
 #include "ilock.skel.h"
 #include "log.h"
 #include "mapmem.h"
-#include "mounts.h"
 #include "tracer.h"
 #include "tracer_ops.h"
 #include "util.h"
@@ -190,17 +189,6 @@ static int attach_all(struct tracer *t)
 	return 0;
 }
 
-/* What --fs and -D rule out; -D's filesystem comes from the mount table. */
-static void filter_setup(struct tracer *t, const struct ilock_opts *o)
-{
-	char fstype[32] = "";
-
-	if (o->f.kdev)
-		mounts_fstype(o->f.kdev, fstype, sizeof(fstype));
-	t->fs_drop = filter_scope(o->f.fs_magic, o->f.kdev, fstype, t->scope_why,
-				  sizeof(t->scope_why));
-}
-
 int tracer_start(struct tracer *t, const struct ilock_opts *o)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
@@ -212,7 +200,8 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	t->stats_fd = -1;
 	log_setup_libbpf(o->verbose);
 	probe_kernel(&t->probe);
-	filter_setup(t, o);
+	t->fs_drop = probe_filter_scope(o->f.fs_magic, o->f.kdev, t->scope_why,
+					sizeof(t->scope_why));
 	req.fs_drop = t->fs_drop;
 	req.class_mask = o->f.class_mask;
 	req.scope_why = t->scope_why;

@@ -192,7 +192,7 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 			     : on_ops < n_ops        ? "tp_btf (partial)"
 			     : want == OPS_SYSCALLS  ? "tp_btf (syscalls)"
 			     :                         "tp_btf");
-	add_attach(t, "jbd2_wait", !want || !n_j ? "off" : on_j == n_j ? "tp_btf" : "off");
+	add_attach(t, "jbd2_wait", want && n_j && on_j == n_j ? "tp_btf" : "off");
 }
 
 /* ---- reading ---- */
