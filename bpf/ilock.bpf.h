@@ -300,6 +300,20 @@ extern const struct ilock_stats zero_stats;
 extern const struct ilock_stack_stats zero_stack;
 extern const struct ilock_op_info zero_op;
 
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/*
+ * A bare kernel address (a lock's inode, the lock's owner, a file from an
+ * fd table) as a typed, read-only pointer. Its loads are single
+ * instructions the JIT guards (a bad address reads 0), where the same
+ * loads through bpf_probe_read_kernel() are helper calls, about 34 ns each
+ * on this project's VM (docs/PERFORMANCE.md). Kernel (vmlinux) types only.
+ * KFAST: tp_btf programs on kernels with bpf_rdonly_cast (6.2); raw_tp and
+ * 6.1 keep the probe reads. `btf` is a constant at each call site.
+ */
+#define kcast(ptr, type) ((type *)bpf_rdonly_cast((const void *)(ptr), bpf_core_type_id_kernel(type)))
+#define KFAST(btf) ((btf) && bpf_rdonly_cast)
+
 static __always_inline void count(enum ilock_counter c)
 {
 	u32 k = c;
@@ -341,7 +355,15 @@ static __always_inline bool task_selected(u64 pid_tgid)
 	return true;
 }
 
-static __always_inline bool inode_selected(const struct ilock_key *k, struct inode *inode)
+static __always_inline u32 inode_magic(struct inode *inode, bool fast)
+{
+	if (fast)
+		return kcast(inode, struct inode)->i_sb->s_magic;
+	return BPF_CORE_READ(inode, i_sb, s_magic);
+}
+
+static __always_inline bool inode_selected(const struct ilock_key *k, struct inode *inode,
+					   bool fast)
 {
 	if (cfg_class_mask && !(cfg_class_mask & (1U << k->class)))
 		return false;
@@ -349,15 +371,23 @@ static __always_inline bool inode_selected(const struct ilock_key *k, struct ino
 		return false;
 	if (cfg_ino && k->ino != cfg_ino)
 		return false;
-	if (cfg_fs_magic && (u32)BPF_CORE_READ(inode, i_sb, s_magic) != cfg_fs_magic)
+	if (cfg_fs_magic && inode_magic(inode, fast) != cfg_fs_magic)
 		return false;
 	return true;
 }
 
-static __always_inline void fill_key(struct ilock_key *k, struct inode *inode, u8 class, u8 mode)
+static __always_inline void fill_key(struct ilock_key *k, struct inode *inode, u8 class, u8 mode,
+				     bool fast)
 {
-	k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
-	k->ino = BPF_CORE_READ(inode, i_ino);
+	if (fast) {
+		struct inode *in = kcast(inode, struct inode);
+
+		k->dev = in->i_sb->s_dev;
+		k->ino = in->i_ino;
+	} else {
+		k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
+		k->ino = BPF_CORE_READ(inode, i_ino);
+	}
 	k->class = class;
 	k->mode = mode;
 	k->pad = 0;

@@ -18,9 +18,16 @@ static __always_inline void *read_ptr(const void *addr)
  * memory essentially never points at itself plus that offset, so this
  * proves `inode` really is an inode without trusting the lock's type.
  */
-static __always_inline bool is_inode(struct inode *inode)
+static __always_inline void *inode_mapping(struct inode *inode, bool fast)
 {
-	void *mapping = read_ptr((void *)inode + bpf_core_field_offset(struct inode, i_mapping));
+	if (fast)
+		return kcast(inode, struct inode)->i_mapping;
+	return read_ptr((void *)inode + bpf_core_field_offset(struct inode, i_mapping));
+}
+
+static __always_inline bool is_inode(struct inode *inode, bool fast)
+{
+	void *mapping = inode_mapping(inode, fast);
 
 	return mapping && mapping == (void *)inode + bpf_core_field_offset(struct inode, i_data);
 }
@@ -29,21 +36,22 @@ static __always_inline bool is_inode(struct inode *inode)
  * Classify a contended rw_semaphore as one of the inode locks, or reject it
  * (mmap_lock, namespace sems, ...). Each test is a self-pointer check.
  */
-static __always_inline struct inode *classify_lock(void *lock, u8 *class)
+static __always_inline struct inode *classify_lock(void *lock, u8 *class, bool fast)
 {
 	struct inode *inode;
 
 	inode = lock - bpf_core_field_offset(struct inode, i_rwsem);
-	if (is_inode(inode)) {
+	if (is_inode(inode, fast)) {
 		*class = ILOCK_CLASS_I_RWSEM;
 		return inode;
 	}
 
 	if (bpf_core_field_exists(struct address_space, invalidate_lock)) {
 		void *mapping = lock - bpf_core_field_offset(struct address_space, invalidate_lock);
-		struct inode *host = read_ptr(mapping + bpf_core_field_offset(struct address_space, host));
+		struct inode *host = fast ? kcast(mapping, struct address_space)->host :
+				     read_ptr(mapping + bpf_core_field_offset(struct address_space, host));
 
-		if (host && read_ptr((void *)host + bpf_core_field_offset(struct inode, i_mapping)) == mapping) {
+		if (host && inode_mapping(host, fast) == mapping) {
 			*class = ILOCK_CLASS_INVALIDATE;
 			return host;
 		}
@@ -54,7 +62,7 @@ static __always_inline struct inode *classify_lock(void *lock, u8 *class)
 		void *xip = lock - bpf_core_field_offset(struct xfs_inode___pre515, i_mmaplock);
 
 		inode = xip + bpf_core_field_offset(struct xfs_inode___pre515, i_vnode);
-		if (is_inode(inode)) {
+		if (is_inode(inode, fast)) {
 			*class = ILOCK_CLASS_INVALIDATE;
 			return inode;
 		}
@@ -64,7 +72,7 @@ static __always_inline struct inode *classify_lock(void *lock, u8 *class)
 		void *xip = lock - bpf_core_field_offset(struct xfs_inode, i_lock);
 
 		inode = xip + bpf_core_field_offset(struct xfs_inode, i_vnode);
-		if (is_inode(inode)) {
+		if (is_inode(inode, fast)) {
 			*class = ILOCK_CLASS_XFS_ILOCK;
 			return inode;
 		}

@@ -144,8 +144,8 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 
 	if (!task_selected(pid_tgid))
 		return;
-	fill_key(&k, inode, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL);
-	if (!inode_selected(&k, inode))
+	fill_key(&k, inode, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, false);
+	if (!inode_selected(&k, inode, false))
 		return;
 	count(ILOCK_EV_JBD2_WAIT);
 	note_inode(inode, &k, NULL);

@@ -21,7 +21,7 @@
  * wait_list, which is who it really waits for. Read without wait_lock: a
  * racy but safe snapshot, like the owner itself.
  */
-static __always_inline struct task_struct *queue_head(void *lock, u8 *mode)
+static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool fast)
 {
 	void *head = lock + bpf_core_field_offset(struct rw_semaphore, wait_list);
 	void *first, *waiter, *task;
@@ -29,19 +29,26 @@ static __always_inline struct task_struct *queue_head(void *lock, u8 *mode)
 
 	if (!bpf_core_type_exists(struct rwsem_waiter))
 		return NULL;
-	first = read_ptr(head);
+	first = fast ? kcast(lock, struct rw_semaphore)->wait_list.next : read_ptr(head);
 	if (!first || first == head)
 		return NULL;
 	waiter = first - bpf_core_field_offset(struct rwsem_waiter, list);
-	task = read_ptr(waiter + bpf_core_field_offset(struct rwsem_waiter, task));
+	if (fast) {
+		struct rwsem_waiter *w = kcast(waiter, struct rwsem_waiter);
+
+		task = w->task;
+		type = w->type;
+	} else {
+		task = read_ptr(waiter + bpf_core_field_offset(struct rwsem_waiter, task));
+		bpf_probe_read_kernel(&type, sizeof(type),
+				      waiter + bpf_core_field_offset(struct rwsem_waiter, type));
+	}
 	/*
 	 * The slow paths queue the waiter before contention_begin fires: at
 	 * the head we may find ourselves, and then nobody is ahead of us.
 	 */
 	if (task == (void *)bpf_get_current_task())
 		return NULL;
-	bpf_probe_read_kernel(&type, sizeof(type),
-			      waiter + bpf_core_field_offset(struct rwsem_waiter, type));
 	*mode = type == RWSEM_WAITING_FOR_WRITE ? ILOCK_MODE_QUEUED_EXCL : ILOCK_MODE_QUEUED_SHARED;
 	return task;
 }
@@ -50,18 +57,21 @@ static __always_inline struct task_struct *queue_head(void *lock, u8 *mode)
  * rw_semaphore.owner: the writer's task_struct, or with READER_OWNED set a
  * hint of the last reader. Read at wait start, it names the holder.
  */
-static __always_inline void read_holder(void *lock, struct pending_wait *p)
+static __always_inline void read_holder(void *lock, struct pending_wait *p, bool fast)
 {
 	unsigned long owner = 0;
 	struct task_struct *task;
 
-	bpf_probe_read_kernel(&owner, sizeof(owner),
-			      lock + bpf_core_field_offset(struct rw_semaphore, owner));
+	if (fast)
+		owner = kcast(lock, struct rw_semaphore)->owner.counter;
+	else
+		bpf_probe_read_kernel(&owner, sizeof(owner),
+				      lock + bpf_core_field_offset(struct rw_semaphore, owner));
 	task = (void *)(owner & ~RWSEM_OWNER_FLAGS_MASK);
 	p->holder_task = (u64)task;
 	if (task) {
 		p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
-	} else if (!(task = queue_head(lock, &p->holder_mode))) {
+	} else if (!(task = queue_head(lock, &p->holder_mode, fast))) {
 		/* nobody to name: no leftovers of the last wait in the edge key */
 		p->holder_mode = ILOCK_MODE_UNKNOWN;
 		p->holder_pid = p->holder_tgid = 0;
@@ -69,9 +79,18 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p)
 		return;
 	}
 	p->holder_task = (u64)task;
-	p->holder_pid = BPF_CORE_READ(task, pid);
-	p->holder_tgid = BPF_CORE_READ(task, tgid);
-	bpf_probe_read_kernel_str(p->holder_comm, sizeof(p->holder_comm), task->comm);
+	if (fast) {
+		struct task_struct *t = kcast(task, struct task_struct);
+
+		p->holder_pid = t->pid;
+		p->holder_tgid = t->tgid;
+		/* comm is NUL-padded (strscpy_pad): all 16 bytes are the name */
+		__builtin_memcpy(p->holder_comm, t->comm, sizeof(p->holder_comm));
+	} else {
+		p->holder_pid = BPF_CORE_READ(task, pid);
+		p->holder_tgid = BPF_CORE_READ(task, tgid);
+		bpf_probe_read_kernel_str(p->holder_comm, sizeof(p->holder_comm), task->comm);
+	}
 }
 
 /*
@@ -80,6 +99,7 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p)
  */
 static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flags, bool btf)
 {
+	bool fast = KFAST(btf);
 	struct task_state *ts;
 	struct pending_wait *p;
 	struct inode *inode;
@@ -95,7 +115,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	pid_tgid = bpf_get_current_pid_tgid();
 	if (!task_selected(pid_tgid))
 		return 0;
-	inode = classify_lock(lock, &class);
+	inode = classify_lock(lock, &class, fast);
 	if (!inode)
 		return 0;
 	ts = my_state();
@@ -108,15 +128,14 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 		count(ILOCK_LOST_BEGIN_NO_END);
 	p->lock = 0;
 	fill_key(&p->key, inode, class,
-		 flags == ILOCK_LCB_F_READ ? ILOCK_MODE_SHARED : ILOCK_MODE_EXCL);
-	if (!inode_selected(&p->key, inode))
+		 flags == ILOCK_LCB_F_READ ? ILOCK_MODE_SHARED : ILOCK_MODE_EXCL, fast);
+	if (!inode_selected(&p->key, inode, fast))
 		return 0;
 
 	p->xfs_ip = 0;
-	if (bpf_core_type_exists(struct xfs_inode) &&
-	    (u32)BPF_CORE_READ(inode, i_sb, s_magic) == ILOCK_XFS_SB_MAGIC)
+	if (bpf_core_type_exists(struct xfs_inode) && inode_magic(inode, fast) == ILOCK_XFS_SB_MAGIC)
 		p->xfs_ip = (u64)((void *)inode - bpf_core_field_offset(struct xfs_inode, i_vnode));
-	read_holder(lock, p);
+	read_holder(lock, p, fast);
 	ops_wait_begin(ctx, btf, ts, p, inode, pid_tgid);
 	note_inode(inode, &p->key, ts);
 	count(ILOCK_EV_WAIT_BEGUN);
@@ -146,7 +165,7 @@ static __always_inline void hold_starts_now(struct task_state *ts, u64 now)
 	}
 }
 
-static __always_inline int on_end(void *lock)
+static __always_inline int on_end(void *lock, bool btf)
 {
 	struct task_state *ts;
 	struct pending_wait *p;
@@ -170,11 +189,11 @@ static __always_inline int on_end(void *lock)
 
 		if (!task_selected(bpf_get_current_pid_tgid()))
 			return 0;
-		inode = classify_lock(lock, &class);
+		inode = classify_lock(lock, &class, KFAST(btf));
 		if (!inode)
 			return 0;
-		fill_key(&k, inode, class, ILOCK_MODE_SHARED);
-		if (inode_selected(&k, inode))
+		fill_key(&k, inode, class, ILOCK_MODE_SHARED, KFAST(btf));
+		if (inode_selected(&k, inode, KFAST(btf)))
 			count(ILOCK_LOST_END_NO_BEGIN);
 		return 0;
 	}
@@ -211,13 +230,13 @@ int BPF_PROG(contention_begin_raw, void *lock, unsigned int flags)
 SEC("tp_btf/contention_end")
 int BPF_PROG(contention_end_btf, void *lock, int ret)
 {
-	return on_end(lock);
+	return on_end(lock, true);
 }
 
 SEC("raw_tp/contention_end")
 int BPF_PROG(contention_end_raw, void *lock, int ret)
 {
-	return on_end(lock);
+	return on_end(lock, false);
 }
 
 /*
@@ -238,7 +257,7 @@ int BPF_PROG(slow_read_begin_fentry, struct rw_semaphore *sem)
 SEC("?fexit/rwsem_down_read_slowpath")
 int BPF_PROG(slow_read_end_fexit, struct rw_semaphore *sem)
 {
-	return on_end(sem);
+	return on_end(sem, false);
 }
 
 SEC("?fentry/rwsem_down_write_slowpath")
@@ -250,7 +269,7 @@ int BPF_PROG(slow_write_begin_fentry, struct rw_semaphore *sem)
 SEC("?fexit/rwsem_down_write_slowpath")
 int BPF_PROG(slow_write_end_fexit, struct rw_semaphore *sem)
 {
-	return on_end(sem);
+	return on_end(sem, false);
 }
 
 /*
@@ -268,7 +287,7 @@ static __always_inline int on_end_ret(void *ret)
 		if (!ret)
 			return 0;
 	}
-	return on_end(ret);
+	return on_end(ret, false);
 }
 
 SEC("?kprobe/rwsem_down_read_slowpath")

@@ -22,7 +22,8 @@
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 
-#define ILOCK_PF_IO_WORKER 0x00000010U  /* include/linux/sched.h */
+#define ILOCK_PF_EXITING 0x00000004U    /* include/linux/sched.h */
+#define ILOCK_PF_IO_WORKER 0x00000010U
 #define ILOCK_PF_KTHREAD 0x00200000U
 #define ILOCK_O_DIRECT 040000U          /* x86 and most others */
 #define ILOCK_O_APPEND 02000U
@@ -59,12 +60,38 @@ static __always_inline struct pt_regs___ilock *task_regs(struct task_struct *tas
 }
 
 /*
- * `task` is always a trusted pointer here (the current task, or one
- * bpf_task_from_pid() counted), so its fields, its registers and its fd
- * table load directly: these run inside the rwsem's wait_lock for writers
- * (contention_begin fires there), where every probe read is felt.
+ * Another task's user registers. bpf_task_pt_regs() wants a trusted task,
+ * which costs a counted reference (bpf_task_from_pid, ~170 ns here). The
+ * registers sit at the same offset from every task's stack page
+ * (task_pt_regs()), so the current task's tell where.
  */
-static __always_inline void read_sysargs(struct task_struct *task, struct sysargs *sa)
+static __always_inline struct pt_regs___ilock *other_regs(struct task_struct *task)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	u64 stack_from_mine, my_regs;
+
+	if (!task->stack)
+		return NULL;
+	/*
+	 * The verifier turns pointers into numbers only as differences:
+	 * `stack` loads as a pointer on recent kernels and as a number on
+	 * older ones such as 6.12, and the difference is a number either way.
+	 * bpf_get_current_task() gives the one plain address to add it to.
+	 */
+	stack_from_mine = (u64)task->stack - (u64)me->stack;
+	my_regs = (u64)bpf_task_pt_regs(me) - (u64)me;
+	barrier_var(stack_from_mine);
+	barrier_var(my_regs);
+	return kcast(bpf_get_current_task() + my_regs + stack_from_mine, struct pt_regs___ilock);
+}
+
+/*
+ * `task` is the current task (trusted) or the holder (kcast), so its
+ * fields, its registers and its fd table load directly: these run inside
+ * the rwsem's wait_lock for writers (contention_begin fires there), where
+ * every probe read is felt.
+ */
+static __always_inline void read_sysargs(struct task_struct *task, bool cur, struct sysargs *sa)
 {
 	struct pt_regs___ilock *r;
 
@@ -72,7 +99,9 @@ static __always_inline void read_sysargs(struct task_struct *task, struct sysarg
 	sa->nr = ILOCK_SYSNR_KERNEL;
 	if (task->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
 		return;
-	r = task_regs(task);
+	r = cur ? task_regs(task) : other_regs(task);
+	if (!r)
+		return;
 	sa->nr = (s64)r->orig_ax;
 #if defined(__TARGET_ARCH_x86)
 	/*
@@ -127,27 +156,42 @@ struct fd_try {
 
 /* The op through t->fd, if that fd is the lock's inode. */
 static __always_inline bool try_fd(struct task_struct *task, const struct fd_try *t, u64 inode,
-				   struct opdec *d)
+				   struct opdec *d, bool fast)
 {
 	struct ilock_op_info *o = &d->i;
 	struct file *f = task_file(task, t->fd);
 	struct inode *ino;
-	u32 fl, blkmask;
-	s64 isize, pos = t->pos;
+	u32 fl = 0, blkbits;
+	s64 isize, fpos, pos = t->pos;
 
 	if (!f)
 		return false;
-	ino = BPF_CORE_READ(f, f_inode);
-	if ((u64)ino != inode)
-		return false;
-	isize = BPF_CORE_READ(ino, i_size);
+	if (fast) {
+		struct file *ff = kcast(f, struct file);
+
+		ino = ff->f_inode;
+		if ((u64)ino != inode)
+			return false;
+		isize = ino->i_size;
+		blkbits = ino->i_blkbits;
+		fl = ff->f_flags;
+		fpos = ff->f_pos;
+	} else {
+		ino = BPF_CORE_READ(f, f_inode);
+		if ((u64)ino != inode)
+			return false;
+		isize = BPF_CORE_READ(ino, i_size);
+		blkbits = BPF_CORE_READ(ino, i_blkbits);
+		fl = BPF_CORE_READ(f, f_flags);
+		fpos = BPF_CORE_READ(f, f_pos);
+	}
 	o->flags = t->partial ? ILOCK_OPF_PARTIAL : 0;
 	o->op = t->op;
 	if (t->rw) {
-		fl = BPF_CORE_READ(f, f_flags);
+		u32 blkmask = (1U << (blkbits & 31)) - 1;
+
 		if (pos < 0)
-			pos = BPF_CORE_READ(f, f_pos);
-		blkmask = (1U << (BPF_CORE_READ(ino, i_blkbits) & 31)) - 1;
+			pos = fpos;
 		if (fl & ILOCK_O_DIRECT) {
 			o->op = t->write ? ILOCK_OP_DIRECT_WRITE : ILOCK_OP_DIRECT_READ;
 			if (((u64)pos | t->len) & blkmask)
@@ -184,7 +228,7 @@ static __always_inline bool iov_len(u64 uiov, u64 cnt, u64 *len)
 
 /* io_submit: the first iocb on the lock's inode (current task only). */
 static __always_inline bool decode_io_submit(struct task_struct *task, const struct sysargs *sa,
-					     u64 inode, struct opdec *o)
+					     u64 inode, struct opdec *o, bool fast)
 {
 	u64 nr = sa->a[1];
 
@@ -224,7 +268,7 @@ static __always_inline bool decode_io_submit(struct task_struct *task, const str
 		default:
 			continue;
 		}
-		if (try_fd(task, &t, inode, o))
+		if (try_fd(task, &t, inode, o, fast))
 			return true;
 	}
 	return false;
@@ -256,7 +300,7 @@ static __always_inline s64 user_off(bool cur, u64 uptr)
  * says which fds to look at and how; one try_fd loop does the rest, so the
  * program stays small.
  */
-static __always_inline bool decode_syscall(struct task_struct *task, bool cur,
+static __always_inline bool decode_syscall(struct task_struct *task, bool cur, bool fast,
 					   const struct sysargs *sa, u64 inode, struct opdec *o)
 {
 #if defined(__TARGET_ARCH_x86)
@@ -330,7 +374,7 @@ static __always_inline bool decode_syscall(struct task_struct *task, bool cur,
 		t[0].pos = 0;
 		break;
 	case NR_io_submit:
-		return cur && decode_io_submit(task, sa, inode, o);
+		return cur && decode_io_submit(task, sa, inode, o, fast);
 	case NR_open:
 	case NR_openat:
 		if (!((sa->nr == NR_open ? a[1] : a[2]) & ILOCK_O_TRUNC))
@@ -377,7 +421,7 @@ static __always_inline bool decode_syscall(struct task_struct *task, bool cur,
 	}
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < 2; i++)
-		if (i < n && try_fd(task, &t[i], inode, o))
+		if (i < n && try_fd(task, &t[i], inode, o, fast))
 			return true;
 #endif
 	return false;
@@ -408,8 +452,11 @@ static __always_inline bool same_call(const struct cur_op *st, const struct opde
  * syscall to check it against (kernel threads, io_uring workers, faults),
  * the tracepoint's op is taken as it is.
  */
-static __noinline void resolve_op(struct task_struct *task, bool cur, u64 inode,
-				  struct task_state *ts, struct ilock_op_info *o)
+#define RESOLVE_CUR 1U   /* task is current: its user memory is readable */
+#define RESOLVE_FAST 2U  /* KFAST: kernel objects load through kcast */
+
+static __noinline void resolve_op(struct task_struct *task, u32 how, u64 inode,
+				  const struct cur_op *st, struct ilock_op_info *o)
 {
 	struct opdec dec = {};
 	struct sysargs sa;
@@ -417,20 +464,46 @@ static __noinline void resolve_op(struct task_struct *task, bool cur, u64 inode,
 
 	o->op = ILOCK_OP_UNKNOWN;
 	o->flags = 0;
-	read_sysargs(task, &sa);
-	have_dec = decode_syscall(task, cur, &sa, inode, &dec);
-	have_st = ts && ts->op.inode == inode && ts->op.info.op != ILOCK_OP_UNKNOWN &&
-		  (ts->op.sysnr == sa.nr || (have_dec && ts->op.sysnr == ILOCK_SYSNR_UNSET));
+	read_sysargs(task, how & RESOLVE_CUR, &sa);
+	have_dec = decode_syscall(task, how & RESOLVE_CUR, how & RESOLVE_FAST, &sa, inode, &dec);
+	have_st = st && st->inode == inode && st->info.op != ILOCK_OP_UNKNOWN &&
+		  (st->sysnr == sa.nr || (have_dec && st->sysnr == ILOCK_SYSNR_UNSET));
 	if (have_dec) {
 		*o = dec.i;
-		if (have_st && same_call(&ts->op, &dec)) {
-			o->op = ts->op.info.op;
-			o->flags |= ts->op.info.flags & ILOCK_OPF_EXCL_LOCK;
+		if (have_st && same_call(st, &dec)) {
+			o->op = st->info.op;
+			o->flags |= st->info.flags & ILOCK_OPF_EXCL_LOCK;
 		}
 	} else if (have_st) {
 		/* same syscall number (a fault), or both kernel threads */
-		*o = ts->op.info;
+		*o = st->info;
 	}
+}
+
+/*
+ * The holder's current op, from its task storage, found the way
+ * bpf_task_storage_get() finds it (the storage's per-map cache slot) but
+ * without a counted reference to the holder: a racy snapshot, like the
+ * owner field it came from. The storage must name this task as its owner
+ * and this map as its map. False: no storage of ours (yet).
+ */
+static __always_inline bool holder_cur_op(struct task_struct *h, struct cur_op *st)
+{
+	u32 idx = kcast(&task_states, struct bpf_local_storage_map)->cache_idx;
+	struct bpf_local_storage *ls = h->bpf_storage;
+	struct bpf_local_storage_data *sd = NULL;
+
+	if (!ls || ls->owner != h)
+		return false;
+	/* the verifier takes no variable index into a kernel struct's array */
+	for (u32 i = 0; i < 16; i++)
+		if (i == idx)
+			sd = ls->cache[i];
+	if (!sd || (void *)sd->smap != (void *)&task_states)
+		return false;
+	/* struct cur_op leads struct task_state (ilock.bpf.h) */
+	return !bpf_probe_read_kernel(st, sizeof(*st),
+				      (void *)sd + bpf_core_field_offset(struct bpf_local_storage_data, data));
 }
 
 /* FNV-1a over the frames: the key of a holder stack. */
@@ -446,12 +519,17 @@ static __always_inline u64 frames_hash(const struct ilock_stack_frames *f)
 	return h ? h : 1;
 }
 
-/* A sleeping holder's stack, at most once per (lock, holder) per cfg_holder_stack_ns. */
+/*
+ * A sleeping holder's stack, at most once per (lock, holder) per
+ * cfg_holder_stack_ns. `task` is the holder through kcast; only an unwind
+ * takes the counted reference bpf_get_task_stack() needs.
+ */
 static __always_inline void sample_holder_stack(struct task_struct *task, struct task_state *ts,
 						struct pending_wait *p, u64 now)
 {
 	struct ilock_stack_frames *f;
 	struct holder_sample *hs;
+	struct task_struct *t;
 	u32 zero = 0, slot;
 	long n;
 	u64 h;
@@ -493,9 +571,21 @@ static __always_inline void sample_holder_stack(struct task_struct *task, struct
 		b->taken++;
 	}
 	f = bpf_map_lookup_elem(&frames_scratch, &zero);
-	if (!f)
+	if (!f || !bpf_task_from_pid)
 		return;
-	n = bpf_get_task_stack(task, f->ip, sizeof(f->ip), 0);
+	t = bpf_task_from_pid(p->holder_pid);
+	if (!t) {
+		count(ILOCK_LOST_HOLDER_GONE);
+		return;
+	}
+	if ((u64)t != p->holder_task) {
+		/* the holder exited and its pid was reused */
+		count(ILOCK_LOST_HOLDER_GONE);
+		bpf_task_release(t);
+		return;
+	}
+	n = bpf_get_task_stack(t, f->ip, sizeof(f->ip), 0);
+	bpf_task_release(t);
 	if (n <= 0) {
 		count(ILOCK_LOST_HOLDER_STACK);
 		return;
@@ -559,6 +649,7 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 					   u64 pid_tgid)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
+	u32 fast = KFAST(btf) ? RESOLVE_FAST : 0;
 
 	p->inode = (u64)inode;
 	p->wop.op = p->hop.op = ILOCK_OP_UNKNOWN;
@@ -567,29 +658,21 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 	p->waiter_stack = -1;
 	if (!cfg_ops)
 		return;
-	resolve_op(me, true, p->inode, ts, &p->wop);
+	resolve_op(me, RESOLVE_CUR | fast, p->inode, &ts->op, &p->wop);
 	if (ctx && cfg_waiter_stacks)
 		waiter_stack(ctx, ts, p);
-	/* bpf_task_from_pid came in 6.2: without it, no holder op or stack */
-	if (btf && bpf_task_from_pid && p->holder_task && p->holder_pid) {
-		struct task_struct *h = bpf_task_from_pid(p->holder_pid);
-		struct task_state *hts;
+	/* bpf_rdonly_cast came in 6.2: without it, no holder op or stack */
+	if (fast && p->holder_task && p->holder_pid) {
+		struct task_struct *h = kcast(p->holder_task, struct task_struct);
+		struct cur_op st;
 
-		if (!h) {
+		if (h->flags & ILOCK_PF_EXITING) {
 			count(ILOCK_LOST_HOLDER_GONE);
 			return;
 		}
-		if ((u64)h != p->holder_task) {
-			/* the holder exited and its pid was reused */
-			count(ILOCK_LOST_HOLDER_GONE);
-			bpf_task_release(h);
-			return;
-		}
-		hts = bpf_task_storage_get(&task_states, h, 0, 0);
-		resolve_op(h, false, p->inode, hts, &p->hop);
+		resolve_op(h, fast, p->inode, holder_cur_op(h, &st) ? &st : NULL, &p->hop);
 		if (cfg_holder_stacks)
 			sample_holder_stack(h, ts, p, bpf_ktime_get_ns());
-		bpf_task_release(h);
 	}
 }
 

@@ -26,14 +26,14 @@ static __always_inline int hold_begin(struct rw_semaphore *sem, u8 mode)
 
 	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
-	inode = classify_lock(sem, &class);
+	inode = classify_lock(sem, &class, false);
 	if (!inode)
 		return 0;
 	if (cfg_rwsem_holds_skip_xfs &&
-	    (u32)BPF_CORE_READ(inode, i_sb, s_magic) == ILOCK_XFS_SB_MAGIC)
+	    inode_magic(inode, false) == ILOCK_XFS_SB_MAGIC)
 		return 0;
-	fill_key(&k, inode, class, mode);
-	if (!inode_selected(&k, inode))
+	fill_key(&k, inode, class, mode, false);
+	if (!inode_selected(&k, inode, false))
 		return 0;
 	ts = my_state();
 	if (!ts) {
@@ -87,9 +87,9 @@ static __always_inline int hold_end(struct rw_semaphore *sem, bool demote)
 		if (h->ip != (u64)sem)
 			continue;
 		now = bpf_ktime_get_ns();
-		inode = classify_lock(sem, &class);
+		inode = classify_lock(sem, &class, false);
 		if (inode) {
-			fill_key(&k, inode, h->class, h->mode);
+			fill_key(&k, inode, h->class, h->mode, false);
 			s = lookup_or_init(&lock_holds, &k, &zero_stats, ILOCK_LOST_HOLD_MAP_FULL);
 			if (s)
 				stats_add(s, now > h->start_ns ? now - h->start_ns : 0);

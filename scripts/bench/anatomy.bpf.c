@@ -8,6 +8,10 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym;
+extern void bpf_task_release(struct task_struct *p) __ksym;
 
 struct key { u64 ino; u32 dev; u8 class, mode; u16 pad; };
 struct val { u64 count, total, max, hist[32]; };
@@ -182,6 +186,56 @@ SEC("tp_btf/xfs_iunlock")
 int BPF_PROG(an_stackid, struct xfs_inode *ip, unsigned int flags)
 {
 	return bpf_get_stackid(ctx, &stacks, 0) == -1;
+}
+
+/*
+ * Reading through a bare address (a lock's owner, a lock's inode): four
+ * loads the way classify_lock and read_holder do them, by helper call...
+ */
+static __always_inline u64 bare(struct xfs_inode *ip)
+{
+	return (u64)ip + bpf_core_field_offset(struct xfs_inode, i_vnode);
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_probe_read4, struct xfs_inode *ip, unsigned int flags)
+{
+	struct inode *inode = (void *)bare(ip);
+	void *mapping = NULL;
+	struct super_block *sb = NULL;
+	u64 ino = 0;
+	u32 dev = 0;
+
+	bpf_probe_read_kernel(&mapping, sizeof(mapping), &inode->i_mapping);
+	bpf_probe_read_kernel(&sb, sizeof(sb), &inode->i_sb);
+	bpf_probe_read_kernel(&dev, sizeof(dev), &sb->s_dev);
+	bpf_probe_read_kernel(&ino, sizeof(ino), &inode->i_ino);
+	return mapping == (void *)ino + dev;
+}
+
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym __weak;
+
+/* ...and by loads the JIT guards itself (bpf_rdonly_cast: no call at all) */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_cast_read4, struct xfs_inode *ip, unsigned int flags)
+{
+	struct inode *inode = bpf_rdonly_cast((void *)bare(ip), bpf_core_type_id_kernel(struct inode));
+	void *mapping = inode->i_mapping;
+	u64 ino = inode->i_ino;
+	u32 dev = inode->i_sb->s_dev;
+
+	return mapping == (void *)ino + dev;
+}
+
+/* a trusted pointer to another task, as the holder lookup takes one */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_task_from_pid, struct xfs_inode *ip, unsigned int flags)
+{
+	struct task_struct *t = bpf_task_from_pid(bpf_get_current_pid_tgid() >> 32);
+
+	if (t)
+		bpf_task_release(t);
+	return 0;
 }
 
 /* last in the chain: an empty program after all the others */
