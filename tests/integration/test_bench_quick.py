@@ -192,8 +192,11 @@ def test_interrupt_cleans_up(tmp_path):
     mount, loop device or file is left, and the sysctl is put back."""
     base = tmp_path / "images"
     base.mkdir()
+    # a 10 s bpf_stats run: the signal, 1.5 s after the sysctl is set, must
+    # land inside it even when a loaded machine delays this reader (with
+    # --quick's 3 s it once came after the run had ended)
     p = subprocess.Popen([sys.executable, OVERHEAD, "--quick", "-v", "--conditions",
-                          "baseline,ilock", "--tmpdir", str(base)],
+                          "baseline,ilock", "--stats-seconds", "10", "--tmpdir", str(base)],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 90
