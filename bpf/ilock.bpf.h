@@ -498,16 +498,40 @@ static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
 	atomic_max(&s->max_ns, ns);
 }
 
-/* One wait of ns on the pair k. */
-static __always_inline void edge_add(const struct ilock_edge_key *k, u64 ns)
+/* One wait of ns on the pair k; its stats, NULL when the map is full. */
+static __always_inline struct ilock_edge_stats *edge_add(const struct ilock_edge_key *k, u64 ns)
 {
 	struct ilock_edge_stats *es = edge_stats(k);
 
 	if (!es)
-		return;
+		return NULL;
 	__sync_fetch_and_add(&es->count, 1);
 	__sync_fetch_and_add(&es->total_ns, ns);
 	atomic_max(&es->max_ns, ns);
+	return es;
+}
+
+/*
+ * Count the waiter's stack in the pair's slot (struct ilock_edge_wstack) if
+ * it is the pair's first one, claiming the slot's stack if none is yet.
+ * False: another stack has it; count this one in stack_waits.
+ */
+static __always_inline bool edge_wstack_add(struct ilock_edge_stats *es, u64 stack, u64 ns)
+{
+	/* the slot's wstack follows its stats (struct ilock_edge_slot) */
+	struct ilock_edge_wstack *w = (void *)(es + 1);
+	u64 mine = stack + 1, cur = *(volatile u64 *)&w->stack1;
+
+	if (!cur) {
+		cur = __sync_val_compare_and_swap(&w->stack1, 0, mine);
+		if (!cur)
+			cur = mine;
+	}
+	if (cur != mine)
+		return false;
+	__sync_fetch_and_add(&w->count, 1);
+	__sync_fetch_and_add(&w->total_ns, ns);
+	return true;
 }
 
 #endif /* ILOCK_BPF_H */

@@ -699,16 +699,17 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
 					 s64 waiter_stack)
 {
 	u8 range = ilock_range_class(hop, wop);
+	struct ilock_edge_stats *es;
 
 	ek->holder_op = hop->op;
 	ek->holder_op_flags = hop->flags & ILOCK_OPF_KEY_MASK;
 	ek->waiter_op = wop->op;
 	ek->waiter_op_flags = wop->flags & ILOCK_OPF_KEY_MASK;
 	ek->range = range;
-	edge_add(ek, ns);
+	es = edge_add(ek, ns);
 	if (!cfg_ops)
 		return;
-	if (waiter_stack >= 0)
+	if (waiter_stack >= 0 && !(es && edge_wstack_add(es, (u64)waiter_stack, ns)))
 		add_stack(ek, (u64)waiter_stack, ILOCK_STACK_WAITER, ns);
 	if (holder_stack)
 		add_stack(ek, holder_stack, ILOCK_STACK_HOLDER, ns);

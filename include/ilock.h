@@ -324,9 +324,23 @@ struct ilock_wait_slot {
 	struct ilock_stats s;
 };
 
+/*
+ * The first waiter stack a pair saw, counted in the pair's own slot: a
+ * waiter on one pair nearly always waits from the same place, and its own
+ * stack_waits entry was one more cold hash entry per wait (~250 ns here,
+ * docs/PERFORMANCE.md). Other stacks of the pair go to stack_waits. The BPF
+ * side claims stack1 before it counts, so a count means a stack.
+ */
+struct ilock_edge_wstack {
+	__u64 stack1;      /* the waiter stack map id + 1; 0: none claimed yet */
+	__u64 count;
+	__u64 total_ns;
+};
+
 struct ilock_edge_slot {
 	struct ilock_edge_key k;
 	struct ilock_edge_stats s;
+	struct ilock_edge_wstack w;
 };
 
 struct ilock_stack_key {

@@ -852,6 +852,25 @@ int snap_add_stack(struct snapshot *s, const struct ilock_stack_key *k,
 	return 0;
 }
 
+int snap_add_edge_wstack(struct snapshot *s, const struct ilock_edge_key *k, const void *stats)
+{
+	const struct ilock_edge_wstack *w =
+		(const void *)((const char *)stats + offsetof(struct ilock_edge_slot, w) -
+			       offsetof(struct ilock_edge_slot, s));
+	/* acquire: the BPF side claims stack1 before its first count */
+	struct ilock_stack_stats st = { .count = __atomic_load_n(&w->count, __ATOMIC_ACQUIRE) };
+	struct ilock_stack_key sk;
+
+	if (!st.count || !w->stack1)
+		return 0;
+	st.total_ns = w->total_ns;
+	memset(&sk, 0, sizeof(sk));
+	sk.edge = *k;
+	sk.stack = w->stack1 - 1;
+	sk.kind = ILOCK_STACK_WAITER;
+	return snap_add_stack(s, &sk, &st);
+}
+
 /* The key of a frames row: kind, padding and id, all zeroed first. */
 static void frames_key(struct frames_row *key, uint8_t kind, uint64_t id)
 {

@@ -138,6 +138,12 @@ int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
 		   const struct ilock_range_stats *st);
 int snap_add_stack(struct snapshot *s, const struct ilock_stack_key *k,
 		   const struct ilock_stack_stats *st);
+/*
+ * The waiter stack kept in a pair's slot (struct ilock_edge_wstack), as a
+ * stack row of that pair. stats points at the slot's stats, as a slot scan
+ * hands them over; nothing is added while the slot has counted no stack.
+ */
+int snap_add_edge_wstack(struct snapshot *s, const struct ilock_edge_key *k, const void *stats);
 int snap_add_frames(struct snapshot *s, uint8_t kind, uint64_t id,
 		    const struct ilock_stack_frames *f);
 const struct ilock_stack_frames *snap_find_frames(const struct snapshot *s, uint8_t kind,

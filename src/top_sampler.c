@@ -143,6 +143,16 @@ static int take_stack(void *ctx, const void *k, const void *v)
 	return snap_add_stack(s->stk_out, sk, v);
 }
 
+static int take_wstack(void *ctx, const void *k, const void *v)
+{
+	struct top_sampler *s = ctx;
+	const struct ilock_edge_key *ek = k;
+
+	if (ek->dev != s->stk_dev || ek->ino != s->stk_ino)
+		return 0;
+	return snap_add_edge_wstack(s->stk_out, ek, v);
+}
+
 int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struct snapshot *out)
 {
 	int err;
@@ -152,6 +162,8 @@ int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struc
 	s->stk_dev = dev;
 	s->stk_ino = ino;
 	err = tracer_scan_map(s->t, s->t->skel->maps.stack_waits, take_stack, s);
+	if (err >= 0)
+		err = tracer_scan_edges(s->t, take_wstack, s);
 	if (err < 0)
 		return err;
 	/* the frames of just these stacks, one lookup each */

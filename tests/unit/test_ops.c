@@ -369,6 +369,49 @@ static void test_model(void)
 	snap_free(&m);
 }
 
+/* The waiter stack a pair's slot keeps (struct ilock_edge_wstack) becomes a stack row. */
+static void test_edge_wstack(void)
+{
+	struct ilock_edge_slot slot;
+	struct snapshot s;
+	struct ilock_edge_key e = edge(4257, ILOCK_OP_BUFFERED_WRITE, 0, 4254,
+				       ILOCK_OP_BUFFERED_READ, ILOCK_RANGE_DISJOINT);
+
+	snap_init(&s);
+	memset(&slot, 0, sizeof(slot));
+	slot.k = e;
+	slot.s.count = 5;
+	/* nothing counted yet, or claimed with no count: no row */
+	CHECK(snap_add_edge_wstack(&s, &slot.k, &slot.s) == 0);
+	slot.w.stack1 = 8;
+	CHECK(snap_add_edge_wstack(&s, &slot.k, &slot.s) == 0);
+	CHECK_EQ_U(s.nstacks, 0);
+	/* a count without a stack is never written; still no row */
+	slot.w.stack1 = 0;
+	slot.w.count = 3;
+	CHECK(snap_add_edge_wstack(&s, &slot.k, &slot.s) == 0);
+	CHECK_EQ_U(s.nstacks, 0);
+	/* stack map id 7, stored as 8; id 0 is a real id, stored as 1 */
+	slot.w.stack1 = 8;
+	slot.w.total_ns = 3000;
+	CHECK(snap_add_edge_wstack(&s, &slot.k, &slot.s) == 0);
+	CHECK_EQ_U(s.nstacks, 1);
+	CHECK(memcmp(&s.stacks[0].k.edge, &e, sizeof(e)) == 0);
+	CHECK_EQ_U(s.stacks[0].k.stack, 7);
+	CHECK_EQ_U(s.stacks[0].k.kind, ILOCK_STACK_WAITER);
+	CHECK_EQ_U(s.stacks[0].s.count, 3);
+	CHECK_EQ_U(s.stacks[0].s.total_ns, 3000);
+	/* a stack_waits row with the same key adds up with it */
+	add_stack(&s, e, ILOCK_STACK_WAITER, 7, 2, 500);
+	CHECK_EQ_U(s.nstacks, 1);
+	CHECK_EQ_U(s.stacks[0].s.count, 5);
+	slot.w.stack1 = 1;
+	CHECK(snap_add_edge_wstack(&s, &slot.k, &slot.s) == 0);
+	CHECK_EQ_U(s.nstacks, 2);
+	CHECK_EQ_U(s.stacks[1].k.stack, 0);
+	snap_free(&s);
+}
+
 static void test_ksyms(void)
 {
 	struct ksyms k = { 0 };
@@ -508,6 +551,7 @@ int main(void)
 	test_names();
 	test_pairs();
 	test_model();
+	test_edge_wstack();
 	test_ksyms();
 	test_golden();
 	UNIT_DONE();
