@@ -372,9 +372,12 @@ static int wait_entry(void *ctx, const void *key, const void *val)
 	return snap_add_wait(ctx, key, val);
 }
 
+/* A pair, and the waiter stack its slot keeps (struct ilock_edge_wstack). */
 static int edge_entry(void *ctx, const void *key, const void *val)
 {
-	return snap_add_edge(ctx, key, val);
+	int err = snap_add_edge(ctx, key, val);
+
+	return err ? err : snap_add_edge_wstack(ctx, key, val);
 }
 
 static int hold_entry(void *ctx, const void *key, const void *val)

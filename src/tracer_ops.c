@@ -202,11 +202,6 @@ static int stack_entry(void *ctx, const void *k, const void *v)
 	return snap_add_stack(ctx, k, v);
 }
 
-static int wstack_entry(void *ctx, const void *k, const void *v)
-{
-	return snap_add_edge_wstack(ctx, k, v);
-}
-
 static int dio_entry(void *ctx, const void *k, const void *v)
 {
 	return snap_add_dio(ctx, k, *(const uint64_t *)v);
@@ -251,7 +246,6 @@ int tracer_ops_read(struct tracer *t, struct snapshot *s)
 
 	if ((err = snap_ranges_from_edges(s)) ||
 	    (err = tracer_scan_map(t, k->maps.stack_waits, stack_entry, s)) ||
-	    (err = tracer_scan_edges(t, wstack_entry, s)) ||
 	    (err = tracer_scan_map(t, k->maps.dio_writes, dio_entry, s)) ||
 	    (err = tracer_read_frames(t, s)))
 		return err;
