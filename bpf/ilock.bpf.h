@@ -518,8 +518,7 @@ static __always_inline struct ilock_edge_stats *edge_add(const struct ilock_edge
  */
 static __always_inline bool edge_wstack_add(struct ilock_edge_stats *es, u64 stack, u64 ns)
 {
-	/* the slot's wstack follows its stats (struct ilock_edge_slot) */
-	struct ilock_edge_wstack *w = (void *)(es + 1);
+	struct ilock_edge_wstack *w = (void *)es + ILOCK_EDGE_WSTACK_FROM_STATS;
 	u64 mine = stack + 1, cur = *(volatile u64 *)&w->stack1;
 
 	if (!cur) {

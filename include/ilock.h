@@ -343,6 +343,10 @@ struct ilock_edge_slot {
 	struct ilock_edge_wstack w;
 };
 
+/* From a slot's stats, as slot_stats() and slots_scan() hand them out, to its w. */
+#define ILOCK_EDGE_WSTACK_FROM_STATS \
+	(offsetof(struct ilock_edge_slot, w) - offsetof(struct ilock_edge_slot, s))
+
 struct ilock_stack_key {
 	struct ilock_edge_key edge;
 	__u64 stack;    /* waiter: stack map id; holder: hash of the frames */

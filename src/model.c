@@ -855,8 +855,7 @@ int snap_add_stack(struct snapshot *s, const struct ilock_stack_key *k,
 int snap_add_edge_wstack(struct snapshot *s, const struct ilock_edge_key *k, const void *stats)
 {
 	const struct ilock_edge_wstack *w =
-		(const void *)((const char *)stats + offsetof(struct ilock_edge_slot, w) -
-			       offsetof(struct ilock_edge_slot, s));
+		(const void *)((const char *)stats + ILOCK_EDGE_WSTACK_FROM_STATS);
 	/* acquire: the BPF side claims stack1 before its first count */
 	struct ilock_stack_stats st = { .count = __atomic_load_n(&w->count, __ATOMIC_ACQUIRE) };
 	struct ilock_stack_key sk;
