@@ -43,7 +43,7 @@ struct pending_wait {
 	s64 waiter_stack;    /* stack map id; < 0: none */
 };
 
-/* XFS locks this thread holds, from xfs_ilock to xfs_iunlock. */
+/* Inode rwsems this thread holds (--holds=all: rwsem_hold.bpf.c). */
 #define ILOCK_HOLD_SLOTS 8
 
 struct hold_slot {
@@ -52,6 +52,55 @@ struct hold_slot {
 	u8 class;
 	u8 mode;
 	u8 nowait;           /* from xfs_ilock_nowait: may never have been taken */
+};
+
+/*
+ * XFS holds being timed, from xfs_ilock to xfs_iunlock, in one table for
+ * all threads: bucket = hash(task, inode, class), two 32-byte entries each.
+ * Found from the task pointer and the inode alone, so the xfs_iunlock of a
+ * hold that is not being timed (sampled out) costs a load and a compare,
+ * not a task-storage lookup (xfs_hold.bpf.c). Keyed by dev and ino, not by
+ * the xfs_inode pointer: a trusted tp_btf pointer cannot be hashed.
+ */
+#define ILOCK_HOLD_BUCKETS 4096
+#define ILOCK_HOLD_WAYS 2
+
+struct hold_entry {
+	u64 task;            /* struct task_struct *; 0: free */
+	u64 ino;
+	u64 start_ns;
+	u32 dev;
+	u16 weight;          /* acquisitions this one stands for: 1, or the sampling rate */
+	u8 class;
+	u8 mode : 4;
+	u8 nowait : 1;       /* from xfs_ilock_nowait: may never have been taken */
+};
+
+struct hold_bucket {
+	struct hold_entry e[ILOCK_HOLD_WAYS];
+};
+
+/*
+ * The hold sampler: a token bucket per CPU and inode (by hash), so one hot
+ * file cannot use up another's: every acquisition is timed while its
+ * bucket has tokens (cfg_hold_exact_per_win a jiffy, kept up to
+ * cfg_hold_burst), then one in cfg_hold_one_in, weighted by that rate.
+ */
+#define ILOCK_HOLD_RATE_SLOTS 1024
+
+struct hold_rate {
+	u32 jiffy;           /* of the last refill, low 32 bits */
+	u32 tokens;
+	u32 skip;
+	u32 pad;
+};
+
+/* Per CPU: the sweep of stale hold entries, and jiffies as last read (xfs_hold.bpf.c). */
+struct hold_sweeper {
+	u32 next;            /* the next bucket to look in */
+	u32 nowait_bucket;   /* + 1: the bucket of this CPU's last trylock; 0: none */
+	u32 jiffy;           /* low 32 bits; 0: not read yet */
+	u32 reads;           /* events out of tokens, for reading jiffies every 8th */
 };
 
 /*
@@ -194,6 +243,27 @@ typedef struct {
 } task_state_map_t;
 
 typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ILOCK_HOLD_BUCKETS);
+	__type(key, u32);
+	__type(value, struct hold_bucket);
+} hold_table_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, ILOCK_HOLD_RATE_SLOTS);
+	__type(key, u32);
+	__type(value, struct hold_rate);
+} hold_rate_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct hold_sweeper);
+} hold_sweeper_map_t;
+
+typedef struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, ILOCK_COUNTER_MAX);
 	__type(key, u32);
@@ -272,6 +342,9 @@ extern frames_map_t holder_frames SEC(".maps");
 extern dio_map_t dio_writes SEC(".maps");
 extern frames_scratch_t frames_scratch SEC(".maps");
 extern budget_map_t stack_budget SEC(".maps");
+extern hold_table_t hold_table SEC(".maps");
+extern hold_rate_map_t hold_rates SEC(".maps");
+extern hold_sweeper_map_t hold_sweepers SEC(".maps");
 
 /* Filters and switches, set by userspace between open and load. */
 extern const volatile __u32 cfg_tgid;          /* 0: any process */
@@ -291,10 +364,23 @@ extern const volatile __u64 cfg_stack_reuse_ns;   /* a thread's waiter stack is 
 extern const volatile __u32 cfg_holder_stacks_cpu_sec; /* cap on holder stacks per CPU and second */
 extern const volatile __u32 cfg_wait_slots;       /* = wait_slots' max_entries */
 extern const volatile __u32 cfg_edge_slots;       /* = edge_slots' max_entries */
+extern const volatile __u32 cfg_xfs_holds;        /* the XFS hold programs are attached */
+extern const volatile __u32 cfg_hold_one_in;      /* time 1 in this many holds over the budget */
+extern const volatile __u32 cfg_hold_exact_per_win; /* hold tokens a CPU gets a jiffy */
+extern const volatile __u32 cfg_hold_burst;       /* ... and keeps at most */
 
 /* Slots handed out so far; userspace reads these to know how far to look. */
 extern __u32 wait_slots_used;
 extern __u32 edge_slots_used;
+/*
+ * Entries in use in hold_table, in all and by hash of their task. While
+ * the first is 0 no hold is being timed, and xfs_iunlock returns before it
+ * reads the inode, the task or a bucket; while its task's count is 0 (a
+ * trylock that failed elsewhere, say), before it reads a clock or a bucket.
+ */
+#define ILOCK_HOLD_TASK_SLOTS 1024
+extern __u64 holds_timing;
+extern __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS];
 
 extern const struct ilock_stats zero_stats;
 extern const struct ilock_stack_stats zero_stack;
@@ -480,7 +566,8 @@ static __always_inline void atomic_max(u64 *p, u64 v)
 	count(ILOCK_LOST_MAX_RACE);
 }
 
-static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
+/* One event of ns standing for w events (w > 1: a sampled XFS hold). */
+static __always_inline void stats_add_w(struct ilock_stats *s, u64 ns, u64 w)
 {
 	/*
 	 * 64-bit index with a compiler barrier: a u32 here became a 32-bit
@@ -491,11 +578,59 @@ static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
 	u64 slot = ilock_hist_slot(ns);
 
 	barrier_var(slot);
-	__sync_fetch_and_add(&s->count, 1);
-	__sync_fetch_and_add(&s->total_ns, ns);
+	__sync_fetch_and_add(&s->count, w);
+	__sync_fetch_and_add(&s->total_ns, ns * w);
 	if (slot < ILOCK_HIST_SLOTS)
-		__sync_fetch_and_add(&s->hist[slot], 1);
+		__sync_fetch_and_add(&s->hist[slot], w);
 	atomic_max(&s->max_ns, ns);
+}
+
+static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
+{
+	stats_add_w(s, ns, 1);
+}
+
+static __always_inline u32 *hold_task_count(u64 task)
+{
+	u32 k = (u32)((task * 0x9E3779B97F4A7C15ULL) >> 54) & (ILOCK_HOLD_TASK_SLOTS - 1);
+
+	return &holds_by_task[k];
+}
+
+/* May task be timing a hold? Two loads, most often of lines no CPU just wrote. */
+static __always_inline bool hold_maybe_timing(u64 task)
+{
+	return *(volatile u32 *)hold_task_count(task) != 0;
+}
+
+static __always_inline u32 hold_bucket_index(u64 task, u32 dev, u64 ino, u32 class)
+{
+	u64 x = (task >> 6) ^ (ino * 0x9E3779B97F4A7C15ULL) ^ ((u64)dev << 40) ^ class;
+
+	x ^= x >> 31;
+	x *= 0xBF58476D1CE4E5B9ULL;
+	return (u32)(x >> 40) & (ILOCK_HOLD_BUCKETS - 1);
+}
+
+/* The hold-table bucket of (task, dev:ino, class); NULL never in practice. */
+static __always_inline struct hold_bucket *hold_bucket_of(u64 task, u32 dev, u64 ino, u32 class)
+{
+	u32 k = hold_bucket_index(task, dev, ino, class);
+
+	return bpf_map_lookup_elem(&hold_table, &k);
+}
+
+/* The entry timing task's hold of (dev:ino, class), or NULL: not timed, or not ours. */
+static __always_inline struct hold_entry *hold_find(struct hold_bucket *b, u64 task, u32 dev,
+						    u64 ino, u32 class)
+{
+	for (int i = 0; i < ILOCK_HOLD_WAYS; i++) {
+		struct hold_entry *e = &b->e[i];
+
+		if (e->task == task && e->ino == ino && e->dev == dev && e->class == class)
+			return e;
+	}
+	return NULL;
 }
 
 /* One wait of ns on the pair k; its stats, NULL when the map is full. */

@@ -151,18 +151,21 @@ static __always_inline __attribute__((unused)) int on_begin(void *lock, unsigned
 }
 
 /* An XFS hold starts when the lock is acquired, not when xfs_ilock fired. */
-static __always_inline void hold_starts_now(struct task_state *ts, u64 now)
+static __always_inline void hold_starts_now(const struct pending_wait *p, u64 now)
 {
-	const struct pending_wait *p = &ts->wait;
+	struct hold_bucket *b;
+	struct hold_entry *e;
+	u64 task;
 
-	if (!p->xfs_ip)
+	if (!cfg_xfs_holds || !p->xfs_ip || !*(volatile u64 *)&holds_timing)
 		return;
-	for (int i = 0; i < ILOCK_HOLD_SLOTS; i++) {
-		struct hold_slot *h = &ts->holds[i];
-
-		if (h->ip == p->xfs_ip && h->class == p->key.class && h->start_ns < now)
-			h->start_ns = now;
-	}
+	task = bpf_get_current_task();
+	if (!hold_maybe_timing(task))
+		return;
+	b = hold_bucket_of(task, p->key.dev, p->key.ino, p->key.class);
+	e = b ? hold_find(b, task, p->key.dev, p->key.ino, p->key.class) : NULL;
+	if (e && e->start_ns < now)
+		e->start_ns = now;
 }
 
 static __always_inline int on_end(void *lock, bool btf)
@@ -210,7 +213,7 @@ static __always_inline int on_end(void *lock, bool btf)
 	if (s)
 		stats_add(s, ns);
 	ops_wait_end(ts, p, pid_tgid, ns);
-	hold_starts_now(ts, now);
+	hold_starts_now(p, now);
 	p->lock = 0;
 	return 0;
 }

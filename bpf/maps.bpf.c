@@ -17,6 +17,9 @@ frames_map_t holder_frames SEC(".maps");
 dio_map_t dio_writes SEC(".maps");
 frames_scratch_t frames_scratch SEC(".maps");
 budget_map_t stack_budget SEC(".maps");
+hold_table_t hold_table SEC(".maps");
+hold_rate_map_t hold_rates SEC(".maps");
+hold_sweeper_map_t hold_sweepers SEC(".maps");
 
 const volatile __u32 cfg_tgid = 0;
 const volatile __u32 cfg_comm_on = 0;
@@ -35,9 +38,15 @@ const volatile __u64 cfg_stack_reuse_ns = 1000000000ULL;
 const volatile __u32 cfg_holder_stacks_cpu_sec = 200;
 const volatile __u32 cfg_wait_slots = ILOCK_DEF_LOCKS;
 const volatile __u32 cfg_edge_slots = ILOCK_DEF_EDGES;
+const volatile __u32 cfg_xfs_holds = 0;
+const volatile __u32 cfg_hold_one_in = 1;
+const volatile __u32 cfg_hold_exact_per_win = 0;
+const volatile __u32 cfg_hold_burst = 0;
 
 __u32 wait_slots_used = 0;
 __u32 edge_slots_used = 0;
+__u64 holds_timing = 0;
+__u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS] = {};
 
 const struct ilock_stats zero_stats = {};
 const struct ilock_stack_stats zero_stack = {};

@@ -7,8 +7,8 @@
  * measured in docs/PERFORMANCE.md. Needs fentry; optional programs,
  * turned on by userspace from the feature probes.
  *
- * Per-thread hold slots are shared with xfs_hold.bpf.c, keyed here by the
- * semaphore's address (there by the xfs_inode's; the two never coincide).
+ * Per-thread hold slots in task storage, keyed by the semaphore's address.
+ * Every hold is timed here: fentry is the costly path anyway.
  */
 #include "ilock.bpf.h"
 #include "inode.bpf.h"

@@ -5,6 +5,7 @@
  * after it is released; when the taker had to wait, lockwait.bpf.c moves the
  * start to the end of the wait, so a hold is acquire-to-release.
  *
+ * Above a per-CPU rate only a sample of the holds is timed (hold_weight).
  * Optional: userspace turns these programs off when XFS is absent.
  */
 #include "ilock.bpf.h"
@@ -25,23 +26,6 @@ static const u32 xfs_shared_bit[XFS_CLASSES] = {
 	[ILOCK_CLASS_INVALIDATE] = ILOCK_XFS_MMAPLOCK_SHARED,
 	[ILOCK_CLASS_XFS_ILOCK] = ILOCK_XFS_ILOCK_SHARED,
 };
-
-/* The slot holding (ip, class), or else a free one in *free (-1 if none). */
-static __always_inline int find_slot(struct task_state *ts, u64 ip, u32 class, int *free)
-{
-	int found = -1;
-
-	*free = -1;
-	for (int i = 0; i < ILOCK_HOLD_SLOTS; i++) {
-		struct hold_slot *h = &ts->holds[i];
-
-		if (h->ip == ip && h->class == class)
-			found = i;
-		else if (!h->ip && *free < 0)
-			*free = i;
-	}
-	return found;
-}
 
 /*
  * tp_btf hands us a trusted xfs_inode pointer: plain (CO-RE relocated)
@@ -85,10 +69,184 @@ static __always_inline bool hold_wanted(struct xfs_inode *ip, bool btf, u32 flag
 	return (!cfg_dev || dev == cfg_dev) && (!cfg_ino || ino == cfg_ino);
 }
 
+/*
+ * Is this acquisition of dev:ino timed, and for how many does it stand?
+ * Every one while its bucket (this CPU's, this inode's by hash) has
+ * tokens: cfg_hold_exact_per_win a jiffy, kept up to cfg_hold_burst. Then
+ * 1 in cfg_hold_one_in (a power of two), weighted by that rate, so counts
+ * and histograms stay unbiased estimates. 0: not timed. A light load is
+ * timed whole, and a rare long hold on one file is not lost to another
+ * file's traffic; on a heavy load most events cost the floor plus a few
+ * loads (docs/PERFORMANCE.md). Per-CPU state: these programs do not nest.
+ */
+static __always_inline u32 hold_weight(u32 dev, u64 ino)
+{
+	struct hold_sweeper *hs;
+	struct hold_rate *r;
+	u32 k, skip, zero = 0;
+	u64 add;
+
+	if (cfg_hold_one_in <= 1)
+		return 1;
+	k = (u32)(((ino ^ ((u64)dev << 32)) * 0x9E3779B97F4A7C15ULL) >> 54) &
+	    (ILOCK_HOLD_RATE_SLOTS - 1);
+	r = bpf_map_lookup_elem(&hold_rates, &k);
+	if (!r)
+		return 1;
+	if (r->tokens) {
+		r->tokens--;
+		return 1;
+	}
+	/*
+	 * Out of tokens: a new jiffy brings more. Jiffies is a helper call
+	 * (~20 ns here), so this CPU reads it on every 8th such event and
+	 * buckets compare with that. A bucket last filled before it is filled
+	 * at once; one filled at it (a hot inode) waits for the next read.
+	 */
+	hs = bpf_map_lookup_elem(&hold_sweepers, &zero);
+	if (!cfg_hold_exact_per_win || !hs)
+		goto sample;
+	if (!hs->jiffy || !(++hs->reads & 7))
+		hs->jiffy = (u32)bpf_jiffies64() | 1;
+	if (hs->jiffy != r->jiffy) {
+		add = (u64)(hs->jiffy - r->jiffy) * cfg_hold_exact_per_win;
+		if (!r->jiffy)
+			add = cfg_hold_burst;  /* never filled: a full bucket */
+		r->jiffy = hs->jiffy;
+		r->tokens = (add < cfg_hold_burst ? add : cfg_hold_burst) - 1;
+		return 1;
+	}
+sample:
+	skip = ++r->skip;
+	return (skip & (cfg_hold_one_in - 1)) ? 0 : cfg_hold_one_in;
+}
+
+/* A timed entry older than this may be taken over by another hold. */
+#define HOLD_STALE_NS (10ULL * 1000000000ULL)
+/* ... and a trylock's (which may have failed, leaving no unlock) after this. */
+#define HOLD_NOWAIT_STALE_NS 1000000ULL
+
+static __always_inline bool hold_reclaimable(const struct hold_entry *e, u64 now)
+{
+	u64 age = now > e->start_ns ? now - e->start_ns : 0;
+
+	return age > (e->nowait ? HOLD_NOWAIT_STALE_NS : HOLD_STALE_NS);
+}
+
+/* An entry taken (task) or given up (old) by a CAS of its task field: the gates. */
+static __always_inline void hold_counted(u64 task, u64 old)
+{
+	if (task)
+		__sync_fetch_and_add(hold_task_count(task), 1);
+	if (old)
+		__sync_fetch_and_add(hold_task_count(old), -1);
+	if (!old)
+		__sync_fetch_and_add(&holds_timing, 1);
+	else if (!task)
+		__sync_fetch_and_add(&holds_timing, -1);
+}
+
+/* Release task's entry, its task field last. */
+static __always_inline void hold_free(struct hold_entry *e, u64 task)
+{
+	e->task = 0;
+	hold_counted(0, task);
+}
+
+/*
+ * Free the stale entries of bucket k: a failed trylock never unlocks, and
+ * its entry would hold the gates open. Each timed unlock looks at the
+ * bucket of this CPU's last trylock, until that entry is gone, and at one
+ * more in turn. True: a trylock's entry is still there, too young to free.
+ */
+static __always_inline bool hold_sweep(u32 k, u64 now, bool nowait)
+{
+	struct hold_bucket *b = bpf_map_lookup_elem(&hold_table, &k);
+	bool young = false;
+
+	if (!b)
+		return false;
+	for (int i = 0; i < ILOCK_HOLD_WAYS; i++) {
+		struct hold_entry *e = &b->e[i];
+		u64 cur = *(volatile u64 *)&e->task;
+
+		if (!cur)
+			continue;
+		if (!hold_reclaimable(e, now)) {
+			young |= nowait && e->nowait;
+			continue;
+		}
+		if (__sync_val_compare_and_swap(&e->task, cur, 0) != cur)
+			continue;
+		hold_counted(0, cur);
+		if (!e->nowait)
+			count(ILOCK_LOST_HOLD_REPLACED);
+	}
+	return young;
+}
+
+static __always_inline void hold_fill(struct hold_entry *e, u32 dev, u64 ino, u64 now, u32 w,
+				      u32 c, u8 mode, bool nowait)
+{
+	e->ino = ino;
+	e->dev = dev;
+	e->start_ns = now;
+	e->weight = w;
+	e->class = c;
+	e->mode = mode;
+	e->nowait = nowait;
+}
+
+
+/*
+ * Start timing task's hold of (dev:ino, class) in the entry returned (NULL:
+ * none free); bucket *k. Entries are claimed by a CAS of their task field,
+ * the first field other threads compare; the rest is then written by the
+ * claiming thread alone, which alone reads it back.
+ */
+static __always_inline struct hold_entry *hold_put(u64 task, u32 dev, u64 ino, u32 c, u8 mode,
+						   bool nowait, u64 now, u32 w, u32 *k)
+{
+	struct hold_bucket *b;
+	struct hold_entry *e;
+
+	*k = hold_bucket_index(task, dev, ino, c);
+	b = bpf_map_lookup_elem(&hold_table, k);
+	if (!b)
+		return NULL;
+	e = hold_find(b, task, dev, ino, c);
+	if (e) {
+		/* a start already there: a failed trylock, or a lost unlock */
+		if (!e->nowait)
+			count(ILOCK_LOST_HOLD_REPLACED);
+		hold_fill(e, dev, ino, now, w, c, mode, nowait);
+		return e;
+	}
+	for (int i = 0; i < ILOCK_HOLD_WAYS; i++) {
+		u64 cur;
+
+		e = &b->e[i];
+		cur = *(volatile u64 *)&e->task;
+		if (cur && !hold_reclaimable(e, now))
+			continue;
+		if (__sync_val_compare_and_swap(&e->task, cur, task) != cur)
+			continue;
+		hold_counted(task, cur);
+		if (cur && !e->nowait)
+			count(ILOCK_LOST_HOLD_REPLACED);
+		hold_fill(e, dev, ino, now, w, c, mode, nowait);
+		return e;
+	}
+	count(ILOCK_LOST_HOLD_START_FULL);
+	return NULL;
+}
+
 static __always_inline int on_lock(struct xfs_inode *ip, bool btf, u32 flags, bool nowait)
 {
-	struct task_state *ts;
-	u64 now;
+	struct hold_entry *put[XFS_CLASSES] = {};
+	struct hold_sweeper *hs;
+	u64 task, now, ino;
+	u32 w, dev, k, zero = 0;
 
 	count(ILOCK_EV_XFS_LOCK);
 	/* maybe-NULL to 6.12's verifier, as in on_unlock */
@@ -97,58 +255,50 @@ static __always_inline int on_lock(struct xfs_inode *ip, bool btf, u32 flags, bo
 	/* the hottest path in ilock: no helper call unless a filter needs it */
 	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
-	ts = my_state();
-	if (!ts) {
-		count(ILOCK_LOST_HOLD_START_FULL);
+	xfs_inode_id(ip, btf, &dev, &ino);
+	w = hold_weight(dev, ino);
+	if (!w)
 		return 0;
-	}
+	count(ILOCK_EV_HOLD_TIMED);
+	hs = bpf_map_lookup_elem(&hold_sweepers, &zero);
+	task = bpf_get_current_task();
 	now = bpf_ktime_get_ns();
 	for (u32 c = 0; c < XFS_CLASSES; c++) {
-		int i, free;
-
 		if (!(flags & (xfs_excl_bit[c] | xfs_shared_bit[c])))
 			continue;
 		if (cfg_class_mask && !(cfg_class_mask & (1U << c)))
 			continue;
-		i = find_slot(ts, (u64)ip, c, &free);
-		if (i >= 0) {
-			/* a start already there: a failed trylock, or a lost unlock */
-			if (!ts->holds[i & (ILOCK_HOLD_SLOTS - 1)].nowait)
-				count(ILOCK_LOST_HOLD_REPLACED);
-		} else if (free >= 0) {
-			i = free;
-		} else {
-			count(ILOCK_LOST_HOLD_START_FULL);
-			continue;
-		}
-		struct hold_slot *h = &ts->holds[i & (ILOCK_HOLD_SLOTS - 1)];
-
-		h->ip = (u64)ip;
-		h->start_ns = now;
-		h->class = c;
-		h->mode = (flags & xfs_excl_bit[c]) ? ILOCK_MODE_EXCL : ILOCK_MODE_SHARED;
-		h->nowait = nowait;
+		put[c] = hold_put(task, dev, ino, c,
+				  (flags & xfs_excl_bit[c]) ? ILOCK_MODE_EXCL : ILOCK_MODE_SHARED,
+				  nowait, now, w, &k);
+		if (nowait && hs && put[c])
+			hs->nowait_bucket = k + 1;
 	}
+	/* the hold starts when we are done: our own work is not the holder's */
+	now = bpf_ktime_get_ns();
+	for (u32 c = 0; c < XFS_CLASSES; c++)
+		if (put[c])
+			put[c]->start_ns = now;
 	return 0;
 }
 
-static __always_inline void hold_done(struct xfs_inode *ip, bool btf, u32 class, u8 mode, u64 ns)
+static __always_inline void hold_done(u32 dev, u64 ino, u32 class, u8 mode, u64 ns, u32 w)
 {
-	struct ilock_key k = { .class = class, .mode = mode };
+	struct ilock_key k = { .dev = dev, .ino = ino, .class = class, .mode = mode };
 	struct ilock_stats *s;
 
-	xfs_inode_id(ip, btf, &k.dev, &k.ino);
 	/* on_unlock has applied the filters (hold_wanted) */
 	s = lookup_or_init(&lock_holds, &k, &zero_stats, ILOCK_LOST_HOLD_MAP_FULL);
 	if (s)
-		stats_add(s, ns);
+		stats_add_w(s, ns, w);
 }
 
 /* Release (demote == false) or demote exclusive to shared (demote == true). */
 static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, bool demote)
 {
-	struct task_state *ts;
-	u64 now;
+	u64 task, ino, now;
+	bool timed = false;
+	u32 dev, zero = 0;
 
 	if (!demote)
 		count(ILOCK_EV_XFS_UNLOCK);
@@ -160,36 +310,61 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 	 */
 	if (!ip || !hold_wanted(ip, btf, flags))
 		return 0;
-	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
-		return 0;
-	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
-	if (!ts) {
-		/* this thread took none of its locks while we watched */
-		count(ILOCK_LOST_HOLD_NO_START);
+	/* no hold is being timed: the common case under sampling, one load */
+	if (!*(volatile u64 *)&holds_timing) {
+		if (cfg_hold_one_in <= 1)
+			count(ILOCK_LOST_HOLD_NO_START);
 		return 0;
 	}
+	task = bpf_get_current_task();
+	if (!hold_maybe_timing(task)) {
+		if (cfg_hold_one_in <= 1)
+			count(ILOCK_LOST_HOLD_NO_START);
+		return 0;
+	}
+	if ((cfg_tgid || cfg_comm_on) && !task_selected(bpf_get_current_pid_tgid()))
+		return 0;
+	/* first of the rest, so that the hold ends before our own work */
 	now = bpf_ktime_get_ns();
+	xfs_inode_id(ip, btf, &dev, &ino);
 	for (u32 c = 0; c < XFS_CLASSES; c++) {
-		struct hold_slot *h;
-		int i, free;
+		struct hold_bucket *b;
+		struct hold_entry *e;
+		u32 w;
+		u8 mode;
 
 		if (!(flags & (xfs_excl_bit[c] | xfs_shared_bit[c])))
 			continue;
 		if (cfg_class_mask && !(cfg_class_mask & (1U << c)))
 			continue;
-		i = find_slot(ts, (u64)ip, c, &free);
-		if (i < 0) {
-			count(ILOCK_LOST_HOLD_NO_START);
+		b = hold_bucket_of(task, dev, ino, c);
+		e = b ? hold_find(b, task, dev, ino, c) : NULL;
+		if (!e) {
+			/* sampled out, unless every hold is timed */
+			if (cfg_hold_one_in <= 1)
+				count(ILOCK_LOST_HOLD_NO_START);
 			continue;
 		}
-		h = &ts->holds[i & (ILOCK_HOLD_SLOTS - 1)];
-		hold_done(ip, btf, c, h->mode, now > h->start_ns ? now - h->start_ns : 0);
+		timed = true;
+		w = e->weight;
+		mode = e->mode;
+		hold_done(dev, ino, c, mode, now > e->start_ns ? now - e->start_ns : 0, w);
 		if (demote) {
 			/* the exclusive hold ends here; a shared one begins */
-			h->start_ns = now;
-			h->mode = ILOCK_MODE_SHARED;
+			e->start_ns = now;
+			e->mode = ILOCK_MODE_SHARED;
+			e->nowait = 0;
 		} else {
-			h->ip = 0;
+			hold_free(e, task);
+		}
+	}
+	if (timed) {
+		struct hold_sweeper *hs = bpf_map_lookup_elem(&hold_sweepers, &zero);
+
+		if (hs) {
+			if (hs->nowait_bucket && !hold_sweep(hs->nowait_bucket - 1, now, true))
+				hs->nowait_bucket = 0;
+			hold_sweep(hs->next++ & (ILOCK_HOLD_BUCKETS - 1), now, false);
 		}
 	}
 	return 0;

@@ -396,6 +396,7 @@ enum ilock_counter {
 	ILOCK_EV_WAIT_BEGUN,       /* ... begun; begun - recorded - replaced = in flight */
 	ILOCK_EV_XFS_LOCK,         /* xfs_ilock / _nowait calls seen */
 	ILOCK_EV_XFS_UNLOCK,       /* xfs_iunlock calls seen */
+	ILOCK_EV_HOLD_TIMED,       /* xfs_ilock calls whose holds were timed (the rest: sampled out) */
 	ILOCK_EV_OP_DEFERRED,      /* waits whose waiter op was known only after the wait */
 	ILOCK_EV_OP_DEFER_DONE,    /* ... of which paired up since; the rest are pending */
 	ILOCK_EV_OP_NEVER,         /* ... of which the op never came: counted as unknown */

@@ -238,6 +238,8 @@ bool cli_holds_value(const char *arg, bool *all, bool *off)
 
 int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen)
 {
+	uint64_t v;
+
 	switch (c) {
 	case OPT_OPS:
 		if (!strcmp(optarg, "default"))
@@ -262,8 +264,36 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 			return -1;
 		}
 		return 1;
+	case OPT_HOLD_SAMPLE:
+		if (!parse_u64(optarg, CLI_HOLD_SAMPLE_MAX, &v) || !v || (v & (v - 1))) {
+			snprintf(err, errlen, "--hold-sample %s: a power of 2 from 1 to %d", optarg,
+				 CLI_HOLD_SAMPLE_MAX);
+			return -1;
+		}
+		o->hold_sample = (uint32_t)v;
+		return 1;
+	case OPT_HOLD_EXACT_RATE:
+		if (!parse_u64(optarg, 1000000, &v)) {
+			snprintf(err, errlen, "--hold-exact-rate %s: holds per second, inode and CPU, "
+				 "0 to 1000000", optarg);
+			return -1;
+		}
+		o->hold_exact_rate = (uint32_t)v;
+		o->hold_exact_rate_set = true;
+		return 1;
 	}
 	return 0;
+}
+
+void cli_hold_sampling_name(const struct ilock_opts *o, char *buf, size_t len)
+{
+	uint32_t one_in, rate;
+
+	cli_hold_sampling(o, &one_in, &rate);
+	if (one_in <= 1)
+		snprintf(buf, len, "every hold");
+	else
+		snprintf(buf, len, "1/%u > %u/s/inode/cpu", one_in, rate);
 }
 
 int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, char *err,

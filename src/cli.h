@@ -39,6 +39,9 @@ struct ilock_opts {
 	uint32_t max_locks;            /* --max-inodes */
 	bool holds_all;                /* --holds=all: every inode rwsem, via fentry */
 	bool holds_off;                /* --holds=off: no hold times, no XFS hold programs */
+	uint32_t hold_sample;          /* --hold-sample N: 1 in N XFS holds over the rate; 0: default */
+	uint32_t hold_exact_rate;      /* --hold-exact-rate R: all holds up to R/s, inode, CPU */
+	bool hold_exact_rate_set;
 	/* operations, ranges and stacks (docs/ranges.md) */
 	uint8_t ops_mode;              /* --ops: enum ilock_ops_mode */
 	bool no_stacks;                /* --no-stacks */
@@ -48,17 +51,39 @@ struct ilock_opts {
 /* --ops; SYSCALLS: no tracepoint that fires on every buffered I/O (docs/ranges.md) */
 enum ilock_ops_mode { ILOCK_OPS_DEFAULT = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL, ILOCK_OPS_SYSCALLS };
 /* Long-only options of the ops feature; numbered clear of the shared enum. */
-enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED };
-#define CLI_OPS_LONGOPTS                                        \
-	{ "ops", required_argument, NULL, OPT_OPS },            \
-	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },      \
-	{ "holds", required_argument, NULL, OPT_HOLDS }
+enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED, OPT_HOLD_SAMPLE, OPT_HOLD_EXACT_RATE };
+#define CLI_OPS_LONGOPTS                                                   \
+	{ "ops", required_argument, NULL, OPT_OPS },                       \
+	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },                 \
+	{ "holds", required_argument, NULL, OPT_HOLDS },                   \
+	{ "hold-sample", required_argument, NULL, OPT_HOLD_SAMPLE },       \
+	{ "hold-exact-rate", required_argument, NULL, OPT_HOLD_EXACT_RATE }
+/*
+ * XFS hold sampling: every hold is timed up to the exact rate per CPU, then
+ * 1 in N, weighted by N (docs/output.md, "Hold times").
+ */
+#define CLI_HOLD_SAMPLE_DEFAULT 64
+#define CLI_HOLD_EXACT_RATE_DEFAULT 250
+#define CLI_HOLD_SAMPLE_MAX 1024
 /* --holds in every tracing command's help: the largest cost knob on XFS. */
 #define CLI_HOLDS_HELP                                                                  \
 	"      --holds=xfs|all|off hold times from the XFS tracepoints (default), or also\n" \
 	"                          of every inode rwsem on any filesystem via fentry on\n"  \
 	"                          down_*/up_* (costly; docs/kernels.md), or none: waits\n" \
-	"                          and pairs alone, at about half the cost per XFS I/O\n"
+	"                          and pairs alone\n"                                       \
+	"      --hold-sample N     above the exact rate, time 1 in N XFS holds and count\n"  \
+	"                          each for N (power of 2, default 64; 1: every hold)\n"  \
+	"      --hold-exact-rate R time every hold of an inode up to R per second and\n"   \
+	"                          CPU, and bursts of up to R after a quieter second\n"   \
+	"                          (default 250)\n"
+/* The hold sampling in effect: 1 in *one_in above *rate per second, inode and CPU. */
+static inline void cli_hold_sampling(const struct ilock_opts *o, uint32_t *one_in, uint32_t *rate)
+{
+	*one_in = o->hold_sample ? o->hold_sample : CLI_HOLD_SAMPLE_DEFAULT;
+	*rate = o->hold_exact_rate_set ? o->hold_exact_rate : CLI_HOLD_EXACT_RATE_DEFAULT;
+}
+/* "1/64 > 250/s/inode/cpu" or "every hold": attach["hold_sampling"], diff's notes. */
+void cli_hold_sampling_name(const struct ilock_opts *o, char *buf, size_t len);
 /* Are kernel stacks taken? --no-stacks, and --ops off, turn them off. */
 static inline bool cli_stacks_on(const struct ilock_opts *o)
 {

@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
+#include <zlib.h>
 
 #include "mounts.h"
 #include "probe.h"
@@ -393,6 +394,42 @@ unsigned probe_filter_scope(uint32_t fs_magic, uint32_t kdev, char *why, size_t 
 	return filter_scope(fs_magic, kdev, fstype, why, len);
 }
 
+/*
+ * CONFIG_HZ from the running kernel's config (/proc/config.gz, else
+ * /boot/config-RELEASE); Debian's 250 when neither is there. Only the XFS
+ * hold sampler's exact-rate budget depends on it.
+ */
+static void probe_hz(struct probe_result *r)
+{
+	static char boot[128];
+	static char text[1 << 18];
+	const char *files[] = { "/proc/config.gz", boot };
+	int n;
+
+	snprintf(boot, sizeof(boot), "/boot/config-%s", r->kernel);
+	for (size_t i = 0; i < 2; i++) {
+		gzFile g = gzopen(files[i], "rb");  /* reads plain files too */
+
+		if (!g)
+			continue;
+		n = 0;
+		for (int got; n < (int)sizeof(text) - 1; n += got) {
+			got = gzread(g, text + n, sizeof(text) - 1 - n);
+			if (got <= 0)
+				break;
+		}
+		gzclose(g);
+		text[n] = 0;
+		r->hz = probe_parse_hz(text);
+		if (r->hz) {
+			r->hz_from = files[i];
+			return;
+		}
+	}
+	r->hz = 250;
+	r->hz_from = "assumed: no kernel config found";
+}
+
 int probe_kernel(struct probe_result *r)
 {
 	struct btf *vm, *xfs = NULL;
@@ -406,6 +443,7 @@ int probe_kernel(struct probe_result *r)
 	r->forced_no_xfs = env_on("ILOCK_NO_XFS");
 	r->forced_no_contention = env_on("ILOCK_NO_CONTENTION_TP");
 	r->forced_no_fentry = env_on("ILOCK_NO_FENTRY");
+	probe_hz(r);
 
 	vm = btf__load_vmlinux_btf();
 	if (vm) {

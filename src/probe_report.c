@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* Probe results and the chosen strategy as text (`ilock probe`, -v) or JSON. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
@@ -40,6 +41,8 @@ void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s
 	fprintf(f, "  XFS: %s\n",
 		!r->xfs_btf ? "not built in or loaded"
 		: r->xfs_module ? "module, BTF from /sys/kernel/btf/xfs" : "built in");
+	if (r->hz)
+		fprintf(f, "  HZ: %u (%s)\n", r->hz, r->hz_from ? r->hz_from : "?");
 	fprintf(f, "  layout: address_space.invalidate_lock %s, xfs_inode.i_mmaplock %s\n",
 		yes_no(r->invalidate_lock), r->xfs_btf ? yes_no(r->xfs_mmaplock) : "-");
 	if (r->slow_in_btf)
@@ -132,4 +135,21 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	capture_json(j, "rwsem_holds", s->rwsem_holds, s->rwsem_holds_why);
 	json_obj_end(j);
 	json_obj_end(j);
+}
+
+unsigned probe_parse_hz(const char *config)
+{
+	const char *p = config;
+
+	while (p && *p) {
+		if (!strncmp(p, "CONFIG_HZ=", 10)) {
+			unsigned long v = strtoul(p + 10, NULL, 10);
+
+			return v >= 24 && v <= 10000 ? (unsigned)v : 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return 0;
 }

@@ -34,6 +34,38 @@ static void set_mode(struct tracer *t, struct prog_pair *p, enum attach_mode m)
 	}
 }
 
+/*
+ * The XFS hold sampler (xfs_hold.bpf.c): a token bucket per CPU and inode,
+ * refilled with the exact rate in whole holds a jiffy (so the rate moves in
+ * steps of HZ per second) and holding one second of it, so a burst after a
+ * quiet second is timed whole; beyond it, 1 in N.
+ */
+static void configure_hold_sampling(struct tracer *t, const struct ilock_opts *o)
+{
+	struct ilock_bpf *s = t->skel;
+	unsigned hz = t->probe.hz ? t->probe.hz : 250;
+	uint32_t one_in, rate;
+	uint64_t per_win;
+
+	cli_hold_sampling(o, &one_in, &rate);
+	per_win = ((uint64_t)rate + hz / 2) / hz;
+	if (rate && !per_win)
+		per_win = 1;
+	s->rodata->cfg_xfs_holds = t->strat.xfs_holds != ATTACH_OFF;
+	s->rodata->cfg_hold_one_in = one_in;
+	s->rodata->cfg_hold_exact_per_win = (uint32_t)per_win;
+	s->rodata->cfg_hold_burst = (uint32_t)(per_win * hz);
+	if (t->strat.xfs_holds == ATTACH_OFF)
+		snprintf(t->hold_sampling, sizeof(t->hold_sampling), "off");
+	else
+		cli_hold_sampling_name(o, t->hold_sampling, sizeof(t->hold_sampling));
+	if (t->nattach < RENDER_MAX_ATTACH) {
+		t->attach[t->nattach].probe = "hold_sampling";
+		t->attach[t->nattach].mode = t->hold_sampling;
+		t->nattach++;
+	}
+}
+
 static void configure(struct tracer *t, const struct ilock_opts *o)
 {
 	struct ilock_bpf *s = t->skel;
@@ -61,6 +93,7 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 	 * up to 6 entries each (3 classes x 2 modes): give them 4x the room.
 	 */
 	bpf_map__set_max_entries(s->maps.lock_holds, 4 * bpf_map__max_entries(s->maps.wait_slots));
+	configure_hold_sampling(t, o);
 }
 
 /*

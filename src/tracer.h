@@ -29,6 +29,7 @@ struct tracer {
 	/* what the filters rule out, so programs only they would need stay off */
 	unsigned fs_drop;        /* FS_* bits */
 	char scope_why[96];
+	char hold_sampling[32];        /* attach["hold_sampling"] */
 	/* the wait and pair slots, mapped read-only after load */
 	struct slot_region waits, edges;
 	/* batch-read buffers, reused across reads */

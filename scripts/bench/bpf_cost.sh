@@ -3,7 +3,7 @@
 # same tracepoints (the floor), during the seed workload on XFS:
 # fio randrw 60/40, 16k, buffered, psync, 8 threads, one 256 MiB file.
 #
-# usage: [ILOCK_ARGS="--no-stacks"] scripts/bench/bpf_cost.sh [ROUNDS] [SECONDS]   (as root)
+# usage: [ILOCK_ARGS="--no-stacks"] [ILOCK_BIN=...] scripts/bench/bpf_cost.sh [ROUNDS] [SECONDS]   (as root)
 #        scripts/bench/bpf_cost.sh --anatomy [ROUNDS] [SECONDS]
 # Prints per round and the median over rounds, ns/event = run_time_ns/run_cnt
 # from kernel.bpf_stats_enabled. The floor and ilock alternate, one run each
@@ -19,7 +19,7 @@ fi
 ROUNDS=${1:-5}
 SECS=${2:-6}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-ILOCK=$REPO/build/ilock
+ILOCK=${ILOCK_BIN:-$REPO/build/ilock}  # ILOCK_BIN: another build, for A/B runs
 B=$REPO/build/bench
 work=$(mktemp -d /tmp/ilock-bpfcost.XXXXXX)
 dev=""

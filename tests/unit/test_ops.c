@@ -543,9 +543,46 @@ static void test_cli(void)
 	CHECK_STR(class_display_name(ILOCK_CLASS_JBD2_WAIT, ILOCK_XFS_SB_MAGIC), "jbd2_wait");
 }
 
+/* --hold-sample and --hold-exact-rate, and the name recordings and diff carry. */
+static void test_cli_hold_sampling(void)
+{
+	struct ilock_opts o;
+	uint32_t one_in, rate;
+	char err[256], name[32];
+	char *d[] = { "stat", NULL };
+	char *e1[] = { "stat", "--hold-sample=1", NULL };
+	char *e2[] = { "top", "--hold-sample", "256", "--hold-exact-rate", "0", NULL };
+	char *b1[] = { "stat", "--hold-sample=48", NULL };
+	char *b2[] = { "stat", "--hold-sample=0", NULL };
+	char *b3[] = { "stat", "--hold-sample=2048", NULL };
+	char *b4[] = { "stat", "--hold-exact-rate=-5", NULL };
+	char *b5[] = { "stat", "--hold-exact-rate", "lots", NULL };
+
+	CHECK(parse(CLI_STAT, &o, err, 1, d) == 0);
+	cli_hold_sampling(&o, &one_in, &rate);
+	CHECK(one_in == CLI_HOLD_SAMPLE_DEFAULT && rate == CLI_HOLD_EXACT_RATE_DEFAULT);
+	cli_hold_sampling_name(&o, name, sizeof(name));
+	CHECK_STR(name, "1/64 > 250/s/inode/cpu");
+	CHECK(parse(CLI_STAT, &o, err, 2, e1) == 0);
+	cli_hold_sampling_name(&o, name, sizeof(name));
+	CHECK_STR(name, "every hold");
+	CHECK(parse(CLI_TOP, &o, err, 5, e2) == 0);
+	cli_hold_sampling(&o, &one_in, &rate);
+	CHECK(one_in == 256 && rate == 0 && o.hold_exact_rate_set);
+	cli_hold_sampling_name(&o, name, sizeof(name));
+	CHECK_STR(name, "1/256 > 0/s/inode/cpu");
+	CHECK(parse(CLI_STAT, &o, err, 2, b1) < 0 &&
+	      strstr(err, "--hold-sample 48: a power of 2 from 1 to 1024"));
+	CHECK(parse(CLI_STAT, &o, err, 2, b2) < 0 && strstr(err, "--hold-sample 0"));
+	CHECK(parse(CLI_STAT, &o, err, 2, b3) < 0 && strstr(err, "--hold-sample 2048"));
+	CHECK(parse(CLI_STAT, &o, err, 2, b4) < 0 && strstr(err, "--hold-exact-rate -5"));
+	CHECK(parse(CLI_STAT, &o, err, 3, b5) < 0 && strstr(err, "--hold-exact-rate lots"));
+}
+
 int main(void)
 {
 	test_cli();
+	test_cli_hold_sampling();
 	test_range_rules();
 	test_range_class();
 	test_names();

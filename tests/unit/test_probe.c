@@ -394,8 +394,19 @@ static void test_printers(void)
 	free(js);
 }
 
+static void test_hz(void)
+{
+	CHECK(probe_parse_hz("# CONFIG_HZ_100 is not set\nCONFIG_HZ_250=y\nCONFIG_HZ=250\n") == 250);
+	CHECK(probe_parse_hz("CONFIG_HZ=1000") == 1000);
+	CHECK(probe_parse_hz("CONFIG_HZ_PERIODIC=y\n# CONFIG_HZ is not set\n") == 0);
+	CHECK(probe_parse_hz("CONFIG_HZ=7\n") == 0);
+	CHECK(probe_parse_hz("") == 0);
+	CHECK(probe_parse_hz(NULL) == 0);
+}
+
 int main(void)
 {
+	test_hz();
 	test_host();
 	test_filter_scope();
 	test_forced();
