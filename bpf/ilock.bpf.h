@@ -104,15 +104,22 @@ struct hold_sweeper {
 };
 
 /*
- * What this thread is doing, from the last I/O tracepoint it hit. Never
+ * What a thread is doing, from the last I/O tracepoint it hit. Never
  * cleared on the hot path: readers check it still describes the same
- * syscall (sysnr) on the same inode before they trust it.
+ * syscall (sysnr) on the same inode before they trust it. One slot per
+ * thread id modulo ILOCK_OP_SLOTS in op_table, not task storage: the I/O
+ * events that set it fire on every I/O, and an array slot costs them a
+ * load where a task-storage lookup costs ~50 ns here. Threads whose ids
+ * are equal modulo 16384 share a slot (op_slot_shared counts it).
  */
+#define ILOCK_OP_SLOTS 16384
+
 struct cur_op {
 	u64 inode;           /* struct inode *; 0: none */
 	s64 sysnr;           /* regs->orig_ax when set; -2 in kernel threads */
 	u64 pos;             /* the position the tracepoint saw */
 	struct ilock_op_info info;
+	u32 tid;             /* whose op; 0: free */
 	u8 late;             /* a deferred wait waits for this op (deferred.active) */
 };
 
@@ -164,9 +171,7 @@ struct fsync_state {
 	u8 datasync;
 };
 
-/* op first: the I/O events, the hot path, touch only its cache line. */
 struct task_state {
-	struct cur_op op;
 	struct pending_wait wait;
 	struct hold_slot holds[ILOCK_HOLD_SLOTS];
 	struct deferred_wait deferred;
@@ -241,6 +246,13 @@ typedef struct {
 	__type(key, int);
 	__type(value, struct task_state);
 } task_state_map_t;
+
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ILOCK_OP_SLOTS);
+	__type(key, u32);
+	__type(value, struct cur_op);
+} op_table_t;
 
 typedef struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -343,6 +355,7 @@ extern dio_map_t dio_writes SEC(".maps");
 extern frames_scratch_t frames_scratch SEC(".maps");
 extern budget_map_t stack_budget SEC(".maps");
 extern hold_table_t hold_table SEC(".maps");
+extern op_table_t op_table SEC(".maps");
 extern hold_rate_map_t hold_rates SEC(".maps");
 extern hold_sweeper_map_t hold_sweepers SEC(".maps");
 
@@ -413,6 +426,36 @@ static __always_inline struct task_state *my_state(void)
 {
 	return bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
 				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+}
+
+/* The op slot of thread tid (shared with tids equal modulo ILOCK_OP_SLOTS). */
+static __always_inline struct cur_op *op_slot(u32 tid)
+{
+	u32 k = tid & (ILOCK_OP_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&op_table, &k);
+}
+
+/* Thread tid's op, or NULL: none, or its slot holds another thread's. */
+static __always_inline struct cur_op *op_of(u32 tid)
+{
+	struct cur_op *o = op_slot(tid);
+
+	return o && o->tid == tid && tid ? o : NULL;
+}
+
+/* tid's slot for writing, taken over (and counted) from another thread's op. */
+static __always_inline struct cur_op *op_claim(u32 tid)
+{
+	struct cur_op *o = op_slot(tid);
+
+	if (o && o->tid != tid) {
+		if (o->tid)
+			count(ILOCK_LOST_OP_SLOT_SHARED);
+		o->tid = tid;
+		o->late = 0;
+	}
+	return o;
 }
 
 static __always_inline bool comm_matches(const char *comm)

@@ -94,6 +94,7 @@ int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
 	struct task_state *ts;
+	struct cur_op *o;
 	struct inode *inode;
 	u32 tid = 0;
 	void *ei;
@@ -107,13 +108,16 @@ int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
 	if (!ts)
 		return 0;
 	/* the op, for lock waits (whole-file, docs/ranges.md) */
-	ts->op.inode = (u64)inode;
-	ts->op.sysnr = me->flags & (0x00200000U | 0x10U) ? -2 :
-		       ((struct pt_regs___ilock *)bpf_task_pt_regs(me))->orig_ax;
-	ts->op.pos = 0;
-	ts->op.info.op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
-	ts->op.info.flags = 0;
-	ilock_op_set_range(&ts->op.info, 0, 0, ILOCK_RANGE_EOF);
+	o = op_claim(me->pid);
+	if (o) {
+		o->inode = (u64)inode;
+		o->sysnr = me->flags & (0x00200000U | 0x10U) ? -2 :
+			   ((struct pt_regs___ilock *)bpf_task_pt_regs(me))->orig_ax;
+		o->pos = 0;
+		o->info.op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
+		o->info.flags = 0;
+		ilock_op_set_range(&o->info, 0, 0, ILOCK_RANGE_EOF);
+	}
 
 	if (datasync)
 		bpf_probe_read_kernel(&tid, sizeof(tid),
@@ -174,6 +178,7 @@ SEC("tp_btf/ext4_sync_file_exit")
 int BPF_PROG(jbd2_fsync_exit, struct inode *inode, int ret)
 {
 	struct task_state *ts;
+	struct cur_op *o;
 	struct journal_hist *jh;
 	struct journal_s *journal;
 	u64 now, start, ns = 0;
@@ -185,8 +190,9 @@ int BPF_PROG(jbd2_fsync_exit, struct inode *inode, int ret)
 	if (!ts || ts->fsync.inode != (u64)inode)
 		return 0;
 	ts->fsync.inode = 0;
-	if (ts->op.inode == (u64)inode)
-		ts->op.inode = 0;  /* the fsync is over */
+	o = op_of(bpf_get_current_task_btf()->pid);
+	if (o && o->inode == (u64)inode)
+		o->inode = 0;  /* the fsync is over */
 	journal = BPF_CORE_READ((struct ext4_sb_info *)inode->i_sb->s_fs_info, s_journal);
 	if (!journal)
 		return 0;  /* no journal, no journal wait */

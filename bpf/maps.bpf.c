@@ -18,6 +18,7 @@ dio_map_t dio_writes SEC(".maps");
 frames_scratch_t frames_scratch SEC(".maps");
 budget_map_t stack_budget SEC(".maps");
 hold_table_t hold_table SEC(".maps");
+op_table_t op_table SEC(".maps");
 hold_rate_map_t hold_rates SEC(".maps");
 hold_sweeper_map_t hold_sweepers SEC(".maps");
 

@@ -4,11 +4,11 @@
  * verifier marks tp_btf pointer arguments maybe-NULL (narrowed in 6.14).
  *
  * What each thread is doing, from the XFS, ext4, iomap and filemap I/O
- * tracepoints: one struct cur_op per thread in task storage, read when the
+ * tracepoints: one struct cur_op per thread in op_table, read when the
  * thread waits for or holds a contended inode lock (opview.bpf.h).
  *
  * These fire on every I/O, not only on contention, so each body is a
- * handful of loads and one task storage lookup; nothing is aggregated
+ * handful of loads and stores into an array slot; nothing is aggregated
  * here except ext4/XFS direct writes by lock mode. Userspace turns off
  * each program whose tracepoint this kernel lacks, and all of them
  * with --ops=off; the page-cache ones (filemap) only run with --ops=all.
@@ -21,19 +21,20 @@
 #define ILOCK_IOCB_APPEND 0x10        /* = RWF_APPEND since 5.x */
 #define ILOCK_PAGE_SHIFT 12
 
-static __always_inline struct task_state *set_op_r(struct inode *inode, u8 op, u8 flags, u64 pos,
-						   u64 len, s64 isize, bool ranged, bool with_sysnr)
+static __always_inline struct cur_op *set_op_r(struct inode *inode, u8 op, u8 flags, u64 pos,
+					      u64 len, s64 isize, bool ranged, bool with_sysnr)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
 	struct task_state *ts;
+	struct cur_op *o;
 
 	/* no event counter here: bpf_stats' run_cnt counts these, for free */
 	if (cfg_dev && inode->i_sb->s_dev != cfg_dev)
 		return NULL;
-	ts = bpf_task_storage_get(&task_states, me, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ts)
+	o = op_claim(me->pid);
+	if (!o)
 		return NULL;
-	ts->op.inode = (u64)inode;
+	o->inode = (u64)inode;
 	/*
 	 * Which syscall this op belongs to, for readers to compare with the
 	 * live one. Reading the user registers here costs 30-50 ns per I/O
@@ -42,29 +43,35 @@ static __always_inline struct task_state *set_op_r(struct inode *inode, u8 op, u
 	 * the fault events, which no syscall explains, pay for it.
 	 */
 	if (me->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
-		ts->op.sysnr = ILOCK_SYSNR_KERNEL;
+		o->sysnr = ILOCK_SYSNR_KERNEL;
 	else if (with_sysnr)
-		ts->op.sysnr = task_regs(me)->orig_ax;
+		o->sysnr = task_regs(me)->orig_ax;
 	else
-		ts->op.sysnr = ILOCK_SYSNR_UNSET;
-	ts->op.pos = pos;
-	ts->op.info.op = op;
-	ts->op.info.flags = flags;
+		o->sysnr = ILOCK_SYSNR_UNSET;
+	o->pos = pos;
+	o->info.op = op;
+	o->info.flags = flags;
 	if (ranged)
-		ilock_op_set_range(&ts->op.info, pos, len, isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
-	if (ts->op.late)
-		op_seen(ts, (u64)inode);
-	return ts;
+		ilock_op_set_range(&o->info, pos, len, isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
+	if (o->late) {
+		/* a deferred wait (in task storage) waits for this op */
+		ts = bpf_task_storage_get(&task_states, me, 0, 0);
+		if (ts)
+			op_seen(ts, o, (u64)inode);
+		else
+			o->late = 0;
+	}
+	return o;
 }
 
-static __always_inline struct task_state *set_op(struct inode *inode, u8 op, u8 flags, u64 pos,
-						 u64 len, s64 isize)
+static __always_inline struct cur_op *set_op(struct inode *inode, u8 op, u8 flags, u64 pos,
+					    u64 len, s64 isize)
 {
 	return set_op_r(inode, op, flags, pos, len, isize, true, false);
 }
 
 /* A page fault: no byte range, but the "syscall" (the fault) is recorded. */
-static __always_inline struct task_state *set_op_fault(struct inode *inode, u8 op)
+static __always_inline struct cur_op *set_op_fault(struct inode *inode, u8 op)
 {
 	return set_op_r(inode, op, 0, 0, 0, -1, false, true);
 }
@@ -290,14 +297,21 @@ int BPF_PROG(op_filemap_fault, struct address_space *mapping, unsigned long inde
 	return 0;
 }
 
-/* A thread that exits with a wait still unpaired: pair it as unknown. */
+/*
+ * A thread that exits with a wait still unpaired: pair it as unknown. Its
+ * op slot is freed, so a later thread given the same id reads no stale op.
+ */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(op_task_exit)
 {
+	struct task_struct *me = bpf_get_current_task_btf();
+	struct cur_op *o = op_of(me->pid);
 	struct task_state *ts;
 
-	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	ts = bpf_task_storage_get(&task_states, me, 0, 0);
 	if (ts)
-		finish_deferred(ts, &zero_op);
+		finish_deferred(ts, o, &zero_op);
+	if (o)
+		o->tid = 0;
 	return 0;
 }

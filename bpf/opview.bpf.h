@@ -480,30 +480,15 @@ static __noinline void resolve_op(struct task_struct *task, u32 how, u64 inode,
 	}
 }
 
-/*
- * The holder's current op, from its task storage, found the way
- * bpf_task_storage_get() finds it (the storage's per-map cache slot) but
- * without a counted reference to the holder: a racy snapshot, like the
- * owner field it came from. The storage must name this task as its owner
- * and this map as its map. False: no storage of ours (yet).
- */
-static __always_inline bool holder_cur_op(struct task_struct *h, struct cur_op *st)
+/* A snapshot of thread tid's op (it may be changing it now). False: none. */
+static __always_inline bool op_snapshot(u32 tid, struct cur_op *st)
 {
-	u32 idx = kcast(&task_states, struct bpf_local_storage_map)->cache_idx;
-	struct bpf_local_storage *ls = h->bpf_storage;
-	struct bpf_local_storage_data *sd = NULL;
+	struct cur_op *o = op_of(tid);
 
-	if (!ls || ls->owner != h)
+	if (!o)
 		return false;
-	/* the verifier takes no variable index into a kernel struct's array */
-	for (u32 i = 0; i < 16; i++)
-		if (i == idx)
-			sd = ls->cache[i];
-	if (!sd || (void *)sd->smap != (void *)&task_states)
-		return false;
-	/* struct cur_op leads struct task_state (ilock.bpf.h) */
-	return !bpf_probe_read_kernel(st, sizeof(*st),
-				      (void *)sd + bpf_core_field_offset(struct bpf_local_storage_data, data));
+	__builtin_memcpy(st, o, sizeof(*st));
+	return st->tid == tid;
 }
 
 /* FNV-1a over the frames: the key of a holder stack. */
@@ -658,7 +643,7 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 	p->waiter_stack = -1;
 	if (!cfg_ops)
 		return;
-	resolve_op(me, RESOLVE_CUR | fast, p->inode, &ts->op, &p->wop);
+	resolve_op(me, RESOLVE_CUR | fast, p->inode, op_of(me->pid), &p->wop);
 	if (ctx && cfg_waiter_stacks)
 		waiter_stack(ctx, ts, p);
 	/* bpf_rdonly_cast came in 6.2: without it, no holder op or stack */
@@ -670,7 +655,7 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 			count(ILOCK_LOST_HOLDER_GONE);
 			return;
 		}
-		resolve_op(h, fast, p->inode, holder_cur_op(h, &st) ? &st : NULL, &p->hop);
+		resolve_op(h, fast, p->inode, op_snapshot(p->holder_pid, &st) ? &st : NULL, &p->hop);
 		if (cfg_holder_stacks)
 			sample_holder_stack(h, ts, p, bpf_ktime_get_ns());
 	}
@@ -715,35 +700,35 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
 		add_stack(ek, holder_stack, ILOCK_STACK_HOLDER, ns);
 }
 
-/* Pair up a deferred wait with the op its waiter turned out to do. */
-static __always_inline void finish_deferred(struct task_state *ts, const struct ilock_op_info *wop)
+/* Pair up a deferred wait with the op its waiter (whose op slot is o) turned out to do. */
+static __always_inline void finish_deferred(struct task_state *ts, struct cur_op *o,
+					    const struct ilock_op_info *wop)
 {
 	struct deferred_wait *d = &ts->deferred;
 
+	if (o)
+		o->late = 0;
 	if (!d->active)
 		return;
 	d->active = 0;
-	ts->op.late = 0;
 	count(wop->op == ILOCK_OP_UNKNOWN ? ILOCK_EV_OP_NEVER : ILOCK_EV_OP_DEFER_DONE);
 	account_wait(&d->ek, &d->hop, wop, d->ns, d->holder_stack, d->waiter_stack);
 }
 
-/* The op of the deferred waiter from an I/O tracepoint on `inode`. */
-static __always_inline void op_seen(struct task_state *ts, u64 inode)
+/* The op of the deferred waiter from an I/O tracepoint on `inode`, now in o. */
+static __always_inline void op_seen(struct task_state *ts, struct cur_op *o, u64 inode)
 {
+	struct ilock_op_info w = o->info;
 
-	if (ts->deferred.active) {
-		struct ilock_op_info w = ts->op.info;
-
-		w.flags |= ILOCK_OPF_LATE;
-		finish_deferred(ts, ts->deferred.inode == inode ? &w : &zero_op);
-	}
+	w.flags |= ILOCK_OPF_LATE;
+	finish_deferred(ts, o, ts->deferred.inode == inode ? &w : &zero_op);
 }
 
 /* At contention_end, instead of a bare edge: an edge with ops and ranges. */
 static __always_inline void ops_wait_end(struct task_state *ts, const struct pending_wait *p,
 					 u64 pid_tgid, u64 ns)
 {
+	struct cur_op *o;
 	struct ilock_edge_key ek = {
 		.ino = p->key.ino,
 		.dev = p->key.dev,
@@ -763,7 +748,8 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 		return;
 	}
 	/* one deferred wait per thread: an older one never got its op */
-	finish_deferred(ts, &zero_op);
+	o = op_claim((u32)pid_tgid);
+	finish_deferred(ts, o, &zero_op);
 	count(ILOCK_EV_OP_DEFERRED);
 	ts->deferred.ek = ek;
 	ts->deferred.hop = p->hop;
@@ -772,7 +758,8 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 	ts->deferred.holder_stack = p->holder_stack;
 	ts->deferred.waiter_stack = p->waiter_stack;
 	ts->deferred.active = 1;
-	ts->op.late = 1;
+	if (o)
+		o->late = 1;
 }
 
 #endif /* ILOCK_OPVIEW_BPF_H */

@@ -40,6 +40,9 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_LOST_STACK_MAP_FULL] = { "stack_map_full", "stack samples dropped: stack map full" },
 	[ILOCK_LOST_DIO_MAP_FULL] = { "dio_map_full", "direct writes not counted: map full" },
 	[ILOCK_LOST_HOLDER_GONE] = { "holder_gone", "holders that exited before their op was read" },
+	[ILOCK_LOST_OP_SLOT_SHARED] = { "op_slot_shared",
+					"ops overwritten by a thread whose id equals the owner's "
+					"modulo 16384" },
 };
 
 const char *counter_name(int c)
