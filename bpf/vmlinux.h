@@ -63,8 +63,6 @@ struct rwsem_waiter {
 
 struct files_struct;
 
-struct bpf_local_storage;
-
 struct task_struct {
 	unsigned int __state;        /* 0: TASK_RUNNING */
 	unsigned int flags;          /* PF_KTHREAD, PF_IO_WORKER, PF_EXITING */
@@ -73,26 +71,6 @@ struct task_struct {
 	int tgid;
 	char comm[16];
 	struct files_struct *files;
-	struct bpf_local_storage *bpf_storage;
-};
-
-/*
- * BPF task storage as kernel/bpf/bpf_local_storage.c keeps it, read to
- * find another task's storage without a counted reference to the task
- * (opview.bpf.h). Unchanged from 5.11 to 6.18.
- */
-struct bpf_local_storage_map {
-	u16 cache_idx;
-};
-
-struct bpf_local_storage_data {
-	struct bpf_local_storage_map *smap;
-	u8 data[0];
-};
-
-struct bpf_local_storage {
-	struct bpf_local_storage_data *cache[16];
-	void *owner;
 };
 
 /* x86-64 registers as kprobes see them (BPF_KPROBE/BPF_KRETPROBE read these). */

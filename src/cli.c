@@ -78,7 +78,8 @@ CLI_MAX_INODES_HELP
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
 "                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all|off] [-j|--json|--folded]\n"
-"                  [--ops default|syscalls|all|off] [--no-stacks] [-v]\n"
+"                  [--ops default|syscalls|all|off] [--no-stacks]\n"
+"                  [--hold-sample N] [--hold-exact-rate R] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
 "wait histograms, and which holder made which waiters wait.\n"

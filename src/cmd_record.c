@@ -53,7 +53,7 @@ static void usage(FILE *f)
 "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
 "                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N]\n"
 "                    [--ops default|syscalls|all|off] [--no-stacks] [--holds=xfs|all|off]\n"
-"                    [-f] [-v]\n"
+"                    [--hold-sample N] [--hold-exact-rate R] [-f] [-v]\n"
 "\n"
 "Trace inode lock waits and write them to FILE, one block per interval, for\n"
 "`ilock report` and `ilock diff` later. Each block holds that interval's\n"

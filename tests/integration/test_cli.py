@@ -49,6 +49,10 @@ def started(procs, ilock_bin, *args):
     (["top", "--holds", "some"], "--holds some: xfs, all or off"),
     (["record", "-o", "/nonexistent/x", "--holds=x"], "--holds x: xfs, all or off"),
     (["export", "--holds", "on"], "--holds on: xfs, all or off"),
+    (["stat", "--hold-sample", "3"], "--hold-sample 3: a power of 2 from 1 to 1024"),
+    (["top", "--hold-sample=0"], "--hold-sample 0: a power of 2"),
+    (["record", "-o", "/nonexistent/x", "--hold-exact-rate=-1"], "--hold-exact-rate -1"),
+    (["export", "--hold-exact-rate", "lots"], "--hold-exact-rate lots"),
     (["nosuchcommand"], "unknown command"),
 ])
 def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):
