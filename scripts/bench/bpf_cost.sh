@@ -21,25 +21,17 @@ SECS=${2:-6}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 ILOCK=${ILOCK_BIN:-$REPO/build/ilock}  # ILOCK_BIN: another build, for A/B runs
 B=$REPO/build/bench
+. "$REPO/scripts/bench/seed_fs.sh"
 work=$(mktemp -d /tmp/ilock-bpfcost.XXXXXX)
-dev=""
 cleanup() {
 	sysctl -q kernel.bpf_stats_enabled=0 || true
-	umount "$work/mnt" 2>/dev/null || umount -l "$work/mnt" 2>/dev/null || true
-	[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-	rm -rf "$work"
+	seed_fs_remove "$work"
 }
 trap cleanup EXIT INT TERM
 
 make -s -C "$REPO" all build/bench/bpfload build/bench/floor.bpf.o build/bench/anatomy.bpf.o \
 	>/dev/null
-truncate -s 1G "$work/x.img"
-mkfs.xfs -q -f "$work/x.img"
-dev=$(losetup --find --show "$work/x.img")
-mkdir "$work/mnt"
-mount "$dev" "$work/mnt"
-FIO="fio --name=seed --filename=$work/mnt/ibdata1 --size=256M --rw=randrw --rwmixread=60 --bs=16k --numjobs=8 --thread --ioengine=psync"
-$FIO --create_only=1 >/dev/null
+seed_fs_make "$work"
 
 stats() {  # pid -> "tracepoint ns/event count" for the programs that pid holds
 	ILOCK_OBJ=$REPO/build/ilock.bpf.o python3 - "$1" <<'PY'

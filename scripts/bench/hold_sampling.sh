@@ -12,26 +12,18 @@ SECS=${1:-4}
 [ $# -gt 0 ] && shift
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 ILOCK=${ILOCK_BIN:-$REPO/build/ilock}
+. "$REPO/scripts/bench/seed_fs.sh"
 work=$(mktemp -d /tmp/ilock-holdsample.XXXXXX)
-dev=""
 pids=""
 cleanup() {
 	for p in $pids; do kill -INT "$p" 2>/dev/null || true; done
 	wait 2>/dev/null || true
-	umount "$work/mnt" 2>/dev/null || umount -l "$work/mnt" 2>/dev/null || true
-	[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-	rm -rf "$work"
+	seed_fs_remove "$work"
 }
 trap cleanup EXIT INT TERM
 
 make -s -C "$REPO" all >/dev/null
-truncate -s 1G "$work/x.img"
-mkfs.xfs -q -f "$work/x.img"
-dev=$(losetup --find --show "$work/x.img")
-mkdir "$work/mnt"
-mount "$dev" "$work/mnt"
-FIO="fio --name=seed --filename=$work/mnt/ibdata1 --size=256M --rw=randrw --rwmixread=60 --bs=16k --numjobs=8 --thread --ioengine=psync"
-$FIO --create_only=1 >/dev/null
+seed_fs_make "$work"
 
 for a in sampled exact; do
 	extra=""
