@@ -58,6 +58,8 @@ char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid);
 char *fmt_path_left(char *buf, size_t len, const char *path, int width);
 
 /* Expects s sorted (snap_sort_locks, snap_sort_edges). */
+/* Were XFS holds sampled (attach "hold_sampling" neither "every hold" nor "off")? */
+bool meta_holds_sampled(const struct report_meta *m);
 void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o);
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,

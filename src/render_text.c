@@ -161,15 +161,29 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 	}
 }
 
-static void hold_line(FILE *f, const char *mode, const struct ilock_stats *h)
+bool meta_holds_sampled(const struct report_meta *m)
+{
+	for (int i = 0; i < m->nattach; i++)
+		if (!strcmp(m->attach[i].probe, "hold_sampling"))
+			return strcmp(m->attach[i].mode, "every hold") && strcmp(m->attach[i].mode, "off");
+	return false;
+}
+
+/*
+ * Under hold sampling a busy inode's count is an estimate ("~") and its
+ * max the longest hold timed (docs/output.md, "Hold sampling").
+ */
+static void hold_line(FILE *f, const char *mode, const struct ilock_stats *h, bool sampled)
 {
 	char n[24], p50[24], p99[24], mx[24];
 
 	if (!h->count)
 		return;
-	fprintf(f, "    holds %-9s %s acquisitions, p50 %s, p99 %s, max %s\n", mode,
-		fmt_count(n, sizeof(n), h->count), fmt_ns(p50, sizeof(p50), stats_percentile(h, 0.5)),
-		fmt_ns(p99, sizeof(p99), stats_percentile(h, 0.99)), fmt_ns(mx, sizeof(mx), h->max_ns));
+	fprintf(f, "    holds %-9s %s%s acquisitions, p50 %s, p99 %s, max%s %s\n", mode,
+		sampled ? "~" : "", fmt_count(n, sizeof(n), h->count),
+		fmt_ns(p50, sizeof(p50), stats_percentile(h, 0.5)),
+		fmt_ns(p99, sizeof(p99), stats_percentile(h, 0.99)), sampled ? " timed" : "",
+		fmt_ns(mx, sizeof(mx), h->max_ns));
 }
 
 static void histograms(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
@@ -185,8 +199,8 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 			r->ino, v.fs, class_display_name(r->class, v.magic));
 		hist_print_pair(f, "shared", r->wait[ILOCK_MODE_SHARED].hist, "exclusive",
 				r->wait[ILOCK_MODE_EXCL].hist, 4);
-		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED]);
-		hold_line(f, "exclusive", &r->hold[ILOCK_MODE_EXCL]);
+		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED], meta_holds_sampled(m));
+		hold_line(f, "exclusive", &r->hold[ILOCK_MODE_EXCL], meta_holds_sampled(m));
 	}
 }
 

@@ -136,8 +136,23 @@ static void test_golden(void)
 	CHECK(strstr(text, "fio[4257] exclusive") != NULL);
 	CHECK(strstr(text, "(deleted)") != NULL);
 	CHECK(strstr(text, "end_without_begin") != NULL);
+	CHECK(strstr(text, "holds exclusive 3 acquisitions") != NULL);
 	free(text);
 	free(json);
+
+	/* sampled holds read as estimates, their max as the longest timed */
+	CHECK(!meta_holds_sampled(&m));
+	m.attach[m.nattach++] = (struct attach_info){ "hold_sampling", "1/64 > 250/s/inode/cpu" };
+	CHECK(meta_holds_sampled(&m));
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "holds exclusive ~3 acquisitions") != NULL);
+	CHECK(strstr(text, "max timed 900 us") != NULL);
+	free(text);
+	m.attach[m.nattach - 1].mode = "every hold";
+	CHECK(!meta_holds_sampled(&m));
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "holds exclusive 3 acquisitions") && !strstr(text, "max timed"));
+	free(text);
 	mounts_free(&mt);
 	snap_free(&s);
 }
