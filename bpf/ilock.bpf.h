@@ -83,7 +83,7 @@ struct hold_bucket {
 /*
  * The hold sampler: a token bucket per CPU and inode (by hash), so one hot
  * file cannot use up another's: every acquisition is timed while its
- * bucket has tokens (cfg_hold_exact_per_win a jiffy, kept up to
+ * bucket has tokens (cfg_hold_tokens_per_jiffy more each jiffy, kept up to
  * cfg_hold_burst), then one in cfg_hold_one_in, weighted by that rate.
  */
 #define ILOCK_HOLD_RATE_SLOTS 1024
@@ -379,7 +379,7 @@ extern const volatile __u32 cfg_wait_slots;       /* = wait_slots' max_entries *
 extern const volatile __u32 cfg_edge_slots;       /* = edge_slots' max_entries */
 extern const volatile __u32 cfg_xfs_holds;        /* the XFS hold programs are attached */
 extern const volatile __u32 cfg_hold_one_in;      /* time 1 in this many holds over the budget */
-extern const volatile __u32 cfg_hold_exact_per_win; /* hold tokens a CPU gets a jiffy */
+extern const volatile __u32 cfg_hold_tokens_per_jiffy; /* hold tokens an inode gets a jiffy, per CPU */
 extern const volatile __u32 cfg_hold_burst;       /* ... and keeps at most */
 
 /* Slots handed out so far; userspace reads these to know how far to look. */
@@ -640,6 +640,12 @@ static __always_inline u32 *hold_task_count(u64 task)
 	return &holds_by_task[k];
 }
 
+/* Is any hold being timed? One load; 0 most of the time under sampling. */
+static __always_inline bool holds_any_timed(void)
+{
+	return *(volatile u64 *)&holds_timing != 0;
+}
+
 /* May task be timing a hold? Two loads, most often of lines no CPU just wrote. */
 static __always_inline bool hold_maybe_timing(u64 task)
 {
@@ -655,15 +661,7 @@ static __always_inline u32 hold_bucket_index(u64 task, u32 dev, u64 ino, u32 cla
 	return (u32)(x >> 40) & (ILOCK_HOLD_BUCKETS - 1);
 }
 
-/* The hold-table bucket of (task, dev:ino, class); NULL never in practice. */
-static __always_inline struct hold_bucket *hold_bucket_of(u64 task, u32 dev, u64 ino, u32 class)
-{
-	u32 k = hold_bucket_index(task, dev, ino, class);
-
-	return bpf_map_lookup_elem(&hold_table, &k);
-}
-
-/* The entry timing task's hold of (dev:ino, class), or NULL: not timed, or not ours. */
+/* The entry in bucket b timing task's hold of (dev:ino, class), or NULL. */
 static __always_inline struct hold_entry *hold_find(struct hold_bucket *b, u64 task, u32 dev,
 						    u64 ino, u32 class)
 {
@@ -674,6 +672,15 @@ static __always_inline struct hold_entry *hold_find(struct hold_bucket *b, u64 t
 			return e;
 	}
 	return NULL;
+}
+
+/* The entry timing task's hold of (dev:ino, class), or NULL: not timed, or not ours. */
+static __always_inline struct hold_entry *hold_lookup(u64 task, u32 dev, u64 ino, u32 class)
+{
+	u32 k = hold_bucket_index(task, dev, ino, class);
+	struct hold_bucket *b = bpf_map_lookup_elem(&hold_table, &k);
+
+	return b ? hold_find(b, task, dev, ino, class) : NULL;
 }
 
 /* One wait of ns on the pair k; its stats, NULL when the map is full. */

@@ -153,17 +153,15 @@ static __always_inline __attribute__((unused)) int on_begin(void *lock, unsigned
 /* An XFS hold starts when the lock is acquired, not when xfs_ilock fired. */
 static __always_inline void hold_starts_now(const struct pending_wait *p, u64 now)
 {
-	struct hold_bucket *b;
 	struct hold_entry *e;
 	u64 task;
 
-	if (!cfg_xfs_holds || !p->xfs_ip || !*(volatile u64 *)&holds_timing)
+	if (!cfg_xfs_holds || !p->xfs_ip || !holds_any_timed())
 		return;
 	task = bpf_get_current_task();
 	if (!hold_maybe_timing(task))
 		return;
-	b = hold_bucket_of(task, p->key.dev, p->key.ino, p->key.class);
-	e = b ? hold_find(b, task, p->key.dev, p->key.ino, p->key.class) : NULL;
+	e = hold_lookup(task, p->key.dev, p->key.ino, p->key.class);
 	if (e && e->start_ns < now)
 		e->start_ns = now;
 }

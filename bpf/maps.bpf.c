@@ -41,7 +41,7 @@ const volatile __u32 cfg_wait_slots = ILOCK_DEF_LOCKS;
 const volatile __u32 cfg_edge_slots = ILOCK_DEF_EDGES;
 const volatile __u32 cfg_xfs_holds = 0;
 const volatile __u32 cfg_hold_one_in = 1;
-const volatile __u32 cfg_hold_exact_per_win = 0;
+const volatile __u32 cfg_hold_tokens_per_jiffy = 0;
 const volatile __u32 cfg_hold_burst = 0;
 
 __u32 wait_slots_used = 0;

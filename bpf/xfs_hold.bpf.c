@@ -72,7 +72,7 @@ static __always_inline bool hold_wanted(struct xfs_inode *ip, bool btf, u32 flag
 /*
  * Is this acquisition of dev:ino timed, and for how many does it stand?
  * Every one while its bucket (this CPU's, this inode's by hash) has
- * tokens: cfg_hold_exact_per_win a jiffy, kept up to cfg_hold_burst. Then
+ * tokens: cfg_hold_tokens_per_jiffy more each jiffy, up to cfg_hold_burst. Then
  * 1 in cfg_hold_one_in (a power of two), weighted by that rate, so counts
  * and histograms stay unbiased estimates. 0: not timed. A light load is
  * timed whole, and a rare long hold on one file is not lost to another
@@ -104,12 +104,12 @@ static __always_inline u32 hold_weight(u32 dev, u64 ino)
 	 * at once; one filled at it (a hot inode) waits for the next read.
 	 */
 	hs = bpf_map_lookup_elem(&hold_sweepers, &zero);
-	if (!cfg_hold_exact_per_win || !hs)
+	if (!cfg_hold_tokens_per_jiffy || !hs)
 		goto sample;
 	if (!hs->jiffy || !(++hs->reads & 7))
 		hs->jiffy = (u32)bpf_jiffies64() | 1;
 	if (hs->jiffy != r->jiffy) {
-		add = (u64)(hs->jiffy - r->jiffy) * cfg_hold_exact_per_win;
+		add = (u64)(hs->jiffy - r->jiffy) * cfg_hold_tokens_per_jiffy;
 		if (!r->jiffy)
 			add = cfg_hold_burst;  /* never filled: a full bucket */
 		r->jiffy = hs->jiffy;
@@ -310,14 +310,8 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 	 */
 	if (!ip || !hold_wanted(ip, btf, flags))
 		return 0;
-	/* no hold is being timed: the common case under sampling, one load */
-	if (!*(volatile u64 *)&holds_timing) {
-		if (cfg_hold_one_in <= 1)
-			count(ILOCK_LOST_HOLD_NO_START);
-		return 0;
-	}
-	task = bpf_get_current_task();
-	if (!hold_maybe_timing(task)) {
+	/* nothing timed anywhere, or by this task: the common case under sampling */
+	if (!holds_any_timed() || !hold_maybe_timing(task = bpf_get_current_task())) {
 		if (cfg_hold_one_in <= 1)
 			count(ILOCK_LOST_HOLD_NO_START);
 		return 0;
@@ -328,7 +322,6 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 	now = bpf_ktime_get_ns();
 	xfs_inode_id(ip, btf, &dev, &ino);
 	for (u32 c = 0; c < XFS_CLASSES; c++) {
-		struct hold_bucket *b;
 		struct hold_entry *e;
 		u32 w;
 		u8 mode;
@@ -337,8 +330,7 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 			continue;
 		if (cfg_class_mask && !(cfg_class_mask & (1U << c)))
 			continue;
-		b = hold_bucket_of(task, dev, ino, c);
-		e = b ? hold_find(b, task, dev, ino, c) : NULL;
+		e = hold_lookup(task, dev, ino, c);
 		if (!e) {
 			/* sampled out, unless every hold is timed */
 			if (cfg_hold_one_in <= 1)

@@ -73,7 +73,7 @@ struct probe_result {
 	bool forced_no_xfs;         /* ILOCK_NO_XFS=1 */
 	bool forced_no_contention;  /* ILOCK_NO_CONTENTION_TP=1: act as before 5.19 */
 	bool forced_no_fentry;      /* ILOCK_NO_FENTRY=1: prefer kprobes */
-	/* CONFIG_HZ, for the XFS hold sampler's per-jiffy budget */
+	/* CONFIG_HZ, for the XFS hold sampler's per-jiffy budget; never 0 */
 	unsigned hz;
 	const char *hz_from;        /* the config file read, or the assumption made */
 };

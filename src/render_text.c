@@ -188,6 +188,8 @@ static void hold_line(FILE *f, const char *mode, const struct ilock_stats *h, bo
 
 static void histograms(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
 {
+	bool sampled = meta_holds_sampled(m);
+
 	for (int i = 0; i < rows; i++) {
 		const struct lock_row *r = &s->locks[i];
 		struct inode_view v;
@@ -199,8 +201,8 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 			r->ino, v.fs, class_display_name(r->class, v.magic));
 		hist_print_pair(f, "shared", r->wait[ILOCK_MODE_SHARED].hist, "exclusive",
 				r->wait[ILOCK_MODE_EXCL].hist, 4);
-		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED], meta_holds_sampled(m));
-		hold_line(f, "exclusive", &r->hold[ILOCK_MODE_EXCL], meta_holds_sampled(m));
+		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED], sampled);
+		hold_line(f, "exclusive", &r->hold[ILOCK_MODE_EXCL], sampled);
 	}
 }
 

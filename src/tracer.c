@@ -43,18 +43,18 @@ static void set_mode(struct tracer *t, struct prog_pair *p, enum attach_mode m)
 static void configure_hold_sampling(struct tracer *t, const struct ilock_opts *o)
 {
 	struct ilock_bpf *s = t->skel;
-	unsigned hz = t->probe.hz ? t->probe.hz : 250;
+	unsigned hz = t->probe.hz;  /* never 0: probe_hz assumes 250 when it cannot tell */
 	uint32_t one_in, rate;
-	uint64_t per_win;
+	uint64_t per_jiffy;
 
 	cli_hold_sampling(o, &one_in, &rate);
-	per_win = ((uint64_t)rate + hz / 2) / hz;
-	if (rate && !per_win)
-		per_win = 1;
+	per_jiffy = ((uint64_t)rate + hz / 2) / hz;
+	if (rate && !per_jiffy)
+		per_jiffy = 1;
 	s->rodata->cfg_xfs_holds = t->strat.xfs_holds != ATTACH_OFF;
 	s->rodata->cfg_hold_one_in = one_in;
-	s->rodata->cfg_hold_exact_per_win = (uint32_t)per_win;
-	s->rodata->cfg_hold_burst = (uint32_t)(per_win * hz);
+	s->rodata->cfg_hold_tokens_per_jiffy = (uint32_t)per_jiffy;
+	s->rodata->cfg_hold_burst = (uint32_t)(per_jiffy * hz);
 	if (t->strat.xfs_holds == ATTACH_OFF)
 		snprintf(t->hold_sampling, sizeof(t->hold_sampling), "off");
 	else
