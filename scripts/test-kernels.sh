@@ -217,7 +217,7 @@ fi
 
 # The host kernel: the same scenario, default and forced fallback, from
 # the integration tests (they need root, BTF and loop devices like the rest).
-"$ROOT/build/ilock" probe -j > "$WORK/host-probe.json" 2>/dev/null ||
+"$ROOT/build/ilock" probe -j --holds=xfs > "$WORK/host-probe.json" 2>/dev/null ||
 	log "ilock probe on the host failed"
 log "running the scenario on the host kernel ($(uname -r))"
 host=FAIL

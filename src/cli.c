@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include "cli.h"
+#include "probe.h"
 #include "util.h"
 
 static const struct option long_opts[] = {
@@ -61,7 +62,8 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "                          stdout is not a terminal)\n"
 "  -n, --iterations N      stop after N intervals\n"
 "      --rows N            rows per table in batch mode (default 20, 0: all)\n"
-"      --ops MODE          default, syscalls, all or off, as for ilock stat; --no-stacks too\n"
+"      --ops MODE          syscalls (default), io, all or off, as for ilock stat;\n"
+"                          --no-stacks too\n"
 CLI_HOLDS_HELP
 CLI_MAX_INODES_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
@@ -77,8 +79,8 @@ CLI_MAX_INODES_HELP
 	}
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
-"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=xfs|all|off] [-j|--json|--folded]\n"
-"                  [--ops default|syscalls|all|off] [--no-stacks]\n"
+"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=off|xfs|all] [-j|--json|--folded]\n"
+"                  [--ops syscalls|io|all|off] [--no-stacks]\n"
 "                  [--hold-sample N] [--hold-exact-rate R] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
@@ -99,9 +101,10 @@ CLI_MAX_INODES_HELP
 "      --folded            waiter stacks weighted by wait time, folded for\n"
 "                          flamegraph.pl or speedscope, instead of the report\n"
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
-"                          default: XFS/ext4/iomap I/O tracepoints and syscalls;\n"
-"                          syscalls: no tracepoint on every buffered I/O (cheaper;\n"
-"                          io_uring and kernel-thread buffered I/O show unknown);\n"
+"                          syscalls (default): from each side's syscall, with\n"
+"                          no tracepoint on every buffered I/O (io_uring and\n"
+"                          kernel-thread buffered I/O show unknown);\n"
+"                          io: also the XFS/ext4 buffered I/O tracepoints;\n"
 "                          all: also every page-cache read and fault; off: none\n"
 "      --no-stacks         take no kernel stacks\n"
 CLI_MAX_INODES_HELP
@@ -228,12 +231,16 @@ bool filters_match_edge(const struct filters *f, const struct ilock_edge_key *k,
 	return true;
 }
 
-bool cli_holds_value(const char *arg, bool *all, bool *off)
+bool cli_holds_value(const char *arg, uint8_t *holds)
 {
-	if (strcmp(arg, "all") && strcmp(arg, "xfs") && strcmp(arg, "off"))
+	if (!strcmp(arg, "off"))
+		*holds = ILOCK_HOLDS_OFF;
+	else if (!strcmp(arg, "xfs"))
+		*holds = ILOCK_HOLDS_XFS;
+	else if (!strcmp(arg, "all"))
+		*holds = ILOCK_HOLDS_ALL;
+	else
 		return false;
-	*all = !strcmp(arg, "all");
-	*off = !strcmp(arg, "off");
 	return true;
 }
 
@@ -243,16 +250,16 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 
 	switch (c) {
 	case OPT_OPS:
-		if (!strcmp(optarg, "default"))
-			o->ops_mode = ILOCK_OPS_DEFAULT;
+		if (!strcmp(optarg, "syscalls"))
+			o->ops_mode = ILOCK_OPS_SYSCALLS;
+		else if (!strcmp(optarg, "io"))
+			o->ops_mode = ILOCK_OPS_IO;
 		else if (!strcmp(optarg, "all"))
 			o->ops_mode = ILOCK_OPS_ALL;
-		else if (!strcmp(optarg, "syscalls"))
-			o->ops_mode = ILOCK_OPS_SYSCALLS;
 		else if (!strcmp(optarg, "off"))
 			o->ops_mode = ILOCK_OPS_OFF;
 		else {
-			snprintf(err, errlen, "--ops %s: one of default, syscalls, all, off", optarg);
+			snprintf(err, errlen, "--ops %s: one of syscalls, io, all, off", optarg);
 			return -1;
 		}
 		return 1;
@@ -260,8 +267,8 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 		o->no_stacks = true;
 		return 1;
 	case OPT_HOLDS:
-		if (!cli_holds_value(optarg, &o->holds_all, &o->holds_off)) {
-			snprintf(err, errlen, "--holds %s: xfs, all or off", optarg);
+		if (!cli_holds_value(optarg, &o->holds)) {
+			snprintf(err, errlen, "--holds %s: off, xfs or all", optarg);
 			return -1;
 		}
 		return 1;

@@ -37,8 +37,7 @@ struct ilock_opts {
 	enum sort_key sort;            /* -o */
 	/* capacity */
 	uint32_t max_locks;            /* --max-inodes */
-	bool holds_all;                /* --holds=all: every inode rwsem, via fentry */
-	bool holds_off;                /* --holds=off: no hold times, no XFS hold programs */
+	uint8_t holds;                 /* --holds: enum ilock_holds, off by default */
 	uint32_t hold_sample;          /* --hold-sample N: 1 in N XFS holds over the rate; 0: default */
 	uint32_t hold_exact_rate;      /* --hold-exact-rate R: all holds up to R/s, inode, CPU */
 	bool hold_exact_rate_set;
@@ -48,8 +47,12 @@ struct ilock_opts {
 	bool folded;                   /* --folded: waiter stacks for flame graphs */
 };
 
-/* --ops; SYSCALLS: no tracepoint that fires on every buffered I/O (docs/ranges.md) */
-enum ilock_ops_mode { ILOCK_OPS_DEFAULT = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL, ILOCK_OPS_SYSCALLS };
+/*
+ * --ops (docs/ranges.md). SYSCALLS, the default, runs no tracepoint that
+ * fires on every buffered I/O; IO adds those, to name io_uring's and
+ * kernel threads' buffered I/O.
+ */
+enum ilock_ops_mode { ILOCK_OPS_SYSCALLS = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL, ILOCK_OPS_IO };
 /* Long-only options of the ops feature; numbered clear of the shared enum. */
 enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED, OPT_HOLD_SAMPLE, OPT_HOLD_EXACT_RATE };
 #define CLI_OPS_LONGOPTS                                                   \
@@ -67,10 +70,11 @@ enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED, OPT_HOLD_SAMPLE, OPT_HOLD_EXACT
 #define CLI_HOLD_SAMPLE_MAX 1024
 /* --holds in every tracing command's help: the largest cost knob on XFS. */
 #define CLI_HOLDS_HELP                                                                  \
-	"      --holds=xfs|all|off hold times from the XFS tracepoints (default), or also\n" \
-	"                          of every inode rwsem on any filesystem via fentry on\n"  \
-	"                          down_*/up_* (costly; docs/kernels.md), or none: waits\n" \
-	"                          and pairs alone\n"                                       \
+	"      --holds=off|xfs|all hold times: none (default; waits and pairs alone),\n"  \
+	"                          from the XFS tracepoints (2-3 events per XFS I/O,\n"    \
+	"                          inside the IOLOCK: docs/PERFORMANCE.md), or also of\n" \
+	"                          every inode rwsem on any filesystem via fentry on\n"  \
+	"                          down_*/up_* (costly; docs/kernels.md)\n"             \
 	"      --hold-sample N     above the exact rate, time 1 in N XFS holds and count\n"  \
 	"                          each for N (power of 2, default 64; 1: every hold)\n"  \
 	"      --hold-exact-rate R time every hold of an inode up to R per second and\n"   \
@@ -94,8 +98,8 @@ static inline bool cli_stacks_on(const struct ilock_opts *o)
  * handled, 0 not ours, -1 bad value.
  */
 int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen);
-/* --holds xfs|all|off into the two switches (the last one given wins); false if neither. */
-bool cli_holds_value(const char *arg, bool *all, bool *off);
+/* --holds off|xfs|all into enum ilock_holds (the last one given wins); false if none. */
+bool cli_holds_value(const char *arg, uint8_t *holds);
 
 enum cli_cmd { CLI_STAT, CLI_TOP };
 

@@ -10,7 +10,7 @@
 #include "probe.h"
 
 #define PROBE_USAGE \
-	"usage: ilock probe [-j] [--holds=xfs|all|off] [-D DEV|MOUNTPOINT] [--fs xfs|ext4] [--class C]\n"
+	"usage: ilock probe [-j] [--holds=off|xfs|all] [-D DEV|MOUNTPOINT] [--fs xfs|ext4] [--class C]\n"
 
 static void usage(FILE *f)
 {
@@ -23,7 +23,7 @@ PROBE_USAGE
 "subcommand runs the same probes once at start; -v prints them there.\n"
 "\n"
 "  -j, --json          JSON instead of text\n"
-"      --holds=all|off show the strategy as if --holds=all (or off) were given\n"
+"      --holds=xfs|all show the strategy as if --holds=xfs (or all) were given\n"
 "  -D, --fs, --class   ... or these filters, as the other subcommands take them:\n"
 "                      what they rule out is not attached (-D on an ext4 mount\n"
 "                      leaves the XFS hold programs off)\n"
@@ -74,8 +74,8 @@ int cmd_probe(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case OPT_HOLDS:
-			if (!cli_holds_value(optarg, &req.holds_all, &req.holds_off)) {
-				fprintf(stderr, "ilock probe: bad value for --holds: %s (xfs, all or off)\n",
+			if (!cli_holds_value(optarg, &req.holds)) {
+				fprintf(stderr, "ilock probe: bad value for --holds: %s (off, xfs or all)\n",
 					optarg);
 				goto bad;
 			}

@@ -52,7 +52,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
 "                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N]\n"
-"                    [--ops default|syscalls|all|off] [--no-stacks] [--holds=xfs|all|off]\n"
+"                    [--ops syscalls|io|all|off] [--no-stacks] [--holds=off|xfs|all]\n"
 "                    [--hold-sample N] [--hold-exact-rate R] [-f] [-v]\n"
 "\n"
 "Trace inode lock waits and write them to FILE, one block per interval, for\n"
@@ -70,8 +70,9 @@ static void usage(FILE *f)
 "      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock; may repeat\n"
 CLI_MAX_INODES_HELP
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
-"                          default, syscalls (no event on every buffered I/O),\n"
-"                          all (adds page-cache events), off (cheapest)\n"
+"                          syscalls (default; no event on every buffered I/O),\n"
+"                          io (adds the buffered I/O tracepoints), all (adds\n"
+"                          page-cache events), off (cheapest)\n"
 "      --no-stacks         keep ops and ranges but record no kernel stacks\n"
 CLI_HOLDS_HELP
 "  -f, --force             overwrite FILE if it exists\n"

@@ -92,10 +92,20 @@ struct strategy {
 	char rwsem_holds_why[STRATEGY_WHY_LEN];
 };
 
-/* What the user asked for that changes the strategy. */
+/*
+ * --holds. Off by default: the XFS hold programs run two to three times per
+ * I/O, inside the IOLOCK, and cost the seed workload more than anything
+ * else ilock does (docs/PERFORMANCE.md).
+ */
+enum ilock_holds { ILOCK_HOLDS_OFF = 0, ILOCK_HOLDS_XFS, ILOCK_HOLDS_ALL };
+
+/*
+ * What the user asked for that changes the strategy. Zero-initialised is
+ * the defaults; a NULL request asks for XFS holds, to show what the
+ * kernel allows.
+ */
 struct strategy_req {
-	bool holds_all;   /* --holds=all: hold times of every inode rwsem */
-	bool holds_off;   /* --holds=off: no hold times at all */
+	uint8_t holds;    /* enum ilock_holds */
 	/*
 	 * What the filters leave (filter_scope()): a program that could only
 	 * see what they drop is not attached, so it costs nothing per event.

@@ -150,9 +150,7 @@ static void choose_xfs_holds(const struct probe_result *r, const struct strategy
 			     struct strategy *s)
 {
 	s->xfs_holds = ATTACH_OFF;
-	if (req && req->holds_off) {
-		why(s->xfs_holds_why, "off (--holds=off)");
-	} else if (req && (req->fs_drop & FS_XFS)) {
+	if (req && (req->fs_drop & FS_XFS)) {
 		why(s->xfs_holds_why, "off: the filters leave no XFS inode (%s)",
 		    req->scope_why ? req->scope_why : "--fs");
 	} else if (req && req->class_mask && !(req->class_mask & ILOCK_XFS_CLASS_MASK)) {
@@ -185,6 +183,14 @@ static void choose_xfs_holds(const struct probe_result *r, const struct strategy
 	} else {
 		why(s->xfs_holds_why, "off: neither tp_btf nor raw_tp can attach");
 	}
+	/* not asked for: say what --holds=xfs would do, for `ilock probe` */
+	if (req && req->holds == ILOCK_HOLDS_OFF) {
+		char would[STRATEGY_WHY_LEN];
+
+		snprintf(would, sizeof(would), "%s", s->xfs_holds_why);
+		s->xfs_holds = ATTACH_OFF;
+		why(s->xfs_holds_why, "off (the default; --holds=xfs: %s)", would);
+	}
 }
 
 static void choose_rwsem_holds(const struct probe_result *r, const struct strategy_req *req,
@@ -193,9 +199,7 @@ static void choose_rwsem_holds(const struct probe_result *r, const struct strate
 	char t[160];
 
 	s->rwsem_holds = ATTACH_OFF;
-	if (req && req->holds_off) {
-		why(s->rwsem_holds_why, "off (--holds=off)");
-	} else if (!req || !req->holds_all) {
+	if (!req || req->holds != ILOCK_HOLDS_ALL) {
 		why(s->rwsem_holds_why, "off (--holds=all turns it on where fentry works)");
 	} else if (r->forced_no_fentry) {
 		why(s->rwsem_holds_why, "unavailable: fentry disabled by ILOCK_NO_FENTRY");

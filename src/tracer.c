@@ -225,7 +225,7 @@ static int attach_all(struct tracer *t)
 int tracer_start(struct tracer *t, const struct ilock_opts *o)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
-	struct strategy_req req = { .holds_all = o->holds_all, .holds_off = o->holds_off };
+	struct strategy_req req = { .holds = o->holds };
 	enum attach_mode tp_mode;
 	int err;
 
@@ -253,7 +253,7 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 			  "details)", t->probe.kernel, strncmp(why, "off: ", 5) ? why : why + 5);
 		return -ENOTSUP;
 	}
-	if (o->holds_all && t->strat.rwsem_holds == ATTACH_OFF) {
+	if (o->holds == ILOCK_HOLDS_ALL && t->strat.rwsem_holds == ATTACH_OFF) {
 		log_error("--holds=all: %s (run `ilock probe --holds=all` for details)",
 			  t->strat.rwsem_holds_why);
 		return -ENOTSUP;

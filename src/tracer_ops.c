@@ -16,10 +16,11 @@
 
 /*
  * Which op source runs in which --ops mode. The sources that fire on every
- * buffered I/O only refine what the syscall already says, for syscalls;
- * they are what names io_uring's and kernel threads' buffered I/O.
+ * buffered I/O (--ops io) only refine what the syscall already says, for
+ * syscalls; they are what names io_uring's and kernel threads' buffered
+ * I/O. They run inside the XFS IOLOCK, so they are not the default.
  */
-enum op_level { OPS_SYSCALLS = 1, OPS_DEFAULT = 2, OPS_ALL = 3 };
+enum op_level { OPS_SYSCALLS = 1, OPS_IO = 2, OPS_ALL = 3 };
 
 struct op_prog {
 	const char *tp;        /* tracepoint name, for the BTF check */
@@ -34,11 +35,11 @@ struct op_prog {
 	{ tp, arg0, offsetof(struct ilock_bpf, progs.prog), lvl, j, fs }
 
 static const struct op_prog op_progs[] = {
-	P("xfs_file_buffered_read", "kiocb", op_xfs_buffered_read, OPS_DEFAULT, false, FS_XFS),
-	P("xfs_file_buffered_write", "kiocb", op_xfs_buffered_write, OPS_DEFAULT, false, FS_XFS),
+	P("xfs_file_buffered_read", "kiocb", op_xfs_buffered_read, OPS_IO, false, FS_XFS),
+	P("xfs_file_buffered_write", "kiocb", op_xfs_buffered_write, OPS_IO, false, FS_XFS),
 	P("iomap_dio_rw_begin", "kiocb", op_dio_begin, OPS_SYSCALLS, false, FS_ALL),
-	P("ext4_write_begin", "inode", op_ext4_write_begin, OPS_DEFAULT, false, FS_EXT4),
-	P("ext4_da_write_begin", "inode", op_ext4_da_write_begin, OPS_DEFAULT, false, FS_EXT4),
+	P("ext4_write_begin", "inode", op_ext4_write_begin, OPS_IO, false, FS_EXT4),
+	P("ext4_da_write_begin", "inode", op_ext4_da_write_begin, OPS_IO, false, FS_EXT4),
 	P("ext4_fallocate_enter", "inode", op_ext4_fallocate, OPS_SYSCALLS, false, FS_EXT4),
 	P("ext4_truncate_enter", "inode", op_ext4_truncate, OPS_SYSCALLS, false, FS_EXT4),
 	P("xfs_read_fault", "xfs_inode", op_xfs_read_fault, OPS_SYSCALLS, false, FS_XFS),
@@ -145,10 +146,10 @@ static void add_attach(struct tracer *t, const char *probe, const char *mode)
 void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 {
 	struct ilock_bpf *s = t->skel;
-	int want = o->ops_mode == ILOCK_OPS_OFF        ? 0
-		 : o->ops_mode == ILOCK_OPS_ALL        ? OPS_ALL
-		 : o->ops_mode == ILOCK_OPS_SYSCALLS   ? OPS_SYSCALLS
-		 :                                       OPS_DEFAULT;
+	int want = o->ops_mode == ILOCK_OPS_OFF ? 0
+		 : o->ops_mode == ILOCK_OPS_ALL ? OPS_ALL
+		 : o->ops_mode == ILOCK_OPS_IO  ? OPS_IO
+		 :                                OPS_SYSCALLS;
 	int n_ops = 0, on_ops = 0, n_j = 0, on_j = 0;
 	struct btfs b;
 

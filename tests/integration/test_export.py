@@ -200,7 +200,7 @@ def test_non_loopback_listen_warns(ilock_bin):
 def test_promtool_and_both_formats(xfs, procs, helpers_dir, ilock_bin):
     path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
     st = os.stat(path)
-    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--holds=xfs")
     before = ex.metrics()
     hold_and_wait(procs, helpers_dir, path)
     sel = dict(device=xfs.majmin, **{"class": "i_rwsem"}, mode="shared")
@@ -260,7 +260,8 @@ def test_promtool_and_both_formats(xfs, procs, helpers_dir, ilock_bin):
 
 
 def test_holds_off_exports_waits_without_holds(xfs, procs, helpers_dir, ilock_bin):
-    """--holds=off: the waits and pairs are exported; no hold series at all."""
+    """--holds=off (the default): the waits and pairs are exported; no hold
+    series at all."""
     path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
     ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--holds=off")
     hold_and_wait(procs, helpers_dir, path)

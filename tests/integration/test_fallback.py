@@ -32,7 +32,7 @@ def forced_env(**extra):
 
 
 def test_probe_reports_forced_strategy(ilock_bin):
-    r = subprocess.run([ilock_bin, "probe", "-j"], env=forced_env(), capture_output=True,
+    r = subprocess.run([ilock_bin, "probe", "-j", "--holds=xfs"], env=forced_env(), capture_output=True,
                        text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     p = json.loads(r.stdout)
@@ -44,7 +44,7 @@ def test_probe_reports_forced_strategy(ilock_bin):
     assert p["attach_types"]["raw_tp"]["ok"] is True
     assert p["attach_types"]["raw_tp"]["target"] == "contention_begin"
 
-    txt = subprocess.run([ilock_bin, "probe"], env=forced_env(), capture_output=True,
+    txt = subprocess.run([ilock_bin, "probe", "--holds=xfs"], env=forced_env(), capture_output=True,
                          text=True, timeout=60)
     assert txt.returncode == 0
     assert "forced by the environment: ILOCK_FORCE_RAW_TP ILOCK_NO_XFS" in txt.stdout
@@ -57,8 +57,8 @@ def test_xfs_readers_blocked_by_writer_raw_tp_no_xfs(fs_factory, procs, helpers_
     path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
     ino = os.stat(path).st_ino
 
-    st = procs.start([ilock_bin, "stat", "-j", "-D", xfs.mnt], stderr=subprocess.PIPE,
-                     env=forced_env())
+    st = procs.start([ilock_bin, "stat", "-j", "-D", xfs.mnt, "--holds=xfs"],
+                     stderr=subprocess.PIPE, env=forced_env())
     wait_line(st, READY, timeout=30, stream=st.stderr)
     holder = procs.start([lockhold, "write", path, 0, 4096, HOLD_MS])
     m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(holder, "HOLDING ", 10))
@@ -100,7 +100,7 @@ def test_xfs_readers_blocked_by_writer_raw_tp_no_xfs(fs_factory, procs, helpers_
 
 
 def test_verbose_prints_probe_once(ilock_bin):
-    r = subprocess.run([ilock_bin, "stat", "-v", "-d", "1", "-j"], env=forced_env(),
+    r = subprocess.run([ilock_bin, "stat", "-v", "-d", "1", "-j", "--holds=xfs"], env=forced_env(),
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("\nstrategy:\n") == 1, r.stderr

@@ -29,8 +29,9 @@ def hold_rows(doc, dev, ino):
 def test_sampled_holds_estimate_the_exact_ones(xfs, procs, helpers_dir, ilock_bin):
     path = make_file(os.path.join(xfs.mnt, "ibdata1"), 64 << 20)
     ino = ino_of(path)
-    sampled = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks")
-    exact = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks", "--hold-sample=1")
+    sampled = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks", "--holds=xfs")
+    exact = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks", "--holds=xfs",
+                       "--hold-sample=1")
     fio = procs.start(["fio", "--name=seed", f"--filename={path}", "--size=64M",
                        "--rw=randrw", "--rwmixread=60", "--bs=16k", "--numjobs=4", "--thread",
                        "--ioengine=psync", "--time_based", "--runtime=3"])
@@ -72,7 +73,7 @@ def test_hot_file_leaves_a_cold_files_hold_exact(xfs, procs, helpers_dir, ilock_
     once (not for 64), while the hot file's are sampled."""
     path = make_file(os.path.join(xfs.mnt, "cold.dat"), 1 << 20)
     busy = make_file(os.path.join(xfs.mnt, "hot.dat"), 8 << 20)
-    st = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks")
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks", "--holds=xfs")
     spin = procs.start([lockhold(helpers_dir), "spin", busy, 3, 2])
     holder, _, _ = hold(procs, helpers_dir, path)
     finish(holder)

@@ -99,23 +99,29 @@ def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off, rec=None,
 
 
 def test_xfs_disjoint_ranges(xfs, procs, helpers_dir, ilock_bin):
-    row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB)
+    """The defaults (--ops syscalls) run no op source on every buffered I/O;
+    the waiters' and the holder's syscalls name both sides and their ranges."""
+    seen = {}
+    row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB, seen=seen)
+    progs = seen["progs"]
+    assert not [n for n in progs if n.startswith("op_xfs_buffere")], progs
+    assert "op_xfs_read_fau" in progs or "op_xfs_read_fault" in progs, progs
+    assert seen["attach"]["ops"] == "tp_btf (syscalls)", seen["attach"]
     assert range_share(row["ranges"], "disjoint") >= 0.95, row["ranges"]
     assert row["headroom"] >= 0.95
     for e in edges:
         assert e["ranges"]["disjoint"]["waits"] == e["waits"], e
 
 
-def test_xfs_ops_from_syscalls_alone(xfs, procs, helpers_dir, ilock_bin):
-    """--ops syscalls runs no op source on every buffered I/O; the waiters'
-    and the holder's syscalls still name both sides and their ranges."""
+def test_xfs_ops_from_io_tracepoints(xfs, procs, helpers_dir, ilock_bin):
+    """--ops io adds the XFS buffered I/O tracepoints to the syscalls: the
+    same ops and ranges come out."""
     seen = {}
     row, edges = readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB,
-                                       stat_args=("--ops", "syscalls"), seen=seen)
+                                       stat_args=("--ops", "io"), seen=seen)
     progs = seen["progs"]
-    assert not [n for n in progs if n.startswith("op_xfs_buffere")], progs
-    assert "op_xfs_read_fau" in progs or "op_xfs_read_fault" in progs, progs
-    assert seen["attach"]["ops"] == "tp_btf (syscalls)", seen["attach"]
+    assert [n for n in progs if n.startswith("op_xfs_buffere")], progs
+    assert seen["attach"]["ops"] == "tp_btf", seen["attach"]
     assert range_share(row["ranges"], "disjoint") >= 0.95, row["ranges"]
 
 

@@ -154,8 +154,8 @@ def test_report_matches_stat(fs_factory, procs, helpers_dir, ilock_bin, tmp_path
     fs = fs_factory("xfs")
     data = make_file(os.path.join(fs.mnt, "data"), 1 << 20)
     rec = str(tmp_path / "rt.ilrec")
-    stat = start_stat(procs, ilock_bin, "-D", fs.mnt)
-    recp = start_record(ilock_bin, rec, "-i", "0.5", "-D", fs.mnt)
+    stat = start_stat(procs, ilock_bin, "-D", fs.mnt, "--holds=xfs")
+    recp = start_record(ilock_bin, rec, "-i", "0.5", "-D", fs.mnt, "--holds=xfs")
     procs.append(recp)
     res = scenario(helpers_dir, data, 1.2, hold_ms=300, readers=3, period=0.4)
     time.sleep(0.3)
@@ -184,6 +184,10 @@ def test_report_matches_stat(fs_factory, procs, helpers_dir, ilock_bin, tmp_path
             assert abs(a["wait_ns"] - b["wait_ns"]) <= 0.02 * max(a["wait_ns"], 1), (k, mode)
         assert sl[k]["path"] == rl[k]["path"] == data
         assert sl[k]["class_fs_name"] == rl[k]["class_fs_name"] == "IOLOCK"
+    # --holds=xfs: the writer's exclusive holds, recorded as stat saw them
+    for doc in (sl, rl):
+        assert doc[key]["acquisitions"]["exclusive"] >= len(res), doc[key]["acquisitions"]
+        assert doc[key]["hold"]["exclusive"]["max_ns"] >= 300_000_000, doc[key]["hold"]
 
     def pairs(doc):
         return sorted((e["ino"], e["class"], e["holder"]["comm"], e["holder"]["pid"],

@@ -63,7 +63,7 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin):
     busy = make_file(os.path.join(xfs.mnt, "busy.dat"), 1 << 20)
     ino = ino_of(path)
 
-    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--holds=xfs")
     # one thread hammering an unrelated file: busy, but never contended
     spin = procs.start([lockhold(helpers_dir), "spin", busy, 2, 1])
     holder, hpid, htid = hold(procs, helpers_dir, path)
@@ -114,12 +114,12 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin):
 
 
 def test_holds_off_keeps_waits_and_pairs(xfs, procs, helpers_dir, ilock_bin):
-    """--holds=off attaches no XFS hold program and reports no hold times,
-    but the waits and who made whom wait are all there."""
+    """The default, --holds=off, attaches no XFS hold program and reports no
+    hold times, but the waits and who made whom wait are all there."""
     path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
     ino = ino_of(path)
 
-    st = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--holds=off")
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
     holder, hpid, htid = hold(procs, helpers_dir, path, hold_ms=300)
     readers = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 2])
     r = json.loads(readers.communicate(timeout=20)[0])
@@ -139,13 +139,14 @@ def test_holds_off_keeps_waits_and_pairs(xfs, procs, helpers_dir, ilock_bin):
 
 def test_filters_leave_off_the_programs_they_rule_out(xfs, ext4, procs, helpers_dir,
                                                        ilock_bin):
-    """A program that could only see what the filters drop is not attached:
+    """A program that could only see what the filters drop is not attached,
+    even when asked for (--holds=xfs --ops io):
     with -D on an ext4 mount, no XFS hold or XFS op program runs on every
     XFS I/O of the host; with --fs xfs, no ext4 or journal one. What the
     filters keep still works: the ext4 writer-writer wait is reported."""
     path = make_file(os.path.join(ext4.mnt, "db.dat"), 1 << 20)
 
-    st = start_stat(procs, ilock_bin, "-D", ext4.mnt)
+    st = start_stat(procs, ilock_bin, "-D", ext4.mnt, "--holds=xfs", "--ops", "io")
     names = prog_names(st.pid)
     holder, hpid, htid = hold(procs, helpers_dir, path, hold_ms=300)
     writer = procs.start([lockhold(helpers_dir), "pwrite", path, 65536, 4096, 1])
@@ -163,7 +164,7 @@ def test_filters_leave_off_the_programs_they_rule_out(xfs, ext4, procs, helpers_
     assert (e["holder"]["pid"], e["waiter"]["pid"]) == (htid, w["tids"][0])
 
     # --fs xfs: the XFS programs are back, the ext4 and journal ones gone
-    st = start_stat(procs, ilock_bin, "--fs", "xfs")
+    st = start_stat(procs, ilock_bin, "--fs", "xfs", "--holds=xfs", "--ops", "io")
     names = prog_names(st.pid)
     doc = stop_stat(st)
     assert doc["attach"]["xfs_ilock"] in ("tp_btf", "raw_tp"), doc["attach"]
@@ -172,14 +173,15 @@ def test_filters_leave_off_the_programs_they_rule_out(xfs, ext4, procs, helpers_
     assert not [n for n in names if n.startswith(("op_ext4_", "jbd2_"))], names
 
     # -D naming an XFS mount keeps the XFS hold programs
-    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--holds=xfs", "--ops", "io")
     names = prog_names(st.pid)
     stop_stat(st)
     assert any(n.startswith("xfs_iunlock") for n in names), names
 
     # ilock probe says the same before anything runs
     def probe(*args):
-        r = subprocess.run([ilock_bin, "probe", "-j", *args], capture_output=True, text=True,
+        r = subprocess.run([ilock_bin, "probe", "-j", "--holds=xfs", *args],
+                           capture_output=True, text=True,
                            timeout=60)
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)["strategy"]["xfs_holds"]

@@ -43,16 +43,17 @@ while read -r m; do
 done < /modules.load
 
 say "kernel $(uname -r) cpus $(nproc)"
-ilock probe -j > /tmp/probe-noxfs.json 2>&1
+# --holds=xfs (off by default) throughout: its absence is what is checked
+ilock probe -j --holds=xfs > /tmp/probe-noxfs.json 2>&1
 block probe.noxfs /tmp/probe-noxfs.json
-ilock stat -d 1 -j > /tmp/stat-noxfs.json 2> /tmp/stat-noxfs.err
+ilock stat -d 1 -j --holds=xfs > /tmp/stat-noxfs.json 2> /tmp/stat-noxfs.err
 echo "rc=$?" >> /tmp/stat-noxfs.err
 block stat.noxfs /tmp/stat-noxfs.json
 block stat.noxfs.stderr /tmp/stat-noxfs.err
 [ -n "$xfs_ko" ] && { insmod "/lib/modules/$xfs_ko" || say "insmod-failed $xfs_ko"; }
 
 t0=$(date +%s)
-ilock probe -j > /tmp/probe.json 2> /tmp/probe.err
+ilock probe -j --holds=xfs > /tmp/probe.json 2> /tmp/probe.err
 block probe /tmp/probe.json
 [ -s /tmp/probe.err ] && block probe.stderr /tmp/probe.err
 say "probe took $(( $(date +%s) - t0 )) s"
@@ -140,13 +141,14 @@ scenario() {
 	say "scenario $name done in $(( $(date +%s) - t0 )) s"
 }
 
-scenario xfs-default xfs read
+# the default ops (from syscalls), with the XFS hold times asked for
+scenario xfs-default xfs read -- --holds=xfs
 if can fentry; then
-	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 --
+	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 -- --holds=xfs
 	scenario ext4-holds ext4 pwrite -- --holds=all
 fi
 if can kprobe; then
-	scenario xfs-kprobe xfs read ILOCK_NO_CONTENTION_TP=1 ILOCK_NO_FENTRY=1 --
+	scenario xfs-kprobe xfs read ILOCK_NO_CONTENTION_TP=1 ILOCK_NO_FENTRY=1 -- --holds=xfs
 fi
 
 say "all done"

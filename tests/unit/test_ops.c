@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "ksyms.h"
 #include "ops.h"
+#include "probe.h"
 #include "render.h"
 #include "render_ops.h"
 #include "unit.h"
@@ -521,24 +522,27 @@ static void test_cli(void)
 	char *h3[] = { "stat", "--holds=xfs", NULL };
 	char *h4[] = { "stat", "--holds=none", NULL };
 	char *s1[] = { "top", "--ops", "syscalls", NULL };
+	char *s2[] = { "record", "--ops", "io", NULL };
 
 	CHECK(parse(CLI_STAT, &o, err, 4, a1) == 0);
 	CHECK(o.ops_mode == ILOCK_OPS_ALL && o.no_stacks && !o.folded);
 	CHECK(parse(CLI_STAT, &o, err, 2, a2) == 0 && o.ops_mode == ILOCK_OPS_OFF);
-	CHECK(parse(CLI_STAT, &o, err, 4, a3) == 0 && o.folded && o.ops_mode == ILOCK_OPS_DEFAULT);
+	CHECK(parse(CLI_STAT, &o, err, 4, a3) == 0 && o.folded && o.ops_mode == ILOCK_OPS_SYSCALLS &&
+	      o.holds == ILOCK_HOLDS_OFF);
 	CHECK(parse(CLI_STAT, &o, err, 3, a4) < 0 &&
-	      strstr(err, "--ops bogus: one of default, syscalls, all, off"));
+	      strstr(err, "--ops bogus: one of syscalls, io, all, off"));
 	CHECK(parse(CLI_TOP, &o, err, 3, s1) == 0 && o.ops_mode == ILOCK_OPS_SYSCALLS &&
 	      cli_stacks_on(&o));
+	CHECK(parse(CLI_STAT, &o, err, 3, s2) == 0 && o.ops_mode == ILOCK_OPS_IO);
 	CHECK(parse(CLI_STAT, &o, err, 3, a5) < 0 && strstr(err, "--json"));
 	CHECK(parse(CLI_STAT, &o, err, 4, a6) < 0 && strstr(err, "--ops off"));
 	CHECK(parse(CLI_TOP, &o, err, 2, a7) < 0 && strstr(err, "--folded"));
 	CHECK(parse(CLI_STAT, &o, err, 3, a8) == 0 &&
 	      o.f.class_mask == 1U << ILOCK_CLASS_JBD2_WAIT);
-	CHECK(parse(CLI_STAT, &o, err, 2, h1) == 0 && o.holds_off && !o.holds_all);
-	CHECK(parse(CLI_TOP, &o, err, 3, h2) == 0 && o.holds_all && !o.holds_off);
-	CHECK(parse(CLI_STAT, &o, err, 2, h3) == 0 && !o.holds_all && !o.holds_off);
-	CHECK(parse(CLI_STAT, &o, err, 2, h4) < 0 && strstr(err, "--holds none: xfs, all or off"));
+	CHECK(parse(CLI_STAT, &o, err, 2, h1) == 0 && o.holds == ILOCK_HOLDS_OFF);
+	CHECK(parse(CLI_TOP, &o, err, 3, h2) == 0 && o.holds == ILOCK_HOLDS_ALL);
+	CHECK(parse(CLI_STAT, &o, err, 2, h3) == 0 && o.holds == ILOCK_HOLDS_XFS);
+	CHECK(parse(CLI_STAT, &o, err, 2, h4) < 0 && strstr(err, "--holds none: off, xfs or all"));
 	CHECK_STR(class_name(ILOCK_CLASS_JBD2_WAIT), "jbd2_wait");
 	CHECK_STR(class_display_name(ILOCK_CLASS_JBD2_WAIT, ILOCK_XFS_SB_MAGIC), "jbd2_wait");
 }

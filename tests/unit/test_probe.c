@@ -87,7 +87,7 @@ static bool has(const char *s, const char *part)
 static void test_host(void)
 {
 	struct probe_result r = host_618();
-	struct strategy_req all = { .holds_all = true }, off = { .holds_off = true };
+	struct strategy_req all = { .holds = ILOCK_HOLDS_ALL }, off = {};
 	struct strategy s;
 
 	choose_strategy(&r, NULL, &s);
@@ -104,12 +104,14 @@ static void test_host(void)
 				     "rwsem_down_read_slowpath: Operation not permitted"));
 	CHECK_EQ_U(s.lock_waits, ATTACH_TP_BTF);
 
-	/* --holds=off: no hold programs at all, waits as ever */
+	/* the default, --holds=off: no hold programs, waits as ever; what
+	 * --holds=xfs would attach is still said */
 	choose_strategy(&r, &off, &s);
 	CHECK_EQ_U(s.xfs_holds, ATTACH_OFF);
-	CHECK_STR(s.xfs_holds_why, "off (--holds=off)");
+	CHECK_STR(s.xfs_holds_why,
+		  "off (the default; --holds=xfs: tp_btf on xfs:xfs_ilock/xfs_iunlock)");
 	CHECK_EQ_U(s.rwsem_holds, ATTACH_OFF);
-	CHECK_STR(s.rwsem_holds_why, "off (--holds=off)");
+	CHECK_STR(s.rwsem_holds_why, "off (--holds=all turns it on where fentry works)");
 	CHECK_EQ_U(s.lock_waits, ATTACH_TP_BTF);
 }
 
@@ -117,7 +119,7 @@ static void test_host(void)
 static void test_filter_scope(void)
 {
 	struct probe_result r = host_618();
-	struct strategy_req req = {};
+	struct strategy_req req = { .holds = ILOCK_HOLDS_XFS };
 	struct strategy s;
 	char why[96];
 	uint32_t d73 = ILOCK_KDEV(7, 3);
@@ -165,11 +167,12 @@ static void test_filter_scope(void)
 	choose_strategy(&r, &req, &s);
 	CHECK_EQ_U(s.xfs_holds, ATTACH_TP_BTF);
 
-	/* --holds=off is named first, as the user's own choice */
-	req.holds_off = true;
+	/* not asked for (the default): off first, then why --holds=xfs would not help */
+	req.holds = ILOCK_HOLDS_OFF;
 	req.fs_drop = FS_XFS;
 	choose_strategy(&r, &req, &s);
-	CHECK_STR(s.xfs_holds_why, "off (--holds=off)");
+	CHECK_STR(s.xfs_holds_why, "off (the default; --holds=xfs: off: the filters leave no "
+				   "XFS inode (-D 7:3 is xfs))");
 }
 
 static void test_forced(void)
@@ -202,7 +205,7 @@ static void test_forced(void)
 static void test_debian_61(void)
 {
 	struct probe_result r = debian_61();
-	struct strategy_req all = { .holds_all = true };
+	struct strategy_req all = { .holds = ILOCK_HOLDS_ALL };
 	struct strategy s;
 
 	choose_strategy(&r, NULL, &s);
@@ -323,7 +326,7 @@ static void test_degraded(void)
 	r = debian_61();
 	r.hold_funcs_btf = false;
 	snprintf(r.hold_funcs_missing, sizeof(r.hold_funcs_missing), "down_read_killable");
-	choose_strategy(&r, &(struct strategy_req){ .holds_all = true }, &s);
+	choose_strategy(&r, &(struct strategy_req){ .holds = ILOCK_HOLDS_ALL }, &s);
 	CHECK_EQ_U(s.rwsem_holds, ATTACH_OFF);
 	CHECK_STR(s.rwsem_holds_why, "unavailable: down_read_killable not in BTF");
 }
