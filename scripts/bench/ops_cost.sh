@@ -8,12 +8,14 @@
 #    tracepoints (scripts/bench/ops_floor.bpf.c), in one-thread fio loops
 #    pinned to CPU 1: small buffered reads and writes on XFS and ext4,
 #    direct reads on XFS, direct writes on ext4; page-cache reads with
-#    --ops=all, the one source that is off by default.
+#    --ops=all. The buffered sources run only with --ops=io (or all), so
+#    the loops run ilock with --ops=io.
 # 2. The same under the seed workload (randrw 60/40, 16k, buffered, psync,
 #    8 threads, one 256 MiB file on XFS): contended, two CPUs busy.
 # 3. The seed workload for a fixed number of I/Os with no tracer, with
-#    `ilock stat --ops=off` and with `ilock stat` (default ops), bpf_stats
-#    off: IOPS, and CPU time (user + system) per I/O.
+#    `ilock stat --ops=off`, `ilock stat` (the default, --ops=syscalls) and
+#    `ilock stat --ops=io`, bpf_stats off: IOPS, and CPU time (user +
+#    system) per I/O.
 #
 # Conditions alternate within each round, so all see the same machine
 # load; every figure is the median over rounds.
@@ -87,6 +89,7 @@ start_bg() {  # condition [mount] -> $pid of the tracer, attached
 	case $1 in
 	floor) "$B/bpfload" "$B/ops_floor.bpf.o" $((SECS + 120)) > "$work/ready" & ;;
 	dflt) "$ILOCK" stat -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
+	io) "$ILOCK" stat --ops=io -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
 	all) "$ILOCK" stat --ops=all -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
 	off) "$ILOCK" stat --ops=off -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
 	esac
@@ -122,7 +125,7 @@ iops() {  # condition -> "iops condition IOPS CPU_US_PER_IO"
 
 echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg) at start, $ROUNDS rounds of ${SECS}s"
 for r in $(seq "$ROUNDS"); do
-	for c in floor dflt; do
+	for c in floor io; do
 		cost xfs-read-512 "$c" loop "$XFS" --rw=read --bs=512
 		cost xfs-write-512 "$c" loop "$XFS" --rw=write --bs=512
 		cost ext4-write-512 "$c" loop "$EXT4" --rw=write --bs=512
@@ -132,7 +135,7 @@ for r in $(seq "$ROUNDS"); do
 	done
 	cost ext4-read-512 floor loop "$EXT4" --rw=read --bs=512
 	cost ext4-read-512 all loop "$EXT4" --rw=read --bs=512
-	for c in none off dflt; do iops $c; done
+	for c in none off dflt io; do iops $c; done
 done > "$work/all"
 echo "# load $(cut -d' ' -f1-3 /proc/loadavg) at end"
 
@@ -174,10 +177,11 @@ for label, sources in main.items():
 print("\nSeed workload on XFS, fixed I/O count, median over rounds")
 print(f"{'':22s} {'IOPS':>9s} {'vs none':>8s}  {'CPU us/IO':>9s} {'vs none':>8s}")
 base, cbase = statistics.median(iops["none"]), statistics.median(cpu["none"])
-for c, label in (("none", "no tracer"), ("off", "ilock stat --ops=off"), ("dflt", "ilock stat")):
+for c, label in (("none", "no tracer"), ("off", "ilock stat --ops=off"), ("dflt", "ilock stat"),
+                 ("io", "ilock stat --ops=io")):
     m, cm = statistics.median(iops[c]), statistics.median(cpu[c])
     print(f"{label:22s} {m:9.0f} {m / base * 100:7.1f}%  {cm:9.2f} {cm / cbase * 100:7.1f}%")
-for c in ("none", "off", "dflt"):
+for c in ("none", "off", "dflt", "io"):
     print(f"  runs {c:5s} IOPS {' '.join(map(str, iops[c]))}")
     print(f"  runs {c:5s} CPU  {' '.join(f'{x:.2f}' for x in cpu[c])}")
 PY
