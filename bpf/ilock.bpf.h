@@ -369,6 +369,7 @@ extern const volatile __u32 cfg_fs_magic;      /* 0: any filesystem */
 extern const volatile __u32 cfg_class_mask;    /* bit per class; 0: all */
 extern const volatile __u32 cfg_resolve_paths;
 extern const volatile __u32 cfg_ops;              /* resolve operations and ranges */
+extern const volatile __u32 cfg_ops_io;           /* --ops io|all: ops from I/O events after the lock */
 extern const volatile __u32 cfg_waiter_stacks;
 extern const volatile __u32 cfg_holder_stacks;
 extern const volatile __u64 cfg_holder_stack_ns;  /* one holder sample per pair per this */

@@ -135,12 +135,16 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	p->xfs_ip = 0;
 	if (bpf_core_type_exists(struct xfs_inode) && inode_magic(inode, fast) == ILOCK_XFS_SB_MAGIC)
 		p->xfs_ip = (u64)((void *)inode - bpf_core_field_offset(struct xfs_inode, i_vnode));
+	/*
+	 * One clock read for the wait's start and the stack rate limits: the
+	 * waiter is held up by what follows as much as by the lock.
+	 */
+	p->start_ns = bpf_ktime_get_ns();
 	read_holder(lock, p, fast);
-	ops_wait_begin(ctx, btf, ts, p, inode, pid_tgid);
+	ops_wait_begin(ctx, btf, ts, p, inode, pid_tgid, p->start_ns);
 	note_inode(inode, &p->key, ts);
 	count(ILOCK_EV_WAIT_BEGUN);
 	p->lock = (u64)lock;
-	p->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
 

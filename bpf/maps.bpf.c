@@ -31,6 +31,7 @@ const volatile __u32 cfg_fs_magic = 0;
 const volatile __u32 cfg_class_mask = 0;
 const volatile __u32 cfg_resolve_paths = 1;
 const volatile __u32 cfg_ops = 1;
+const volatile __u32 cfg_ops_io = 0;
 const volatile __u32 cfg_waiter_stacks = 1;
 const volatile __u32 cfg_holder_stacks = 1;
 const volatile __u64 cfg_holder_stack_ns = 1000000000ULL;

@@ -122,11 +122,17 @@ int BPF_PROG(op_xfs_buffered_write, struct kiocb *iocb, struct iov_iter *iter)
  * iomap_dio_rw_begin: every iomap direct I/O (ext4 and XFS), with the
  * inode lock already taken. Here we learn how the filesystem took it: the
  * owner field names us only if we hold i_rwsem exclusive.
+ *
+ * By default (--ops syscalls) this only counts the direct writes that took
+ * it exclusive, the ext4 story of docs/ranges.md: a syscall's op and range
+ * come from its registers at contention time, and an op set here, after
+ * the lock, could only serve io_uring's and kernel threads' waits later
+ * (--ops io). So a direct read returns at once, a shared write after one
+ * load; this program runs on every direct I/O of the host.
  */
 SEC("tp_btf/iomap_dio_rw_begin")
 int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned int dio_flags)
 {
-	struct task_struct *me = bpf_get_current_task_btf();
 	struct ilock_dio_key k;
 	struct inode *inode;
 	u64 pos, len, owner;
@@ -137,30 +143,40 @@ int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 
 	if (!iocb || !iter)
 		return 0;
+	write = bpf_core_field_exists(iter->data_source) ? iter->data_source : 0;
+	if (!write && !cfg_ops_io)
+		return 0;
 	inode = iocb->ki_filp->f_inode;
+	if (write) {
+		owner = inode->i_rwsem.owner.counter;
+		if (!(owner & RWSEM_READER_OWNED) &&
+		    (owner & ~RWSEM_OWNER_FLAGS_MASK) == (u64)bpf_get_current_task_btf())
+			flags |= ILOCK_OPF_EXCL_LOCK;
+		/*
+		 * How direct writes took the lock, per inode: exclusive takes
+		 * and why, always; shared ones only with --ops=all, as a hash
+		 * update on every direct write would double this program's cost.
+		 */
+		if (!(flags & ILOCK_OPF_EXCL_LOCK) && !cfg_dio_shared && !cfg_ops_io)
+			return 0;
+	}
 	pos = iocb->ki_pos;
 	len = iter->count;
-
-	write = bpf_core_field_exists(iter->data_source) ? iter->data_source : 0;
 	if ((pos | len) & ((1U << (inode->i_blkbits & 31)) - 1))
 		flags |= ILOCK_OPF_UNALIGNED;
 	if (!write) {
 		set_op(inode, ILOCK_OP_DIRECT_READ, flags, pos, len, -1);
 		return 0;
 	}
-	owner = inode->i_rwsem.owner.counter;
-	if (!(owner & RWSEM_READER_OWNED) && (owner & ~RWSEM_OWNER_FLAGS_MASK) == (u64)me)
-		flags |= ILOCK_OPF_EXCL_LOCK;
 	isize = inode->i_size;
 	if (pos + len > (u64)isize)
 		flags |= ILOCK_OPF_EXTENDING;
-	if (!set_op(inode, ILOCK_OP_DIRECT_WRITE, flags, pos, len, isize))
-		return 0;
-	/*
-	 * How direct writes took the lock, per inode: exclusive takes and why,
-	 * always; shared ones only with --ops=all, as a hash update on every
-	 * direct write would double this program's cost.
-	 */
+	if (cfg_ops_io) {
+		if (!set_op(inode, ILOCK_OP_DIRECT_WRITE, flags, pos, len, isize))
+			return 0;
+	} else if (cfg_dev && inode->i_sb->s_dev != cfg_dev) {
+		return 0;   /* set_op's device filter, which the count obeys too */
+	}
 	if (!(flags & ILOCK_OPF_EXCL_LOCK) && !cfg_dio_shared)
 		return 0;
 	k.ino = inode->i_ino;

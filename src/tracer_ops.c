@@ -181,6 +181,7 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 	btfs_free(&b);
 
 	s->rodata->cfg_ops = want != 0;
+	s->rodata->cfg_ops_io = want >= OPS_IO;
 	s->rodata->cfg_dio_shared = want == OPS_ALL;
 	s->rodata->cfg_waiter_stacks = !o->no_stacks;
 	s->rodata->cfg_holder_stacks = !o->no_stacks;

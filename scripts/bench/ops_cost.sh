@@ -133,6 +133,9 @@ for r in $(seq "$ROUNDS"); do
 		cost ext4-dwrite-4k "$c" loop "$EXT4" --rw=randwrite --bs=4k --direct=1
 		cost seed "$c" $SEED --time_based --runtime="$SECS"
 	done
+	# the defaults keep one source on every direct I/O, leaner than --ops=io's
+	cost xfs-dread-4k dflt loop "$XFS" --rw=randread --bs=4k --direct=1
+	cost ext4-dwrite-4k dflt loop "$EXT4" --rw=randwrite --bs=4k --direct=1
 	cost ext4-read-512 floor loop "$EXT4" --rw=read --bs=512
 	cost ext4-read-512 all loop "$EXT4" --rw=read --bs=512
 	for c in none off dflt io; do iops $c; done
@@ -153,8 +156,8 @@ for line in open(sys.argv[1]):
         continue
     _, label, cond, name, t, n = f
     source = name.split("_", 1)[1]
-    ns[(label, "floor" if cond == "floor" else "ilock", source)].append(int(t) / int(n))
-    cnt[(label, "floor" if cond == "floor" else "ilock", source)].append(int(n))
+    ns[(label, cond, source)].append(int(t) / int(n))
+    cnt[(label, cond, source)].append(int(n))
 
 # the source each loop is about; other sources fire too (the rest of the
 # machine does I/O), but are not that loop's figure
@@ -163,17 +166,19 @@ main = {"xfs-read-512": ["xfs_buffered_read"], "xfs-write-512": ["xfs_buffered_w
         "ext4-dwrite-4k": ["dio_begin"], "ext4-read-512": ["filemap_get_pages"],
         "seed": ["xfs_buffered_read", "xfs_buffered_write"]}
 print("\nBPF ns per I/O event, median over rounds (bpf_stats run_time_ns / run_cnt)")
-print(f"{'loop':16s} {'source':22s} {'events/round':>12s} {'ilock':>7s} {'floor':>7s} {'above':>7s}")
+print(f"{'loop':16s} {'source':22s} {'ilock':9s} {'events/round':>12s} {'ilock':>7s} {'floor':>7s} {'above':>7s}")
 for label, sources in main.items():
     for s in sources:
-        a, f = ns.get((label, "ilock", s)), ns.get((label, "floor", s))
-        if not a:
-            continue
-        m = statistics.median(a)
-        fm = statistics.median(f) if f else None
-        n = statistics.median(cnt[(label, "ilock", s)])
-        print(f"{label:16s} {s:22s} {n:12.0f} {m:7.1f} "
-              f"{'-' if fm is None else f'{fm:.1f}':>7s} {'-' if fm is None else f'{m - fm:.1f}':>7s}")
+        for cond, mode in (("dflt", "defaults"), ("io", "--ops=io"), ("all", "--ops=all")):
+            a, f = ns.get((label, cond, s)), ns.get((label, "floor", s))
+            if not a:
+                continue
+            m = statistics.median(a)
+            fm = statistics.median(f) if f else None
+            n = statistics.median(cnt[(label, cond, s)])
+            print(f"{label:16s} {s:22s} {mode:9s} {n:12.0f} {m:7.1f} "
+                  f"{'-' if fm is None else f'{fm:.1f}':>7s} "
+                  f"{'-' if fm is None else f'{m - fm:.1f}':>7s}")
 print("\nSeed workload on XFS, fixed I/O count, median over rounds")
 print(f"{'':22s} {'IOPS':>9s} {'vs none':>8s}  {'CPU us/IO':>9s} {'vs none':>8s}")
 base, cbase = statistics.median(iops["none"]), statistics.median(cpu["none"])
