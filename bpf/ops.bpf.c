@@ -21,6 +21,12 @@
 #define ILOCK_IOCB_APPEND 0x10        /* = RWF_APPEND since 5.x */
 #define ILOCK_PAGE_SHIFT 12
 
+/* -D: an op source's inode on another device is none of ours. */
+static __always_inline bool op_dev_dropped(struct inode *inode)
+{
+	return cfg_dev && inode->i_sb->s_dev != cfg_dev;
+}
+
 static __always_inline struct cur_op *set_op_r(struct inode *inode, u8 op, u8 flags, u64 pos,
 					      u64 len, s64 isize, bool ranged, bool with_sysnr)
 {
@@ -29,7 +35,7 @@ static __always_inline struct cur_op *set_op_r(struct inode *inode, u8 op, u8 fl
 	struct cur_op *o;
 
 	/* no event counter here: bpf_stats' run_cnt counts these, for free */
-	if (cfg_dev && inode->i_sb->s_dev != cfg_dev)
+	if (op_dev_dropped(inode))
 		return NULL;
 	o = op_claim(me->pid);
 	if (!o)
@@ -174,8 +180,8 @@ int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 	if (cfg_ops_io) {
 		if (!set_op(inode, ILOCK_OP_DIRECT_WRITE, flags, pos, len, isize))
 			return 0;
-	} else if (cfg_dev && inode->i_sb->s_dev != cfg_dev) {
-		return 0;   /* set_op's device filter, which the count obeys too */
+	} else if (op_dev_dropped(inode)) {
+		return 0;   /* the count obeys -D as set_op does */
 	}
 	if (!(flags & ILOCK_OPF_EXCL_LOCK) && !cfg_dio_shared)
 		return 0;
