@@ -396,6 +396,16 @@ extern __u32 edge_slots_used;
 extern __u64 holds_timing;
 extern __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS];
 
+/*
+ * Never set by ilock. scripts/bench/paired sets it, through the map of its
+ * own section, to make every program return at once, as an empty one
+ * would: under one running workload and one attachment it can then switch
+ * ilock's work off and on each second, and tell the cost of that work from
+ * the cost of being attached at all.
+ */
+extern volatile __u32 bench_idle;
+#define BENCH_IDLE_RETURN() do { if (bench_idle) return 0; } while (0)
+
 extern const struct ilock_stats zero_stats;
 extern const struct ilock_stack_stats zero_stack;
 extern const struct ilock_op_info zero_op;

@@ -63,6 +63,7 @@ int BPF_PROG(jbd2_commit_start, struct journal_s *journal, struct transaction_s 
 {
 	struct commit *c;
 
+	BENCH_IDLE_RETURN();
 	if (!journal || !t)  /* maybe-NULL tp_btf arguments on 6.12 */
 		return 0;
 	c = commit_slot(journal, t->t_tid, true);
@@ -80,6 +81,7 @@ int BPF_PROG(jbd2_commit_end, struct journal_s *journal, struct transaction_s *t
 {
 	struct commit *c;
 
+	BENCH_IDLE_RETURN();
 	if (!journal || !t)
 		return 0;
 	c = commit_slot(journal, t->t_tid, false);
@@ -99,6 +101,7 @@ int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
 	u32 tid = 0;
 	void *ei;
 
+	BENCH_IDLE_RETURN();
 	if (!file)
 		return 0;
 	inode = file->f_inode;
@@ -184,6 +187,7 @@ int BPF_PROG(jbd2_fsync_exit, struct inode *inode, int ret)
 	u64 now, start, ns = 0;
 	u32 dev;
 
+	BENCH_IDLE_RETURN();
 	if (!inode)
 		return 0;
 	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);

@@ -223,24 +223,28 @@ static __always_inline int on_end(void *lock, bool btf)
 SEC("tp_btf/contention_begin")
 int BPF_PROG(contention_begin_btf, void *lock, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_begin_ctx(ctx, lock, flags, true);
 }
 
 SEC("raw_tp/contention_begin")
 int BPF_PROG(contention_begin_raw, void *lock, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_begin_ctx(ctx, lock, flags, false);
 }
 
 SEC("tp_btf/contention_end")
 int BPF_PROG(contention_end_btf, void *lock, int ret)
 {
+	BENCH_IDLE_RETURN();
 	return on_end(lock, true);
 }
 
 SEC("raw_tp/contention_end")
 int BPF_PROG(contention_end_raw, void *lock, int ret)
 {
+	BENCH_IDLE_RETURN();
 	return on_end(lock, false);
 }
 
@@ -256,24 +260,28 @@ int BPF_PROG(contention_end_raw, void *lock, int ret)
 SEC("?fentry/rwsem_down_read_slowpath")
 int BPF_PROG(slow_read_begin_fentry, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return on_begin(sem, ILOCK_LCB_F_READ);
 }
 
 SEC("?fexit/rwsem_down_read_slowpath")
 int BPF_PROG(slow_read_end_fexit, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return on_end(sem, false);
 }
 
 SEC("?fentry/rwsem_down_write_slowpath")
 int BPF_PROG(slow_write_begin_fentry, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return on_begin(sem, ILOCK_LCB_F_WRITE);
 }
 
 SEC("?fexit/rwsem_down_write_slowpath")
 int BPF_PROG(slow_write_end_fexit, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return on_end(sem, false);
 }
 
@@ -298,23 +306,27 @@ static __always_inline int on_end_ret(void *ret)
 SEC("?kprobe/rwsem_down_read_slowpath")
 int BPF_KPROBE(slow_read_begin_kprobe, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return on_begin(sem, ILOCK_LCB_F_READ);
 }
 
 SEC("?kretprobe/rwsem_down_read_slowpath")
 int BPF_KRETPROBE(slow_read_end_kretprobe, void *ret)
 {
+	BENCH_IDLE_RETURN();
 	return on_end_ret(ret);
 }
 
 SEC("?kprobe/rwsem_down_write_slowpath")
 int BPF_KPROBE(slow_write_begin_kprobe, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return on_begin(sem, ILOCK_LCB_F_WRITE);
 }
 
 SEC("?kretprobe/rwsem_down_write_slowpath")
 int BPF_KRETPROBE(slow_write_end_kretprobe, void *ret)
 {
+	BENCH_IDLE_RETURN();
 	return on_end_ret(ret);
 }

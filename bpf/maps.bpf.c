@@ -50,6 +50,9 @@ __u32 edge_slots_used = 0;
 __u64 holds_timing = 0;
 __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS] = {};
 
+/* its own section, so a benchmark can write it without touching .bss */
+volatile __u32 bench_idle SEC(".data.bench") = 0;
+
 const struct ilock_stats zero_stats = {};
 const struct ilock_stack_stats zero_stack = {};
 const struct ilock_op_info zero_op = {};

@@ -115,12 +115,14 @@ static __always_inline int on_kiocb(struct kiocb *iocb, struct iov_iter *iter, u
 SEC("tp_btf/xfs_file_buffered_read")
 int BPF_PROG(op_xfs_buffered_read, struct kiocb *iocb, struct iov_iter *iter)
 {
+	BENCH_IDLE_RETURN();
 	return on_kiocb(iocb, iter, ILOCK_OP_BUFFERED_READ);
 }
 
 SEC("tp_btf/xfs_file_buffered_write")
 int BPF_PROG(op_xfs_buffered_write, struct kiocb *iocb, struct iov_iter *iter)
 {
+	BENCH_IDLE_RETURN();
 	return on_kiocb(iocb, iter, ILOCK_OP_BUFFERED_WRITE);
 }
 
@@ -147,6 +149,7 @@ int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 	u8 flags = 0;
 	u64 *n;
 
+	BENCH_IDLE_RETURN();
 	if (!iocb || !iter)
 		return 0;
 	write = bpf_core_field_exists(iter->data_source) ? iter->data_source : 0;
@@ -224,12 +227,14 @@ static __always_inline int on_write_begin(struct inode *inode, s64 pos, u32 len)
 SEC("tp_btf/ext4_write_begin")
 int BPF_PROG(op_ext4_write_begin, struct inode *inode, s64 pos, unsigned int len)
 {
+	BENCH_IDLE_RETURN();
 	return on_write_begin(inode, pos, len);
 }
 
 SEC("tp_btf/ext4_da_write_begin")
 int BPF_PROG(op_ext4_da_write_begin, struct inode *inode, s64 pos, unsigned int len)
 {
+	BENCH_IDLE_RETURN();
 	return on_write_begin(inode, pos, len);
 }
 
@@ -257,12 +262,14 @@ static __always_inline int on_falloc(struct inode *inode, s64 off, s64 len, int 
 SEC("tp_btf/ext4_fallocate_enter")
 int BPF_PROG(op_ext4_fallocate, struct inode *inode, s64 off, s64 len, int mode)
 {
+	BENCH_IDLE_RETURN();
 	return on_falloc(inode, off, len, mode);
 }
 
 SEC("tp_btf/ext4_truncate_enter")
 int BPF_PROG(op_ext4_truncate, struct inode *inode)
 {
+	BENCH_IDLE_RETURN();
 	if (!inode)
 		return 0;
 	set_op(inode, ILOCK_OP_TRUNCATE, 0, 0, 0, -1);
@@ -278,6 +285,7 @@ int BPF_PROG(op_ext4_truncate, struct inode *inode)
 SEC("tp_btf/xfs_read_fault")
 int BPF_PROG(op_xfs_read_fault, struct xfs_inode *ip)
 {
+	BENCH_IDLE_RETURN();
 	if (!ip)
 		return 0;
 	set_op_fault(&ip->i_vnode, ILOCK_OP_FAULT);
@@ -287,6 +295,7 @@ int BPF_PROG(op_xfs_read_fault, struct xfs_inode *ip)
 SEC("tp_btf/xfs_write_fault")
 int BPF_PROG(op_xfs_write_fault, struct xfs_inode *ip)
 {
+	BENCH_IDLE_RETURN();
 	if (!ip)
 		return 0;
 	set_op_fault(&ip->i_vnode, ILOCK_OP_PAGE_MKWRITE);
@@ -300,6 +309,7 @@ int BPF_PROG(op_filemap_get_pages, struct address_space *mapping, unsigned long 
 {
 	struct inode *inode = mapping ? mapping->host : NULL;
 
+	BENCH_IDLE_RETURN();
 	if (!inode)
 		return 0;
 	set_op(inode, ILOCK_OP_BUFFERED_READ, ILOCK_OPF_PARTIAL, (u64)index << ILOCK_PAGE_SHIFT,
@@ -312,6 +322,7 @@ int BPF_PROG(op_filemap_fault, struct address_space *mapping, unsigned long inde
 {
 	struct inode *inode = mapping ? mapping->host : NULL;
 
+	BENCH_IDLE_RETURN();
 	if (!inode)
 		return 0;
 	set_op_r(inode, ILOCK_OP_FAULT, 0, (u64)index << ILOCK_PAGE_SHIFT, 1U << ILOCK_PAGE_SHIFT,
@@ -330,6 +341,7 @@ int BPF_PROG(op_task_exit)
 	struct cur_op *o = op_of(me->pid);
 	struct task_state *ts;
 
+	BENCH_IDLE_RETURN();
 	ts = bpf_task_storage_get(&task_states, me, 0, 0);
 	if (ts)
 		finish_deferred(ts, o, &zero_op);

@@ -108,53 +108,62 @@ static __always_inline int hold_end(struct rw_semaphore *sem, bool demote)
 SEC("?fexit/down_read")
 int BPF_PROG(hold_down_read, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return hold_begin(sem, ILOCK_MODE_SHARED);
 }
 
 SEC("?fexit/down_read_killable")
 int BPF_PROG(hold_down_read_killable, struct rw_semaphore *sem, int ret)
 {
+	BENCH_IDLE_RETURN();
 	return ret ? 0 : hold_begin(sem, ILOCK_MODE_SHARED);
 }
 
 SEC("?fexit/down_read_trylock")
 int BPF_PROG(hold_down_read_trylock, struct rw_semaphore *sem, int ret)
 {
+	BENCH_IDLE_RETURN();
 	return ret == 1 ? hold_begin(sem, ILOCK_MODE_SHARED) : 0;
 }
 
 SEC("?fexit/down_write")
 int BPF_PROG(hold_down_write, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return hold_begin(sem, ILOCK_MODE_EXCL);
 }
 
 SEC("?fexit/down_write_killable")
 int BPF_PROG(hold_down_write_killable, struct rw_semaphore *sem, int ret)
 {
+	BENCH_IDLE_RETURN();
 	return ret ? 0 : hold_begin(sem, ILOCK_MODE_EXCL);
 }
 
 SEC("?fexit/down_write_trylock")
 int BPF_PROG(hold_down_write_trylock, struct rw_semaphore *sem, int ret)
 {
+	BENCH_IDLE_RETURN();
 	return ret == 1 ? hold_begin(sem, ILOCK_MODE_EXCL) : 0;
 }
 
 SEC("?fentry/up_read")
 int BPF_PROG(hold_up_read, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return hold_end(sem, false);
 }
 
 SEC("?fentry/up_write")
 int BPF_PROG(hold_up_write, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return hold_end(sem, false);
 }
 
 SEC("?fentry/downgrade_write")
 int BPF_PROG(hold_downgrade_write, struct rw_semaphore *sem)
 {
+	BENCH_IDLE_RETURN();
 	return hold_end(sem, true);
 }

@@ -365,47 +365,55 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 SEC("tp_btf/xfs_ilock")
 int BPF_PROG(xfs_ilock_btf, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_lock(ip, true, flags, false);
 }
 
 SEC("raw_tp/xfs_ilock")
 int BPF_PROG(xfs_ilock_raw, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_lock(ip, false, flags, false);
 }
 
 SEC("tp_btf/xfs_ilock_nowait")
 int BPF_PROG(xfs_ilock_nowait_btf, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_lock(ip, true, flags, true);
 }
 
 SEC("raw_tp/xfs_ilock_nowait")
 int BPF_PROG(xfs_ilock_nowait_raw, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_lock(ip, false, flags, true);
 }
 
 SEC("tp_btf/xfs_iunlock")
 int BPF_PROG(xfs_iunlock_btf, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_unlock(ip, true, flags, false);
 }
 
 SEC("raw_tp/xfs_iunlock")
 int BPF_PROG(xfs_iunlock_raw, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_unlock(ip, false, flags, false);
 }
 
 SEC("tp_btf/xfs_ilock_demote")
 int BPF_PROG(xfs_ilock_demote_btf, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_unlock(ip, true, flags, true);
 }
 
 SEC("raw_tp/xfs_ilock_demote")
 int BPF_PROG(xfs_ilock_demote_raw, struct xfs_inode *ip, unsigned int flags)
 {
+	BENCH_IDLE_RETURN();
 	return on_unlock(ip, false, flags, true);
 }

@@ -4,6 +4,11 @@
  * programs, hold them for SECONDS (or until SIGINT/SIGTERM), print
  * "attached" when ready. Used by the benchmarks for the empty-program floor.
  *
+ * With BPFLOAD_TOGGLE=1 in the environment it also reads "off" and "on"
+ * lines on stdin, detaches or attaches every program for each, and answers
+ * "ok" (scripts/bench/paired: attached against not, under one workload).
+ * End of input ends it like SIGTERM.
+ *
  * Without TRACEPOINTs: the programs the object loads by default. With them:
  * exactly the programs whose section names one of them (tp_btf/NAME,
  * ?tp_btf/NAME, ...), and a program for each must exist.
@@ -60,11 +65,70 @@ static void on_sig(int sig)
 	stop = 1;
 }
 
+#define MAX_LINKS 64
+
+static struct bpf_link *links[MAX_LINKS];
+static int nlinks;
+
+static void detach_all(void)
+{
+	while (nlinks > 0)
+		bpf_link__destroy(links[--nlinks]);
+}
+
+/* Attach every loaded program; on failure nothing stays attached. */
+static int attach_all(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (!bpf_program__autoload(prog))
+			continue;  /* optional and not asked for: not loaded */
+		if (nlinks == MAX_LINKS) {
+			fprintf(stderr, "bpfload: more than %d programs\n", MAX_LINKS);
+			detach_all();
+			return -1;
+		}
+		links[nlinks] = bpf_program__attach(prog);
+		if (!links[nlinks]) {
+			fprintf(stderr, "bpfload: cannot attach %s: %s\n", bpf_program__name(prog),
+				strerror(errno));
+			detach_all();
+			return -1;
+		}
+		nlinks++;
+	}
+	return 0;
+}
+
+/* Obey "on"/"off" lines until end of input, a bad line or a signal. */
+static int toggle_loop(struct bpf_object *obj)
+{
+	char line[32];
+
+	while (!stop && fgets(line, sizeof(line), stdin)) {
+		line[strcspn(line, "\n")] = 0;
+		if (!strcmp(line, "off")) {
+			detach_all();
+		} else if (!strcmp(line, "on")) {
+			if (!nlinks && attach_all(obj))
+				return 1;
+		} else {
+			fprintf(stderr, "bpfload: unknown command '%s' (on, off)\n", line);
+			return 1;
+		}
+		printf("ok\n");
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	const char *toggle = getenv("BPFLOAD_TOGGLE");
+	struct sigaction sa = { .sa_handler = on_sig };
 	struct bpf_object *obj;
-	struct bpf_program *prog;
-	int secs, err;
+	int secs, err, rc = 0;
 
 	if (argc < 3 || (secs = atoi(argv[2])) <= 0) {
 		fprintf(stderr, "usage: bpfload OBJ SECONDS [TRACEPOINT...]\n");
@@ -85,22 +149,24 @@ int main(int argc, char **argv)
 		bpf_object__close(obj);
 		return 1;
 	}
-	bpf_object__for_each_program(prog, obj) {
-		if (!bpf_program__autoload(prog))
-			continue;  /* optional and not asked for: not loaded */
-		if (!bpf_program__attach(prog)) {
-			fprintf(stderr, "bpfload: cannot attach %s: %s\n", bpf_program__name(prog),
-				strerror(errno));
-			bpf_object__close(obj);
-			return 1;
-		}
+	if (attach_all(obj)) {
+		bpf_object__close(obj);
+		return 1;
 	}
-	signal(SIGINT, on_sig);
-	signal(SIGTERM, on_sig);
+	/* no SA_RESTART: a signal must end a blocked read of stdin */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGALRM, &sa, NULL);
 	printf("attached\n");
 	fflush(stdout);
-	for (int i = 0; i < secs * 10 && !stop; i++)
-		usleep(100000);
-	bpf_object__close(obj);  /* links are closed with the process anyway */
-	return 0;
+	if (toggle && !strcmp(toggle, "1")) {
+		alarm(secs);  /* the same time limit: it must not outlive a dead script */
+		rc = toggle_loop(obj);
+	} else {
+		for (int i = 0; i < secs * 10 && !stop; i++)
+			usleep(100000);
+	}
+	detach_all();
+	bpf_object__close(obj);
+	return rc;
 }

@@ -349,3 +349,33 @@ def test_full_maps_count_every_lost_wait(xfs, procs, helpers_dir, ilock_bin):
     assert lost["wait_map_full"] > 0 and lost["edge_map_full"] > 0, lost
     assert waits + lost["wait_map_full"] == seen, (waits, lost, seen)
     assert pairs + lost["edge_map_full"] == seen, (pairs, lost, seen)
+
+
+def test_threads_across_files_waits_and_pairs_agree(xfs, procs, ilock_bin):
+    """Four threads each doing I/O to three files at random: every thread
+    waits on each file, in both modes, behind changing holders, so a
+    thread's next wait is often on another lock or pair than its last one.
+    Each wait is counted once per lock and once per pair, so for every file
+    and mode the pairs' waits add up to the lock's, whatever a thread's
+    cached slots held."""
+    paths = [make_file(os.path.join(xfs.mnt, f"t{i}.dat"), 8 << 20) for i in range(3)]
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    fio = procs.start(["fio", "--name=mix", "--filename=" + ":".join(paths), "--size=24M",
+                       "--file_service_type=random", "--rw=randrw", "--rwmixread=60",
+                       "--bs=16k", "--numjobs=4", "--thread", "--ioengine=psync",
+                       "--time_based", "--runtime=3"])
+    fio.communicate(timeout=60)
+    assert fio.returncode == 0
+    doc = stop_stat(st)
+
+    assert doc["lost"]["wait_map_full"] == 0 and doc["lost"]["edge_map_full"] == 0
+    busy = 0
+    for path in paths:
+        (row,) = locks_for(doc, xfs.majmin, ino_of(path))
+        edges = edges_for(doc, xfs.majmin, ino_of(path))
+        for mode in ("shared", "exclusive"):
+            paired = sum(e["waits"] for e in edges if e["waiter"]["mode"] == mode)
+            assert paired == row[mode]["waits"], (path, mode, paired, row[mode])
+        assert all(e["waiter"]["tgid"] == fio.pid for e in edges), edges
+        busy += row["shared"]["waits"] > 50 and row["exclusive"]["waits"] > 50
+    assert busy == 3, doc["locks"]

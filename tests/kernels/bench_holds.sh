@@ -1,8 +1,8 @@
 #!/bin/busybox sh
 # PID 1 of the --holds=all cost benchmark guest (scripts/test-kernels.sh
-# --bench): the same workloads with no ilock, `ilock stat` (default
-# strategy) and `ilock stat --holds=all`, interleaved per round so all three
-# see the same conditions. Then one pass with the kernel's BPF run-time
+# --bench): the same workloads with no ilock, `ilock stat` (the defaults:
+# no hold programs) and `ilock stat --holds=all`, interleaved per round so
+# all three see the same conditions. Then one pass with the kernel's BPF run-time
 # stats on, for the cost per program run. Results on the console as
 # "@@ILOCK bench ..." lines and a bpftool block per mode.
 #
