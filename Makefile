@@ -90,10 +90,14 @@ helpers: $(HELPER_BINS)
 # Overhead benchmark (scripts/bench/overhead): the empty-program floor, its
 # loader and the metadata load. `make bench` installs perf and bpftrace via
 # scripts/bench/deps.sh; BENCH_ARGS passes options (e.g. BENCH_ARGS=--quick).
-BENCH_BINS := $(OUT)/bench/floor.bpf.o $(OUT)/bench/bpfload $(OUT)/bench/metaload
+BENCH_BINS := $(OUT)/bench/floor.bpf.o $(OUT)/bench/bpfload $(OUT)/bench/metaload \
+	$(OUT)/bench/faultloop
 
 $(OUT)/bench/metaload: scripts/bench/metaload.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
+
+$(OUT)/bench/faultloop: scripts/bench/faultloop.c | $(OUT)/bench
+	$(CC) $(CFLAGS) $< -o $@
 
 .PHONY: bench bench-tools
 bench-tools: $(BENCH_BINS)

@@ -8,8 +8,10 @@
 #    tracepoints (scripts/bench/ops_floor.bpf.c), in one-thread fio loops
 #    pinned to CPU 1: small buffered reads and writes on XFS and ext4,
 #    direct reads on XFS, direct writes on ext4; page-cache reads with
-#    --ops=all. The buffered sources run only with --ops=io (or all), so
-#    the loops run ilock with --ops=io.
+#    --ops=all; page faults on a shared mapping of an XFS file
+#    (build/bench/faultloop), for the fault sources on by default. The
+#    buffered sources run only with --ops=io (or all), so those loops run
+#    ilock with --ops=io.
 # 2. The same under the seed workload (randrw 60/40, 16k, buffered, psync,
 #    8 threads, one 256 MiB file on XFS): contended, two CPUs busy.
 # 3. The seed workload for a fixed number of I/Os with no tracer, with
@@ -40,7 +42,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-make -s -C "$REPO" all build/bench/bpfload >/dev/null
+make -s -C "$REPO" all build/bench/bpfload build/bench/faultloop >/dev/null
 clang -g -O2 -target bpf -mcpu=v3 -I"$REPO/bpf" -I"$REPO/include" \
 	-I/usr/include/"$(gcc -print-multiarch)" -c "$REPO/scripts/bench/ops_floor.bpf.c" \
 	-o "$B/ops_floor.bpf.o"
@@ -68,6 +70,10 @@ loop() {  # mount fio-args... -> one-thread loop on CPU 1
 	shift
 	taskset -c 1 fio --name=loop --filename="$m/small" --size=1M --numjobs=1 --ioengine=psync \
 		--time_based --runtime="$SECS" "$@" >/dev/null
+}
+
+fault() {  # mount -> ->fault and ->page_mkwrite on each page of its small file, on CPU 1
+	taskset -c 1 "$B/faultloop" "$1/small" "$SECS"
 }
 
 prog_ids() { bpftool prog show -j | python3 -c "import json,sys; print(*[p['id'] for p in json.load(sys.stdin)])"; }
@@ -140,6 +146,8 @@ for r in $(seq "$ROUNDS"); do
 	cost ext4-dwrite-4k dflt loop "$EXT4" --rw=randwrite --bs=4k --direct=1
 	cost ext4-read-512 floor loop "$EXT4" --rw=read --bs=512
 	cost ext4-read-512 all loop "$EXT4" --rw=read --bs=512
+	cost xfs-mmap-write floor fault "$XFS"
+	cost xfs-mmap-write dflt fault "$XFS"
 	# a different order each round: a fixed one biases who follows a teardown
 	case $((r % 4)) in
 	0) order="none off dflt io" ;;
@@ -173,6 +181,7 @@ for line in open(sys.argv[1]):
 main = {"xfs-read-512": ["xfs_buffered_read"], "xfs-write-512": ["xfs_buffered_write"],
         "ext4-write-512": ["ext4_da_write_begin"], "xfs-dread-4k": ["dio_begin"],
         "ext4-dwrite-4k": ["dio_begin"], "ext4-read-512": ["filemap_get_pages"],
+        "xfs-mmap-write": ["xfs_read_fault", "xfs_write_fault"],
         "seed": ["xfs_buffered_read", "xfs_buffered_write"]}
 print("\nBPF ns per I/O event, median over rounds (bpf_stats run_time_ns / run_cnt)")
 print(f"{'loop':16s} {'source':22s} {'ilock':9s} {'events/round':>12s} {'ilock':>7s} {'floor':>7s} {'above':>7s}")

@@ -14,5 +14,7 @@ SEC("tp_btf/iomap_dio_rw_begin") int BPF_PROG(opfloor_dio_begin) { return 0; }
 SEC("tp_btf/ext4_write_begin") int BPF_PROG(opfloor_ext4_write_begin) { return 0; }
 SEC("tp_btf/ext4_da_write_begin") int BPF_PROG(opfloor_ext4_da_write_begin) { return 0; }
 SEC("tp_btf/mm_filemap_get_pages") int BPF_PROG(opfloor_filemap_get_pages) { return 0; }
+SEC("tp_btf/xfs_read_fault") int BPF_PROG(opfloor_xfs_read_fault) { return 0; }
+SEC("tp_btf/xfs_write_fault") int BPF_PROG(opfloor_xfs_write_fault) { return 0; }
 
 char LICENSE[] SEC("license") = "GPL";
