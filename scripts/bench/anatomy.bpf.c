@@ -238,6 +238,37 @@ int BPF_PROG(an_task_from_pid, struct xfs_inode *ip, unsigned int flags)
 	return 0;
 }
 
+/* the current task's syscall number from its saved registers, as ops.bpf.c's fault sources read it */
+u64 sink;
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_regs_helper, struct xfs_inode *ip, unsigned int flags)
+{
+	struct pt_regs *r = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	sink = r->orig_ax;
+	return 0;
+}
+
+/* ...and from the registers' offset from the stack page, kept after the first event */
+u64 regs_off;
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_regs_offset, struct xfs_inode *ip, unsigned int flags)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	u64 off = regs_off;
+	struct pt_regs *r;
+
+	if (!off) {
+		off = (u64)bpf_task_pt_regs(me) - (u64)me->stack;
+		regs_off = off;
+	}
+	r = bpf_rdonly_cast((void *)((u64)me->stack + off), bpf_core_type_id_kernel(struct pt_regs));
+	sink = r->orig_ax;
+	return 0;
+}
+
 /* last in the chain: an empty program after all the others */
 SEC("tp_btf/xfs_iunlock")
 int BPF_PROG(an_empty_last, struct xfs_inode *ip, unsigned int flags)
