@@ -330,3 +330,31 @@ int BPF_KRETPROBE(slow_write_end_kretprobe, void *ret)
 	BENCH_IDLE_RETURN();
 	return on_end_ret(ret);
 }
+
+/*
+ * The XFS fault sources; the other op sources are in ops.bpf.c. Faults
+ * cannot be read from a syscall. These fire before the MMAPLOCK is taken,
+ * so a waiting faulter is known at once; the offset is not given. They are
+ * here because they read the thread's registers through bpf_rdonly_cast
+ * (fault_sysnr), and the linker of bpftool 7.1 / libbpf 1.1 takes that
+ * kfunc in one object only ("failed to resolve size of underlying type").
+ */
+SEC("tp_btf/xfs_read_fault")
+int BPF_PROG(op_xfs_read_fault, struct xfs_inode *ip)
+{
+	BENCH_IDLE_RETURN();
+	if (!ip)
+		return 0;
+	set_op_fault(&ip->i_vnode, ILOCK_OP_FAULT);
+	return 0;
+}
+
+SEC("tp_btf/xfs_write_fault")
+int BPF_PROG(op_xfs_write_fault, struct xfs_inode *ip)
+{
+	BENCH_IDLE_RETURN();
+	if (!ip)
+		return 0;
+	set_op_fault(&ip->i_vnode, ILOCK_OP_PAGE_MKWRITE);
+	return 0;
+}

@@ -21,65 +21,10 @@
 #define ILOCK_IOCB_APPEND 0x10        /* = RWF_APPEND since 5.x */
 #define ILOCK_PAGE_SHIFT 12
 
-/* -D: an op source's inode on another device is none of ours. */
-static __always_inline bool op_dev_dropped(struct inode *inode)
-{
-	return cfg_dev && inode->i_sb->s_dev != cfg_dev;
-}
-
-static __always_inline struct cur_op *set_op_r(struct inode *inode, u8 op, u8 flags, u64 pos,
-					      u64 len, s64 isize, bool ranged, bool with_sysnr)
-{
-	struct task_struct *me = bpf_get_current_task_btf();
-	struct task_state *ts;
-	struct cur_op *o;
-
-	/* no event counter here: bpf_stats' run_cnt counts these, for free */
-	if (op_dev_dropped(inode))
-		return NULL;
-	o = op_claim(me->pid);
-	if (!o)
-		return NULL;
-	o->inode = (u64)inode;
-	/*
-	 * Which syscall this op belongs to, for readers to compare with the
-	 * live one. Reading the user registers here costs 30-50 ns per I/O
-	 * (docs/PERFORMANCE.md), so the I/O events leave it unset and readers
-	 * check them against the decoded syscall's position instead; only
-	 * the fault events, which no syscall explains, pay for it.
-	 */
-	if (me->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
-		o->sysnr = ILOCK_SYSNR_KERNEL;
-	else if (with_sysnr)
-		o->sysnr = task_regs(me)->orig_ax;
-	else
-		o->sysnr = ILOCK_SYSNR_UNSET;
-	o->pos = pos;
-	o->info.op = op;
-	o->info.flags = flags;
-	if (ranged)
-		ilock_op_set_range(&o->info, pos, len, isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
-	if (o->late) {
-		/* a deferred wait (in task storage) waits for this op */
-		ts = bpf_task_storage_get(&task_states, me, 0, 0);
-		if (ts)
-			op_seen(ts, o, (u64)inode);
-		else
-			o->late = 0;
-	}
-	return o;
-}
-
 static __always_inline struct cur_op *set_op(struct inode *inode, u8 op, u8 flags, u64 pos,
 					    u64 len, s64 isize)
 {
-	return set_op_r(inode, op, flags, pos, len, isize, true, false);
-}
-
-/* A page fault: no byte range, but the "syscall" (the fault) is recorded. */
-static __always_inline struct cur_op *set_op_fault(struct inode *inode, u8 op)
-{
-	return set_op_r(inode, op, 0, 0, 0, -1, false, true);
+	return set_op_r(inode, op, flags, pos, len, isize, true, SYSNR_NONE);
 }
 
 /*
@@ -277,30 +222,10 @@ int BPF_PROG(op_ext4_truncate, struct inode *inode)
 }
 
 /*
- * Faults cannot be read from a syscall. These fire before the MMAPLOCK is
- * taken, so a waiting faulter is known at once; the offset is not given.
- * (XFS fsync and space ops, and ext4 punch and zero range, come from their
+ * (XFS faults: op_xfs_read_fault and op_xfs_write_fault, in lockwait.bpf.c.
+ * XFS fsync and space ops, and ext4 punch and zero range, come from their
  * syscalls and the fallocate tracepoint: fewer programs, faster start.)
  */
-SEC("tp_btf/xfs_read_fault")
-int BPF_PROG(op_xfs_read_fault, struct xfs_inode *ip)
-{
-	BENCH_IDLE_RETURN();
-	if (!ip)
-		return 0;
-	set_op_fault(&ip->i_vnode, ILOCK_OP_FAULT);
-	return 0;
-}
-
-SEC("tp_btf/xfs_write_fault")
-int BPF_PROG(op_xfs_write_fault, struct xfs_inode *ip)
-{
-	BENCH_IDLE_RETURN();
-	if (!ip)
-		return 0;
-	set_op_fault(&ip->i_vnode, ILOCK_OP_PAGE_MKWRITE);
-	return 0;
-}
 
 /* Page cache events (--ops=all): every buffered read and file fault. */
 SEC("tp_btf/mm_filemap_get_pages")
@@ -326,7 +251,7 @@ int BPF_PROG(op_filemap_fault, struct address_space *mapping, unsigned long inde
 	if (!inode)
 		return 0;
 	set_op_r(inode, ILOCK_OP_FAULT, 0, (u64)index << ILOCK_PAGE_SHIFT, 1U << ILOCK_PAGE_SHIFT,
-		 inode->i_size, true, true);
+		 inode->i_size, true, SYSNR_HELPER);
 	return 0;
 }
 

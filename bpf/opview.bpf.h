@@ -768,4 +768,92 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 		o->late = 1;
 }
 
+/*
+ * The current thread's syscall number, for a fault source (set_op_r).
+ * bpf_task_pt_regs() is a helper call, 35 ns here against 2 for a load
+ * (docs/PERFORMANCE.md), so the registers' distance from the thread's
+ * task_struct is found at its first fault and kept in its op slot. Both
+ * are the thread's own for its life; op_claim() forgets the distance when
+ * another thread takes the slot. 6.1 has no bpf_rdonly_cast: the helper.
+ */
+static __always_inline s64 fault_sysnr(struct task_struct *me, struct cur_op *o)
+{
+	u64 off = o->regs_off;
+
+	if (!KFAST(true))
+		return task_regs(me)->orig_ax;
+	if (!off) {
+		off = (u64)bpf_task_pt_regs(me) - (u64)me;
+		barrier_var(off);
+		o->regs_off = off;
+	}
+	return kcast(bpf_get_current_task() + off, struct pt_regs___ilock)->orig_ax;
+}
+
+/* -D: an op source's inode on another device is none of ours. */
+static __always_inline bool op_dev_dropped(struct inode *inode)
+{
+	return cfg_dev && inode->i_sb->s_dev != cfg_dev;
+}
+
+/* How an op source records the syscall number (cur_op.sysnr). */
+enum sysnr_read {
+	SYSNR_NONE,    /* I/O events: readers check the position instead */
+	SYSNR_HELPER,  /* bpf_task_pt_regs() */
+	SYSNR_FAST,    /* fault_sysnr(): only where bpf_rdonly_cast links (lockwait.bpf.c) */
+};
+
+static __always_inline struct cur_op *set_op_r(struct inode *inode, u8 op, u8 flags, u64 pos,
+					      u64 len, s64 isize, bool ranged,
+					      enum sysnr_read with_sysnr)
+{
+	struct task_struct *me = bpf_get_current_task_btf();
+	struct task_state *ts;
+	struct cur_op *o;
+
+	/* no event counter here: bpf_stats' run_cnt counts these, for free */
+	if (op_dev_dropped(inode))
+		return NULL;
+	o = op_claim(me->pid);
+	if (!o)
+		return NULL;
+	o->inode = (u64)inode;
+	/*
+	 * Which syscall this op belongs to, for readers to compare with the
+	 * live one. Reading the user registers costs a load here once a
+	 * thread's offset is known (fault_sysnr), 35 ns through the helper
+	 * (docs/PERFORMANCE.md), so the I/O events leave it unset and readers
+	 * check them against the decoded syscall's position instead; only
+	 * the fault events, which no syscall explains, pay for it.
+	 */
+	if (me->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
+		o->sysnr = ILOCK_SYSNR_KERNEL;
+	else if (with_sysnr == SYSNR_FAST)
+		o->sysnr = fault_sysnr(me, o);
+	else if (with_sysnr == SYSNR_HELPER)
+		o->sysnr = task_regs(me)->orig_ax;
+	else
+		o->sysnr = ILOCK_SYSNR_UNSET;
+	o->pos = pos;
+	o->info.op = op;
+	o->info.flags = flags;
+	if (ranged)
+		ilock_op_set_range(&o->info, pos, len, isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
+	if (o->late) {
+		/* a deferred wait (in task storage) waits for this op */
+		ts = bpf_task_storage_get(&task_states, me, 0, 0);
+		if (ts)
+			op_seen(ts, o, (u64)inode);
+		else
+			o->late = 0;
+	}
+	return o;
+}
+
+/* A page fault: no byte range, but the "syscall" (the fault) is recorded. */
+static __always_inline struct cur_op *set_op_fault(struct inode *inode, u8 op)
+{
+	return set_op_r(inode, op, 0, 0, 0, -1, false, SYSNR_FAST);
+}
+
 #endif /* ILOCK_OPVIEW_BPF_H */

@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from conftest import REPO
 from ilock_run import (READY, edges_for, locks_for, start_record, start_stat, stop_record,
                        stop_stat)
 from util import make_file, prog_names, wait_line
@@ -339,3 +340,45 @@ def test_bad_ops_flags_exit_2(ilock_bin):
         r = subprocess.run([ilock_bin, "stat", *args], capture_output=True, text=True, timeout=10)
         assert r.returncode == 2, (args, r.stderr)
         assert r.stderr.count("\n") <= 2 and "usage:" in r.stderr, r.stderr
+
+
+PUNCH = r"""
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(sys.argv[1], os.O_RDWR)
+end = time.monotonic() + float(sys.argv[2])
+n = 0
+while time.monotonic() < end:
+    # FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: the MMAPLOCK exclusive
+    if libc.fallocate(fd, 3, ctypes.c_long((n % 256) * 4096), ctypes.c_long(4096)):
+        sys.exit(f"fallocate: {os.strerror(ctypes.get_errno())}")
+    n += 1
+"""
+
+
+def test_xfs_fault_ops_on_both_sides(xfs, procs, ilock_bin):
+    """Page faults on a shared mapping against hole punches of the same
+    file: the faults wait for the punches' MMAPLOCK (invalidate_lock) and
+    the punches for the faults'. Both sides' ops come from the XFS fault
+    events, which record the thread's syscall number from its registers,
+    and a reader uses a fault op only if that number matches the live one:
+    a wrong number shows as 'unknown'."""
+    path = make_file(os.path.join(xfs.mnt, "mapped.dat"), 1 << 20)
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    faults = procs.start([os.path.join(REPO, "build", "bench", "faultloop"), path, 3])
+    punch = procs.start(["python3", "-c", PUNCH, path, 3])
+    faults.communicate(timeout=30)
+    punch.communicate(timeout=30)
+    assert faults.returncode == 0 and punch.returncode == 0
+    doc = stop_stat(st)
+
+    edges = edges_for(doc, xfs.majmin, os.stat(path).st_ino, "invalidate_lock")
+    fault_ops = ("mmap-fault", "page-mkwrite")
+    waiting = sum(e["waits"] for e in edges if e["waiter"]["op"] in fault_ops)
+    holding = sum(e["waits"] for e in edges if e["holder"]["op"] in fault_ops)
+    total = sum(e["waits"] for e in edges)
+    assert total > 100, edges
+    assert waiting > 0.3 * total and holding > 0, edges
+    unknown = sum(e["waits"] for e in edges
+                  if "unknown" in (e["waiter"]["op"], e["holder"]["op"]))
+    assert unknown < 0.05 * total, edges
