@@ -339,22 +339,24 @@ int BPF_KRETPROBE(slow_write_end_kretprobe, void *ret)
  * (fault_sysnr), and the linker of bpftool 7.1 / libbpf 1.1 takes that
  * kfunc in one object only ("failed to resolve size of underlying type").
  */
+/* A page fault: no byte range, but the "syscall" (the fault) is recorded. */
+static __always_inline int on_xfs_fault(struct xfs_inode *ip, u8 op)
+{
+	if (ip)  /* maybe-NULL tp_btf argument on 6.12 */
+		set_op_r(&ip->i_vnode, op, 0, 0, 0, -1, false, SYSNR_FAST);
+	return 0;
+}
+
 SEC("tp_btf/xfs_read_fault")
 int BPF_PROG(op_xfs_read_fault, struct xfs_inode *ip)
 {
 	BENCH_IDLE_RETURN();
-	if (!ip)
-		return 0;
-	set_op_fault(&ip->i_vnode, ILOCK_OP_FAULT);
-	return 0;
+	return on_xfs_fault(ip, ILOCK_OP_FAULT);
 }
 
 SEC("tp_btf/xfs_write_fault")
 int BPF_PROG(op_xfs_write_fault, struct xfs_inode *ip)
 {
 	BENCH_IDLE_RETURN();
-	if (!ip)
-		return 0;
-	set_op_fault(&ip->i_vnode, ILOCK_OP_PAGE_MKWRITE);
-	return 0;
+	return on_xfs_fault(ip, ILOCK_OP_PAGE_MKWRITE);
 }

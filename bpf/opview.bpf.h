@@ -850,10 +850,4 @@ static __always_inline struct cur_op *set_op_r(struct inode *inode, u8 op, u8 fl
 	return o;
 }
 
-/* A page fault: no byte range, but the "syscall" (the fault) is recorded. */
-static __always_inline struct cur_op *set_op_fault(struct inode *inode, u8 op)
-{
-	return set_op_r(inode, op, 0, 0, 0, -1, false, SYSNR_FAST);
-}
-
 #endif /* ILOCK_OPVIEW_BPF_H */

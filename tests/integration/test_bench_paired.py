@@ -3,8 +3,6 @@ says: with bench_idle set, ilock's programs do nothing at all; cleared,
 they trace again. Runs, not targets: those are judged by the full run.
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -18,7 +16,7 @@ from conftest import REPO
 from ilock_run import locks_for, start_stat, stop_stat
 from test_bench_quick import _leftovers
 from test_stat import finish, hold, ino_of, lockhold
-from util import make_file
+from util import load_script, make_file
 
 PAIRED = os.path.join(REPO, "scripts", "bench", "paired")
 
@@ -29,26 +27,7 @@ def xfs(fs_factory):
 
 
 def _paired_module():
-    loader = importlib.machinery.SourceFileLoader("paired", PAIRED)
-    spec = importlib.util.spec_from_loader("paired", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
-
-
-def _bench_map(pid):
-    """The id of the .data.bench map that process pid holds."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                ids |= {int(l.split(":")[1]) for l in f if l.startswith("map_id:")}
-        except OSError:
-            pass
-    maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True,
-                                     text=True, check=True).stdout)
-    (m,) = [m for m in maps if m["id"] in ids and m.get("name") == ".data.bench"]
-    return m["id"]
+    return load_script(PAIRED)
 
 
 def _idle(map_id, v=None):
@@ -72,7 +51,7 @@ def test_bench_idle_stops_and_restarts_the_work(xfs, procs, helpers_dir, ilock_b
     live_path = make_file(os.path.join(xfs.mnt, "live.dat"), 1 << 20)
 
     st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
-    bench = _bench_map(st.pid)
+    bench = _paired_module().bench_map_id(st.pid)  # found as the benchmark finds it
     assert _idle(bench) == 0  # ilock itself never sets it
     assert _idle(bench, 1) == 1
     _contend(procs, helpers_dir, idle_path)

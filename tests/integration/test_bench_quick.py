@@ -3,8 +3,6 @@ the seed workload and writes a well-formed report. It must run, not meet the
 performance targets (those are judged by the full benchmark, not by tests).
 """
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import re
@@ -14,6 +12,7 @@ import sys
 import time
 
 from conftest import REPO
+from util import load_script
 
 OVERHEAD = os.path.join(REPO, "scripts", "bench", "overhead")
 CONDITIONS = ["baseline", "floor", "ilock", "perf", "bpftrace"]
@@ -49,11 +48,7 @@ def _check_stats_restored(stderr):
 
 
 def _overhead_module():
-    loader = importlib.machinery.SourceFileLoader("overhead", OVERHEAD)
-    spec = importlib.util.spec_from_loader("overhead", loader)
-    mod = importlib.util.module_from_spec(spec)
-    loader.exec_module(mod)
-    return mod
+    return load_script(OVERHEAD)
 
 
 def _seed(m, costs):

@@ -1,5 +1,7 @@
 """Small helpers shared by ilock's integration tests (stdlib only)."""
 
+import importlib.machinery
+import importlib.util
 import json
 import os
 import selectors
@@ -7,6 +9,17 @@ import subprocess
 import time
 
 _CHUNK = 1 << 20
+
+
+def load_script(path):
+    """A Python script without a .py suffix (scripts/bench/overhead, ...) as a
+    module, so tests can call its pure parts."""
+    name = os.path.basename(path)
+    loader = importlib.machinery.SourceFileLoader(name, path)
+    spec = importlib.util.spec_from_loader(name, loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
 
 
 def make_file(path, size_bytes):
