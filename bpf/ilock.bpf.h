@@ -182,6 +182,7 @@ struct task_state {
 	u32 next_sample;
 	u32 noted_dev;       /* the inode note_inode() last found recorded */
 	u64 noted_ino;
+	u64 regs_off;        /* my registers - my task_struct; 0: not found yet (my_regs_off) */
 };
 
 /*
@@ -434,10 +435,10 @@ static __always_inline void count(enum ilock_counter c)
 		(*v)++;  /* per-CPU slot: no atomics needed */
 }
 
-static __always_inline struct task_state *my_state(void)
+/* me: the current task (bpf_get_current_task_btf()) */
+static __always_inline struct task_state *my_state(struct task_struct *me)
 {
-	return bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0,
-				    BPF_LOCAL_STORAGE_GET_F_CREATE);
+	return bpf_task_storage_get(&task_states, me, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 }
 
 /* The op slot of thread tid (shared with tids equal modulo ILOCK_OP_SLOTS). */

@@ -41,6 +41,9 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 #define ILOCK_IOCB_MAX 4    /* io_submit iocbs looked at */
 #define ILOCK_IOV_MAX 8     /* readv/writev segments summed */
 
+#define RESOLVE_CUR 1U   /* task is current: its user memory is readable */
+#define RESOLVE_FAST 2U  /* KFAST: kernel objects load through kcast */
+
 /* The syscall a task is in, from its saved user registers. */
 struct sysargs {
 	s64 nr;          /* raw orig_ax; compared with cur_op.sysnr */
@@ -60,38 +63,65 @@ static __always_inline struct pt_regs___ilock *task_regs(struct task_struct *tas
 }
 
 /*
- * Another task's user registers. bpf_task_pt_regs() wants a trusted task,
- * which costs a counted reference (bpf_task_from_pid, ~170 ns here). The
+ * The current thread's saved user registers less its task_struct. Both are
+ * the thread's own for its life, so the distance is found through
+ * bpf_task_pt_regs() once (a helper call, ~30 ns more than a load here,
+ * docs/PERFORMANCE.md) and kept in *cache, a slot of this thread's (0: not
+ * found yet). Added to bpf_get_current_task(), it gives the registers'
+ * address as a number, for regs_at().
+ */
+static __always_inline u64 my_regs_off(struct task_struct *me, u64 *cache)
+{
+	u64 off = *cache;
+
+	if (!off) {
+		off = (u64)bpf_task_pt_regs(me) - (u64)me;
+		barrier_var(off);
+		*cache = off;
+	}
+	return off;
+}
+
+/* Registers at a plain address (KFAST only). */
+static __always_inline struct pt_regs___ilock *regs_at(u64 addr)
+{
+	return kcast(addr, struct pt_regs___ilock);
+}
+
+/*
+ * Another task's user registers' address, from mine (my_regs: the current
+ * task's, as a number). bpf_task_pt_regs() wants a trusted task, which
+ * costs a counted reference (bpf_task_from_pid, ~170 ns here). The
  * registers sit at the same offset from every task's stack page
  * (task_pt_regs()), so the current task's tell where.
  */
-static __always_inline struct pt_regs___ilock *other_regs(struct task_struct *task)
+static __always_inline u64 other_regs(struct task_struct *task, struct task_struct *me,
+				      u64 my_regs)
 {
-	struct task_struct *me = bpf_get_current_task_btf();
-	u64 stack_from_mine, my_regs;
+	u64 stack_from_mine;
 
-	if (!task->stack)
-		return NULL;
+	if (!task->stack || !my_regs)
+		return 0;
 	/*
 	 * The verifier turns pointers into numbers only as differences:
 	 * `stack` loads as a pointer on recent kernels and as a number on
 	 * older ones such as 6.12, and the difference is a number either way.
-	 * bpf_get_current_task() gives the one plain address to add it to.
 	 */
 	stack_from_mine = (u64)task->stack - (u64)me->stack;
-	my_regs = (u64)bpf_task_pt_regs(me) - (u64)me;
 	barrier_var(stack_from_mine);
-	barrier_var(my_regs);
-	return kcast(bpf_get_current_task() + my_regs + stack_from_mine, struct pt_regs___ilock);
+	return my_regs + stack_from_mine;
 }
 
 /*
  * `task` is the current task (trusted) or the holder (kcast), so its
  * fields, its registers and its fd table load directly: these run inside
  * the rwsem's wait_lock for writers (contention_begin fires there), where
- * every probe read is felt.
+ * every probe read is felt. how: RESOLVE_*; with RESOLVE_FAST, regs is the
+ * task's registers' address (my_regs_off(), other_regs(); 0: unknown),
+ * else the current task's are found through the helper.
  */
-static __always_inline void read_sysargs(struct task_struct *task, bool cur, struct sysargs *sa)
+static __always_inline void read_sysargs(struct task_struct *task, u32 how, u64 regs,
+					 struct sysargs *sa)
 {
 	struct pt_regs___ilock *r;
 
@@ -99,8 +129,12 @@ static __always_inline void read_sysargs(struct task_struct *task, bool cur, str
 	sa->nr = ILOCK_SYSNR_KERNEL;
 	if (task->flags & (ILOCK_PF_KTHREAD | ILOCK_PF_IO_WORKER))
 		return;
-	r = cur ? task_regs(task) : other_regs(task);
-	if (!r)
+	/* without RESOLVE_FAST only the current task is read */
+	if (!(how & RESOLVE_FAST))
+		r = task_regs(task);
+	else if (regs)
+		r = regs_at(regs);
+	else
 		return;
 	sa->nr = (s64)r->orig_ax;
 #if defined(__TARGET_ARCH_x86)
@@ -446,25 +480,25 @@ static __always_inline bool same_call(const struct cur_op *st, const struct opde
 }
 
 /*
- * Merge the two sources for `task` on `inode` into *o. The syscall's range
- * is exact for the call; the tracepoint knows what the filesystem really
+ * Merge the two sources for one side of wait p on its inode: the waiter
+ * (RESOLVE_CUR: task is current) into p->wop, the holder into p->hop; regs
+ * as read_sysargs() takes it. The syscall's range is exact for the call; the tracepoint knows what the filesystem really
  * did (a direct write gone buffered, how ext4 took the lock). Without a
  * syscall to check it against (kernel threads, io_uring workers, faults),
  * the tracepoint's op is taken as it is.
  */
-#define RESOLVE_CUR 1U   /* task is current: its user memory is readable */
-#define RESOLVE_FAST 2U  /* KFAST: kernel objects load through kcast */
-
-static __noinline void resolve_op(struct task_struct *task, u32 how, u64 inode,
-				  const struct cur_op *st, struct ilock_op_info *o)
+static __noinline void resolve_op(struct task_struct *task, u32 how, u64 regs,
+				  const struct cur_op *st, struct pending_wait *p)
 {
+	struct ilock_op_info *o = how & RESOLVE_CUR ? &p->wop : &p->hop;
 	struct opdec dec = {};
 	struct sysargs sa;
 	bool have_dec, have_st;
+	u64 inode = p->inode;
 
 	o->op = ILOCK_OP_UNKNOWN;
 	o->flags = 0;
-	read_sysargs(task, how & RESOLVE_CUR, &sa);
+	read_sysargs(task, how, regs, &sa);
 	have_dec = decode_syscall(task, how & RESOLVE_CUR, how & RESOLVE_FAST, &sa, inode, &dec);
 	have_st = st && st->inode == inode && st->info.op != ILOCK_OP_UNKNOWN &&
 		  (st->sysnr == sa.nr || (have_dec && st->sysnr == ILOCK_SYSNR_UNSET));
@@ -628,14 +662,16 @@ static __always_inline void waiter_stack(void *ctx, struct task_state *ts, struc
  * through a counted reference to the owner, the holder's op and stack.
  * ctx is the program's context (NULL where stacks cannot be taken); btf
  * says whether task kfuncs may be called (tp_btf, not raw_tp). now is the
- * wait's start, read once: a clock read costs ~67 ns on this VM.
+ * wait's start, read once: a clock read costs ~67 ns on this VM. me and
+ * cur are the current task as a trusted pointer and as a number, asked for
+ * once by the caller.
  */
 static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_state *ts,
 					   struct pending_wait *p, struct inode *inode,
-					   u64 pid_tgid, u64 now)
+					   struct task_struct *me, u64 cur, u64 now)
 {
-	struct task_struct *me = bpf_get_current_task_btf();
 	u32 fast = KFAST(btf) ? RESOLVE_FAST : 0;
+	u64 regs;
 
 	p->inode = (u64)inode;
 	p->wop.op = p->hop.op = ILOCK_OP_UNKNOWN;
@@ -644,7 +680,9 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 	p->waiter_stack = -1;
 	if (!cfg_ops)
 		return;
-	resolve_op(me, RESOLVE_CUR | fast, p->inode, op_of(me->pid), &p->wop);
+	/* both sides' registers are found from mine, kept in my task storage */
+	regs = fast ? cur + my_regs_off(me, &ts->regs_off) : 0;
+	resolve_op(me, RESOLVE_CUR | fast, regs, op_of(me->pid), p);
 	if (ctx && cfg_waiter_stacks)
 		waiter_stack(ctx, ts, p, now);
 	/* bpf_rdonly_cast came in 6.2: without it, no holder op or stack */
@@ -656,7 +694,8 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 			count(ILOCK_LOST_HOLDER_GONE);
 			return;
 		}
-		resolve_op(h, fast, p->inode, op_snapshot(p->holder_pid, &st) ? &st : NULL, &p->hop);
+		resolve_op(h, fast, other_regs(h, me, regs),
+			   op_snapshot(p->holder_pid, &st) ? &st : NULL, p);
 		if (cfg_holder_stacks)
 			sample_holder_stack(h, ts, p, now);
 	}
@@ -769,25 +808,15 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 }
 
 /*
- * The current thread's syscall number, for a fault source (set_op_r).
- * bpf_task_pt_regs() is a helper call, 35 ns here against 2 for a load
- * (docs/PERFORMANCE.md), so the registers' distance from the thread's
- * task_struct is found at its first fault and kept in its op slot. Both
- * are the thread's own for its life; op_claim() forgets the distance when
- * another thread takes the slot. 6.1 has no bpf_rdonly_cast: the helper.
+ * The current thread's syscall number, for a fault source (set_op_r), with
+ * the registers' offset kept in its op slot (op_claim() forgets it when
+ * another thread takes the slot). 6.1 has no bpf_rdonly_cast: the helper.
  */
 static __always_inline s64 fault_sysnr(struct task_struct *me, struct cur_op *o)
 {
-	u64 off = o->regs_off;
-
 	if (!KFAST(true))
 		return task_regs(me)->orig_ax;
-	if (!off) {
-		off = (u64)bpf_task_pt_regs(me) - (u64)me;
-		barrier_var(off);
-		o->regs_off = off;
-	}
-	return kcast(bpf_get_current_task() + off, struct pt_regs___ilock)->orig_ax;
+	return regs_at(bpf_get_current_task() + my_regs_off(me, &o->regs_off))->orig_ax;
 }
 
 /* -D: an op source's inode on another device is none of ours. */

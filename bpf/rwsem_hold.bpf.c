@@ -35,7 +35,7 @@ static __always_inline int hold_begin(struct rw_semaphore *sem, u8 mode)
 	fill_key(&k, inode, class, mode, false);
 	if (!inode_selected(&k, inode, false))
 		return 0;
-	ts = my_state();
+	ts = my_state(bpf_get_current_task_btf());
 	if (!ts) {
 		count(ILOCK_LOST_HOLD_START_FULL);
 		return 0;

@@ -269,6 +269,41 @@ int BPF_PROG(an_regs_offset, struct xfs_inode *ip, unsigned int flags)
 	return 0;
 }
 
+/* the cheapest helpers ilock calls many times per event, each once */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_cur_task, struct xfs_inode *ip, unsigned int flags)
+{
+	sink = bpf_get_current_task();
+	return 0;
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_cur_task_btf, struct xfs_inode *ip, unsigned int flags)
+{
+	sink = bpf_get_current_task_btf()->pid;
+	return 0;
+}
+
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_pid_tgid, struct xfs_inode *ip, unsigned int flags)
+{
+	sink = bpf_get_current_pid_tgid();
+	return 0;
+}
+
+/* ...and one of them three times, as contention_begin calls it */
+SEC("tp_btf/xfs_iunlock")
+int BPF_PROG(an_cur_task3, struct xfs_inode *ip, unsigned int flags)
+{
+	u64 a = bpf_get_current_task();
+
+	barrier_var(a);
+	a += bpf_get_current_task();
+	barrier_var(a);
+	sink = a + bpf_get_current_task();
+	return 0;
+}
+
 /* last in the chain: an empty program after all the others */
 SEC("tp_btf/xfs_iunlock")
 int BPF_PROG(an_empty_last, struct xfs_inode *ip, unsigned int flags)

@@ -5,16 +5,29 @@
 #
 # usage: [ILOCK_ARGS="--no-stacks"] [ILOCK_BIN=...] scripts/bench/bpf_cost.sh [ROUNDS] [SECONDS]   (as root)
 #        scripts/bench/bpf_cost.sh --anatomy [ROUNDS] [SECONDS]
+#        [ILOCK_BIN=...] scripts/bench/bpf_cost.sh --ab OTHER_BIN [ROUNDS] [SECONDS]
 # Prints per round and the median over rounds, ns/event = run_time_ns/run_cnt
 # from kernel.bpf_stats_enabled. The floor and ilock alternate, one run each
 # per round, so both see the same machine load. --anatomy instead runs the
 # programs of scripts/bench/anatomy.bpf.c, each one piece of ilock's work on
-# xfs_iunlock, side by side on the same events.
+# xfs_iunlock, side by side on the same events, attached in the object's
+# order in odd rounds and reversed in even ones: the first program to touch
+# a cache line pays for the miss, so a piece is judged on both orders.
+# --ab attaches two ilock builds at once (A: ILOCK_BIN or build/ilock, B:
+# OTHER_BIN), so both see the very same events under the same load, A first
+# in odd rounds and B first in even ones; it prints each program's A - B
+# per order and their mean. Load moves one build's figures by 30-40% between
+# runs; side by side, it moves both.
 set -eu
 MODE=compare
 if [ "${1:-}" = --anatomy ]; then
 	MODE=anatomy
 	shift
+elif [ "${1:-}" = --ab ]; then
+	MODE=ab
+	OTHER=${2:?usage: bpf_cost.sh --ab OTHER_BIN [ROUNDS] [SECONDS]}
+	[ -x "$OTHER" ] || { echo "bpf_cost: $OTHER is not an executable" >&2; exit 2; }
+	shift 2
 fi
 ROUNDS=${1:-5}
 SECS=${2:-6}
@@ -75,6 +88,8 @@ one() {  # condition -> lines "condition name ns count"
 		xfs_ilock xfs_ilock_nowait xfs_iunlock xfs_ilock_demote \
 		$(sed -n 's/^FLOOR_OPT(\(.*\))$/\1/p' "$REPO/scripts/bench/floor.bpf.c") > "$work/ready" & ;;
 	anatomy) "$B/bpfload" "$B/anatomy.bpf.o" $((SECS + 30)) > "$work/ready" & ;;
+	anatomy_rev) BPFLOAD_REVERSE=1 "$B/bpfload" "$B/anatomy.bpf.o" $((SECS + 30)) \
+		> "$work/ready" & ;;
 	# shellcheck disable=SC2086
 	ilock) "$ILOCK" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$work/ready" & ;;
 	esac
@@ -90,9 +105,48 @@ one() {  # condition -> lines "condition name ns count"
 	kill -INT "$pid"; wait "$pid" 2>/dev/null || true
 }
 
+start_ilock() {  # binary ready-file -> pid in $started
+	# shellcheck disable=SC2086
+	"$1" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$2" &
+	started=$!
+	while ! grep -q 'tracing' "$2" 2>/dev/null; do
+		kill -0 "$started" 2>/dev/null || { echo "bpf_cost: $1 did not start" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+
+ab_round() {  # round -> lines "A@pos name ns count" and "B@pos ..."
+	if [ $(($1 % 2)) = 1 ]; then
+		first=A; second=B; bin1=$ILOCK; bin2=$OTHER
+	else
+		first=B; second=A; bin1=$OTHER; bin2=$ILOCK
+	fi
+	start_ilock "$bin1" "$work/ready1"
+	pid1=$started
+	start_ilock "$bin2" "$work/ready2"
+	pid2=$started
+	sysctl -q kernel.bpf_stats_enabled=1
+	$FIO --time_based --runtime="$SECS" >/dev/null
+	stats "$pid1" | sed "s/^/$first@1 /"
+	stats "$pid2" | sed "s/^/$second@2 /"
+	sysctl -q kernel.bpf_stats_enabled=0
+	kill -INT "$pid1" "$pid2"
+	wait "$pid1" 2>/dev/null || true
+	wait "$pid2" 2>/dev/null || true
+	rm -f "$work/ready1" "$work/ready2"
+}
+
 echo "# $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
-	if [ $MODE = anatomy ]; then one anatomy; else one floor; one ilock; fi
+	if [ $MODE = compare ]; then
+		one floor; one ilock
+	elif [ $MODE = ab ]; then
+		ab_round "$r"
+	elif [ $((r % 2)) = 1 ]; then
+		one anatomy
+	else
+		one anatomy_rev
+	fi
 done > "$work/all"
 python3 - "$work/all" <<'PY'
 import sys, statistics, collections
@@ -100,12 +154,53 @@ rows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     cond, name, ns, cnt = line.split()
     rows[(cond, name)].append(int(ns))
-if any(c == "anatomy" for c, _ in rows):
-    empty = statistics.median(rows[("anatomy", "an_empty")])
-    print(f"{'program (xfs_iunlock)':28s} {'median ns/ev':>12s} {'min-max':>12s} {'above empty':>12s}")
-    for (c, n), v in sorted(rows.items(), key=lambda kv: statistics.median(kv[1])):
-        m = statistics.median(v)
-        print(f"{n:28s} {m:12.0f} {min(v):5d}-{max(v):<6d} {m - empty:12.0f}")
+if any("@" in c for c, _ in rows):
+    # per round A - B; rounds alternate who runs first
+    lines = [l.split() for l in open(sys.argv[1])]
+    per = collections.defaultdict(lambda: collections.defaultdict(dict))
+    rnd = collections.Counter()
+    cur = {}
+    for cond, name, ns, cnt in lines:
+        b, pos = cond.split("@")
+        key = (b, pos, name)
+        rnd[key] += 1
+        per[name][rnd[key]][(b, pos)] = int(ns)
+    print(f"{'program (tracepoint)':28s} {'A first':>17s} {'B first':>17s} {'A - B':>6s} {'per pair':>12s}")
+    print(f"{'':28s} {'A':>5s} {'B':>5s} {'A-B':>5s} {'A':>5s} {'B':>5s} {'A-B':>5s} {'mean':>6s} {'min-max':>12s}")
+    med = statistics.median
+    for name in sorted(per):
+        # rounds in order: odd ones A first, even ones B first
+        rs = [per[name][i] for i in sorted(per[name])]
+        af = [(d[("A", "1")], d[("B", "2")]) for d in rs if ("A", "1") in d and ("B", "2") in d]
+        bf = [(d[("A", "2")], d[("B", "1")]) for d in rs if ("A", "2") in d and ("B", "1") in d]
+        if not af or not bf:
+            continue
+        da, db = med([a - b for a, b in af]), med([a - b for a, b in bf])
+        # a pair of rounds (one of each order) gives one order-free difference
+        pairs = [((a1 - b1) + (a2 - b2)) / 2 for (a1, b1), (a2, b2) in zip(af, bf)]
+        print(f"{name:28s} {med([a for a, _ in af]):5.0f} {med([b for _, b in af]):5.0f} {da:5.0f} "
+              f"{med([a for a, _ in bf]):5.0f} {med([b for _, b in bf]):5.0f} {db:5.0f} "
+              f"{(da + db) / 2:6.0f} {min(pairs):5.0f} to {max(pairs):<5.0f}")
+    sys.exit(0)
+if any(c.startswith("anatomy") for c, _ in rows):
+    # each order against its own empties (one runs first, the other last)
+    def med(c, n):
+        v = rows.get((c, n))
+        return statistics.median(v) if v else None
+    def empty(c):
+        e = [m for m in (med(c, "an_empty"), med(c, "an_empty_last")) if m is not None]
+        return sum(e) / len(e) if e else None
+    names = sorted({n for _, n in rows})
+    conds = [c for c in ("anatomy", "anatomy_rev") if any(k[0] == c for k in rows)]
+    above = {}
+    for n in names:
+        a = [med(c, n) - empty(c) for c in conds if med(c, n) is not None and empty(c) is not None]
+        above[n] = sum(a) / len(a)
+    print(f"{'program (xfs_iunlock)':28s} {'in order':>9s} {'reversed':>9s} {'above empty (mean)':>19s}")
+    for n in sorted(names, key=lambda n: above[n]):
+        cols = [med(c, n) for c in ("anatomy", "anatomy_rev")]
+        cells = "".join(f"{x:9.0f}" if x is not None else f"{'-':>9s}" for x in cols)
+        print(f"{n:28s}{cells} {above[n]:19.0f}")
     sys.exit(0)
 floor = {n: statistics.median(v) for (c, n), v in rows.items() if c == "floor"}
 print(f"{'program (tracepoint)':28s} {'median ns/ev':>12s} {'min-max':>12s} {'floor':>6s} {'above floor':>12s}")

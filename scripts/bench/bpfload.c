@@ -9,6 +9,11 @@
  * "ok" (scripts/bench/paired: attached against not, under one workload).
  * End of input ends it like SIGTERM.
  *
+ * With BPFLOAD_REVERSE=1 it attaches the programs in the reverse of their
+ * order in the object. Programs on one tracepoint run in the order they
+ * were attached, and the first to touch a cache line pays for it, so the
+ * anatomy benchmark runs both orders (bpf_cost.sh --anatomy).
+ *
  * Without TRACEPOINTs: the programs the object loads by default. With them:
  * exactly the programs whose section names one of them (tp_btf/NAME,
  * ?tp_btf/NAME, ...), and a program for each must exist.
@@ -76,12 +81,24 @@ static void detach_all(void)
 		bpf_link__destroy(links[--nlinks]);
 }
 
+static bool reverse;
+
+static struct bpf_program *first_prog(struct bpf_object *obj)
+{
+	return reverse ? bpf_object__prev_program(obj, NULL) : bpf_object__next_program(obj, NULL);
+}
+
+static struct bpf_program *next_prog(struct bpf_object *obj, struct bpf_program *prog)
+{
+	return reverse ? bpf_object__prev_program(obj, prog) : bpf_object__next_program(obj, prog);
+}
+
 /* Attach every loaded program; on failure nothing stays attached. */
 static int attach_all(struct bpf_object *obj)
 {
 	struct bpf_program *prog;
 
-	bpf_object__for_each_program(prog, obj) {
+	for (prog = first_prog(obj); prog; prog = next_prog(obj, prog)) {
 		if (!bpf_program__autoload(prog))
 			continue;  /* optional and not asked for: not loaded */
 		if (nlinks == MAX_LINKS) {
@@ -126,6 +143,7 @@ static int toggle_loop(struct bpf_object *obj)
 int main(int argc, char **argv)
 {
 	const char *toggle = getenv("BPFLOAD_TOGGLE");
+	const char *rev = getenv("BPFLOAD_REVERSE");
 	struct sigaction sa = { .sa_handler = on_sig };
 	struct bpf_object *obj;
 	int secs, err, rc = 0;
@@ -134,6 +152,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bpfload OBJ SECONDS [TRACEPOINT...]\n");
 		return 2;
 	}
+	reverse = rev && !strcmp(rev, "1");
 	obj = bpf_object__open_file(argv[1], NULL);
 	if (!obj) {
 		fprintf(stderr, "bpfload: cannot open %s: %s\n", argv[1], strerror(errno));
