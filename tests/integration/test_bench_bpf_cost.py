@@ -1,0 +1,84 @@
+"""scripts/bench/bpf_cost.sh's side-by-side modes still work: --ab runs two
+ilock builds on the same events, first in turn, and bpfload's
+BPFLOAD_REVERSE=1 (the anatomy's second order) really attaches in reverse.
+They must run, not show any particular figure.
+"""
+
+import glob
+import os
+import re
+import subprocess
+import time
+
+from conftest import REPO
+
+BPF_COST = os.path.join(REPO, "scripts", "bench", "bpf_cost.sh")
+BPFLOAD = os.path.join(REPO, "build", "bench", "bpfload")
+FLOOR_OBJ = os.path.join(REPO, "build", "bench", "floor.bpf.o")
+
+
+def _links_by_attach_order(pid):
+    """(link id, prog id) of each link bpfload holds, in the order made."""
+    pairs = []
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                info = dict(l.split(":", 1) for l in f if ":" in l)
+        except OSError:
+            continue
+        if "link_id" in info and "prog_id" in info:
+            pairs.append((int(info["link_id"]), int(info["prog_id"])))
+    return sorted(pairs)
+
+
+def _attach_order(reverse):
+    env = dict(os.environ)
+    if reverse:
+        env["BPFLOAD_REVERSE"] = "1"
+    p = subprocess.Popen([BPFLOAD, FLOOR_OBJ, "30", "contention_begin", "contention_end",
+                          "sched_process_exit"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert p.stdout.readline().strip() == "attached", p.stderr.read()
+        return [prog for _, prog in _links_by_attach_order(p.pid)]
+    finally:
+        p.terminate()
+        p.wait(timeout=10)
+
+
+def test_bpfload_reverse_attaches_in_reverse():
+    # programs load (and get their ids) in the object's order
+    forward = _attach_order(False)
+    backward = _attach_order(True)
+    assert len(forward) == len(backward) == 3, (forward, backward)
+    assert forward == sorted(forward), forward
+    assert backward == sorted(backward, reverse=True), backward
+
+
+def _bpfcost_dirs():
+    return set(glob.glob("/tmp/ilock-bpfcost.*"))
+
+
+def test_ab_runs_both_orders_and_cleans_up(ilock_bin):
+    before = _bpfcost_dirs()
+    t0 = time.monotonic()
+    r = subprocess.run(["sh", BPF_COST, "--ab", ilock_bin, "2", "1"],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert time.monotonic() - t0 < 120
+    # A - B per order, their mean, and the per-pair range, for both programs
+    for prog in ("contention_begin", "contention_end"):
+        m = re.search(rf"^{prog}\s+(-?\d+\s+){{7}}-?\d+ to -?\d+\s*$", r.stdout, re.M)
+        assert m, r.stdout
+    new = _bpfcost_dirs() - before
+    assert new == set(), new
+    loops = subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
+    assert "ilock-bpfcost" not in loops, loops
+
+
+def test_ab_bad_other_build_exits_2(tmp_path):
+    for args in (["--ab"], ["--ab", str(tmp_path / "nope")]):
+        r = subprocess.run(["sh", BPF_COST] + args, capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, (args, r.stderr)
+        assert "bpf_cost" in r.stderr or "usage" in r.stderr, r.stderr
+        assert r.stdout == ""
