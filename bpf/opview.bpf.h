@@ -155,19 +155,27 @@ static __always_inline void read_sysargs(struct task_struct *task, u32 how, u64 
 }
 
 /* fd -> struct file of another task: racy but safe reads, like /proc does. */
-static __always_inline struct file *task_file(struct task_struct *task, s64 fd)
+static __always_inline struct file *task_file(struct task_struct *task, s64 fd, bool fast)
 {
 	struct files_struct *files = task->files;
 	struct fdtable *fdt;
 	struct file *f = NULL;
+	u64 slot;
 
 	if (!files || fd < 0 || fd > 0x7fffffff)
 		return NULL;
 	fdt = files->fdt;
 	if (!fdt || (u64)fd >= fdt->max_fds)
 		return NULL;
-	/* a variable index into a kernel array: one probe read */
-	bpf_probe_read_kernel(&f, sizeof(f), (void *)fdt->fd + fd * sizeof(f));
+	slot = (u64)fdt->fd + fd * sizeof(f);
+	/*
+	 * A variable index into a kernel array. bpf_rdonly_cast wants a
+	 * struct, so the slot is read as the first word of a list_head: one
+	 * load, where a probe read is a helper call (~35 ns here).
+	 */
+	if (fast)
+		return (struct file *)kcast(slot, struct list_head)->next;
+	bpf_probe_read_kernel(&f, sizeof(f), (void *)slot);
 	return f;
 }
 
@@ -193,7 +201,7 @@ static __always_inline bool try_fd(struct task_struct *task, const struct fd_try
 				   struct opdec *d, bool fast)
 {
 	struct ilock_op_info *o = &d->i;
-	struct file *f = task_file(task, t->fd);
+	struct file *f = task_file(task, t->fd, fast);
 	struct inode *ino;
 	u32 fl = 0, blkbits;
 	s64 isize, fpos, pos = t->pos;
