@@ -121,7 +121,7 @@ struct cur_op {
 	struct ilock_op_info info;
 	u32 tid;             /* whose op; 0: free */
 	u8 late;             /* a deferred wait waits for this op (deferred.active) */
-	u64 regs_off;        /* tid's registers - its task_struct; 0: not found yet */
+	u64 regs;            /* tid's saved user registers' address; 0: not found yet */
 };
 
 /* A finished wait whose waiter op comes with its next I/O tracepoint. */
@@ -182,7 +182,7 @@ struct task_state {
 	u32 next_sample;
 	u32 noted_dev;       /* the inode note_inode() last found recorded */
 	u64 noted_ino;
-	u64 regs_off;        /* my registers - my task_struct; 0: not found yet (my_regs_off) */
+	u64 regs;            /* my saved user registers' address; 0: not found yet (my_regs_addr) */
 };
 
 /*
@@ -467,7 +467,7 @@ static __always_inline struct cur_op *op_claim(u32 tid)
 			count(ILOCK_LOST_OP_SLOT_SHARED);
 		o->tid = tid;
 		o->late = 0;
-		o->regs_off = 0;
+		o->regs = 0;
 	}
 	return o;
 }

@@ -21,7 +21,7 @@
  * wait_list, which is who it really waits for. Read without wait_lock: a
  * racy but safe snapshot, like the owner itself.
  */
-static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool fast, u64 cur)
+static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool fast)
 {
 	void *head = lock + bpf_core_field_offset(struct rw_semaphore, wait_list);
 	void *first, *waiter, *task;
@@ -47,7 +47,7 @@ static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool
 	 * The slow paths queue the waiter before contention_begin fires: at
 	 * the head we may find ourselves, and then nobody is ahead of us.
 	 */
-	if ((u64)task == cur)
+	if (task == (void *)bpf_get_current_task())
 		return NULL;
 	*mode = type == RWSEM_WAITING_FOR_WRITE ? ILOCK_MODE_QUEUED_EXCL : ILOCK_MODE_QUEUED_SHARED;
 	return task;
@@ -55,10 +55,9 @@ static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool
 
 /*
  * rw_semaphore.owner: the writer's task_struct, or with READER_OWNED set a
- * hint of the last reader. Read at wait start, it names the holder. cur:
- * the current task, as a number.
+ * hint of the last reader. Read at wait start, it names the holder.
  */
-static __always_inline void read_holder(void *lock, struct pending_wait *p, bool fast, u64 cur)
+static __always_inline void read_holder(void *lock, struct pending_wait *p, bool fast)
 {
 	unsigned long owner = 0;
 	struct task_struct *task;
@@ -72,7 +71,7 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 	p->holder_task = (u64)task;
 	if (task) {
 		p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
-	} else if (!(task = queue_head(lock, &p->holder_mode, fast, cur))) {
+	} else if (!(task = queue_head(lock, &p->holder_mode, fast))) {
 		/* nobody to name: no leftovers of the last wait in the edge key */
 		p->holder_mode = ILOCK_MODE_UNKNOWN;
 		p->holder_pid = p->holder_tgid = 0;
@@ -105,7 +104,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	struct task_state *ts;
 	struct pending_wait *p;
 	struct inode *inode;
-	u64 pid_tgid, cur;
+	u64 pid_tgid;
 	u8 class = 0;
 
 	count(ILOCK_EV_BEGIN);
@@ -114,7 +113,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 		return 0;
 	count(ILOCK_EV_BEGIN_RWSEM);
 
-	/* the current task is asked for once in each form, and passed down */
+	/* the current task is asked for once, and passed down */
 	me = bpf_get_current_task_btf();
 	pid_tgid = (u64)me->tgid << 32 | (u32)me->pid;
 	if (!task_selected(pid_tgid))
@@ -144,9 +143,8 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	 * waiter is held up by what follows as much as by the lock.
 	 */
 	p->start_ns = bpf_ktime_get_ns();
-	cur = bpf_get_current_task();
-	read_holder(lock, p, fast, cur);
-	ops_wait_begin(ctx, btf, ts, p, inode, me, cur, p->start_ns);
+	read_holder(lock, p, fast);
+	ops_wait_begin(ctx, btf, ts, p, inode, me, p->start_ns);
 	note_inode(inode, &p->key, ts);
 	count(ILOCK_EV_WAIT_BEGUN);
 	p->lock = (u64)lock;

@@ -63,23 +63,26 @@ static __always_inline struct pt_regs___ilock *task_regs(struct task_struct *tas
 }
 
 /*
- * The current thread's saved user registers less its task_struct. Both are
- * the thread's own for its life, so the distance is found through
- * bpf_task_pt_regs() once (a helper call, ~30 ns more than a load here,
- * docs/PERFORMANCE.md) and kept in *cache, a slot of this thread's (0: not
- * found yet). Added to bpf_get_current_task(), it gives the registers'
- * address as a number, for regs_at().
+ * The current thread's saved user registers' address, as a number. It is
+ * the thread's own for its life, so it is found through bpf_task_pt_regs()
+ * once (a helper call, ~30 ns more than a load here, docs/PERFORMANCE.md)
+ * and kept in *cache, a slot of this thread's (0: not found yet). After
+ * that the registers cost one load through bpf_rdonly_cast (regs_at()),
+ * and no helper call at all.
  */
-static __always_inline u64 my_regs_off(struct task_struct *me, u64 *cache)
+static __always_inline u64 my_regs_addr(struct task_struct *me, u64 *cache)
 {
-	u64 off = *cache;
+	u64 addr = *cache;
 
-	if (!off) {
-		off = (u64)bpf_task_pt_regs(me) - (u64)me;
+	if (!addr) {
+		/* a pointer becomes a number only as a difference of two */
+		u64 off = (u64)bpf_task_pt_regs(me) - (u64)me;
+
 		barrier_var(off);
-		*cache = off;
+		addr = bpf_get_current_task() + off;
+		*cache = addr;
 	}
-	return off;
+	return addr;
 }
 
 /* Registers at a plain address (KFAST only). */
@@ -117,7 +120,7 @@ static __always_inline u64 other_regs(struct task_struct *task, struct task_stru
  * fields, its registers and its fd table load directly: these run inside
  * the rwsem's wait_lock for writers (contention_begin fires there), where
  * every probe read is felt. how: RESOLVE_*; with RESOLVE_FAST, regs is the
- * task's registers' address (my_regs_off(), other_regs(); 0: unknown),
+ * task's registers' address (my_regs_addr(), other_regs(); 0: unknown),
  * else the current task's are found through the helper.
  */
 static __always_inline void read_sysargs(struct task_struct *task, u32 how, u64 regs,
@@ -670,13 +673,12 @@ static __always_inline void waiter_stack(void *ctx, struct task_state *ts, struc
  * through a counted reference to the owner, the holder's op and stack.
  * ctx is the program's context (NULL where stacks cannot be taken); btf
  * says whether task kfuncs may be called (tp_btf, not raw_tp). now is the
- * wait's start, read once: a clock read costs ~67 ns on this VM. me and
- * cur are the current task as a trusted pointer and as a number, asked for
- * once by the caller.
+ * wait's start, read once: a clock read costs ~67 ns on this VM. me is
+ * the current task, asked for once by the caller.
  */
 static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_state *ts,
 					   struct pending_wait *p, struct inode *inode,
-					   struct task_struct *me, u64 cur, u64 now)
+					   struct task_struct *me, u64 now)
 {
 	u32 fast = KFAST(btf) ? RESOLVE_FAST : 0;
 	u64 regs;
@@ -689,7 +691,7 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 	if (!cfg_ops)
 		return;
 	/* both sides' registers are found from mine, kept in my task storage */
-	regs = fast ? cur + my_regs_off(me, &ts->regs_off) : 0;
+	regs = fast ? my_regs_addr(me, &ts->regs) : 0;
 	resolve_op(me, RESOLVE_CUR | fast, regs, op_of(me->pid), p);
 	if (ctx && cfg_waiter_stacks)
 		waiter_stack(ctx, ts, p, now);
@@ -817,14 +819,14 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 
 /*
  * The current thread's syscall number, for a fault source (set_op_r), with
- * the registers' offset kept in its op slot (op_claim() forgets it when
+ * the registers' address kept in its op slot (op_claim() forgets it when
  * another thread takes the slot). 6.1 has no bpf_rdonly_cast: the helper.
  */
 static __always_inline s64 fault_sysnr(struct task_struct *me, struct cur_op *o)
 {
 	if (!KFAST(true))
 		return task_regs(me)->orig_ax;
-	return regs_at(bpf_get_current_task() + my_regs_off(me, &o->regs_off))->orig_ax;
+	return regs_at(my_regs_addr(me, &o->regs))->orig_ax;
 }
 
 /* -D: an op source's inode on another device is none of ours. */
