@@ -175,13 +175,16 @@ static __always_inline void hold_starts_now(const struct pending_wait *p, u64 no
 
 static __always_inline int on_end(void *lock, bool btf)
 {
+	struct task_struct *me = bpf_get_current_task_btf();
 	struct task_state *ts;
 	struct pending_wait *p;
 	struct ilock_stats *s;
 	u64 pid_tgid, now, ns;
 	u8 class;
 
-	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	/* the pid, tgid and comm load from me below: no more helper calls for them */
+	pid_tgid = (u64)me->tgid << 32 | (u32)me->pid;
+	ts = bpf_task_storage_get(&task_states, me, 0, 0);
 	/*
 	 * With storage and no wait kept, begin saw this wait and let it go
 	 * (another lock type, or an inode the filters drop): every storage is
@@ -195,7 +198,7 @@ static __always_inline int on_end(void *lock, bool btf)
 		struct inode *inode;
 		struct ilock_key k;
 
-		if (!task_selected(bpf_get_current_pid_tgid()))
+		if (!task_selected(pid_tgid))
 			return 0;
 		inode = classify_lock(lock, &class, KFAST(btf));
 		if (!inode)
@@ -212,12 +215,11 @@ static __always_inline int on_end(void *lock, bool btf)
 
 	now = bpf_ktime_get_ns();
 	ns = now - p->start_ns;
-	pid_tgid = bpf_get_current_pid_tgid();
 	count(ILOCK_EV_WAIT);
 	s = wait_stats(&p->key);
 	if (s)
 		stats_add(s, ns);
-	ops_wait_end(ts, p, pid_tgid, ns);
+	ops_wait_end(ts, p, me, pid_tgid, ns);
 	hold_starts_now(p, now);
 	p->lock = 0;
 	return 0;

@@ -776,7 +776,7 @@ static __always_inline void op_seen(struct task_state *ts, struct cur_op *o, u64
 
 /* At contention_end, instead of a bare edge: an edge with ops and ranges. */
 static __always_inline void ops_wait_end(struct task_state *ts, const struct pending_wait *p,
-					 u64 pid_tgid, u64 ns)
+					 struct task_struct *me, u64 pid_tgid, u64 ns)
 {
 	struct cur_op *o;
 	struct ilock_edge_key ek = {
@@ -792,7 +792,8 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 	};
 
 	__builtin_memcpy(ek.holder_comm, p->holder_comm, sizeof(ek.holder_comm));
-	bpf_get_current_comm(ek.waiter_comm, sizeof(ek.waiter_comm));
+	/* NUL-padded (strscpy_pad), so two loads, not a helper call that copies */
+	__builtin_memcpy(ek.waiter_comm, me->comm, sizeof(ek.waiter_comm));
 	/*
 	 * Only the I/O events of --ops io fire after the lock is taken; without
 	 * them no op would come to a deferred wait, which would then sit in

@@ -58,8 +58,11 @@ def ext4(fs_factory):
     return fs_factory("ext4")
 
 
-def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin):
+def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin, tmp_path):
     path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    # the readers run under another name (comm), so the two sides' comms differ
+    reader_bin = tmp_path / "lockreader"
+    os.symlink(lockhold(helpers_dir), reader_bin)
     busy = make_file(os.path.join(xfs.mnt, "busy.dat"), 1 << 20)
     ino = ino_of(path)
 
@@ -67,7 +70,7 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin):
     # one thread hammering an unrelated file: busy, but never contended
     spin = procs.start([lockhold(helpers_dir), "spin", busy, 2, 1])
     holder, hpid, htid = hold(procs, helpers_dir, path)
-    readers = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 3])
+    readers = procs.start([str(reader_bin), "read", path, 8192, 4096, 3])
     r = json.loads(readers.communicate(timeout=20)[0])
     finish(holder)
     spin.communicate(timeout=20)
@@ -96,6 +99,7 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin):
         assert e["holder"]["pid"] == htid and e["holder"]["tgid"] == hpid
         assert e["holder"]["mode"] == "exclusive"
         assert e["holder"]["comm"] == "lockhold"
+        assert e["waiter"]["comm"] == "lockreader"
         assert e["waiter"]["mode"] == "shared"
         assert e["waiter"]["tgid"] == r["pid"]
     assert sorted(e["waiter"]["pid"] for e in edges) == sorted(r["tids"])
