@@ -493,10 +493,11 @@ static __always_inline bool same_call(const struct cur_op *st, const struct opde
 /*
  * Merge the two sources for one side of wait p on its inode: the waiter
  * (RESOLVE_CUR: task is current) into p->wop, the holder into p->hop; regs
- * as read_sysargs() takes it. The syscall's range is exact for the call; the tracepoint knows what the filesystem really
- * did (a direct write gone buffered, how ext4 took the lock). Without a
- * syscall to check it against (kernel threads, io_uring workers, faults),
- * the tracepoint's op is taken as it is.
+ * as read_sysargs() takes it. The syscall's range is exact for the call;
+ * the tracepoint knows what the filesystem really did (a direct write gone
+ * buffered, how ext4 took the lock). Without a syscall to check it against
+ * (kernel threads, io_uring workers, faults), the tracepoint's op is taken
+ * as it is.
  */
 static __noinline void resolve_op(struct task_struct *task, u32 how, u64 regs,
 				  const struct cur_op *st, struct pending_wait *p)

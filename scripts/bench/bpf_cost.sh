@@ -32,12 +32,13 @@ fi
 ROUNDS=${1:-5}
 SECS=${2:-6}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+. "$REPO/scripts/bench/bpf_stats.sh"
 ILOCK=${ILOCK_BIN:-$REPO/build/ilock}  # ILOCK_BIN: another build, for A/B runs
 B=$REPO/build/bench
 . "$REPO/scripts/bench/seed_fs.sh"
 work=$(mktemp -d /tmp/ilock-bpfcost.XXXXXX)
 cleanup() {
-	sysctl -q kernel.bpf_stats_enabled=0 || true
+	bpf_stats_restore || true
 	seed_fs_remove "$work"
 }
 trap cleanup EXIT INT TERM
@@ -98,10 +99,10 @@ one() {  # condition -> lines "condition name ns count"
 		kill -0 "$pid" 2>/dev/null || { echo "bpf_cost: $1 did not start" >&2; exit 1; }
 		sleep 0.05
 	done
-	sysctl -q kernel.bpf_stats_enabled=1
+	bpf_stats_on
 	$FIO --time_based --runtime="$SECS" >/dev/null
 	stats "$pid" | sed "s/^/$1 /"
-	sysctl -q kernel.bpf_stats_enabled=0
+	bpf_stats_restore
 	kill -INT "$pid"; wait "$pid" 2>/dev/null || true
 }
 
@@ -125,11 +126,11 @@ ab_round() {  # round -> lines "A@pos name ns count" and "B@pos ..."
 	pid1=$started
 	start_ilock "$bin2" "$work/ready2"
 	pid2=$started
-	sysctl -q kernel.bpf_stats_enabled=1
+	bpf_stats_on
 	$FIO --time_based --runtime="$SECS" >/dev/null
 	stats "$pid1" | sed "s/^/$first@1 /"
 	stats "$pid2" | sed "s/^/$second@2 /"
-	sysctl -q kernel.bpf_stats_enabled=0
+	bpf_stats_restore
 	kill -INT "$pid1" "$pid2"
 	wait "$pid1" 2>/dev/null || true
 	wait "$pid2" 2>/dev/null || true

@@ -12,12 +12,13 @@ set -eu
 ROUNDS=$1
 shift
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+. "$REPO/scripts/bench/bpf_stats.sh"
 make -s -C "$REPO" build/bench/faultloop >/dev/null
 work=$(mktemp -d /tmp/ilock-faultab.XXXXXX)
 dev=""
 pid=""
 cleanup() {
-	sysctl -q kernel.bpf_stats_enabled=0 || true
+	bpf_stats_restore || true
 	[ -n "$pid" ] && { kill -INT "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
 	umount "$work/m" 2>/dev/null || true
 	[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
@@ -39,7 +40,7 @@ for r in $(seq "$ROUNDS"); do
 			kill -0 "$pid" 2>/dev/null || { echo "fault_ab: $bin did not start" >&2; exit 1; }
 			sleep 0.05
 		done
-		sysctl -q kernel.bpf_stats_enabled=1
+		bpf_stats_on
 		taskset -c 1 "$REPO/build/bench/faultloop" "$work/m/small" 3 > /dev/null
 		for id in $(grep -h '^prog_id:' /proc/"$pid"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do
 			bpftool prog show id "$id" -j
@@ -51,7 +52,7 @@ for line in sys.stdin:
         p = json.loads(line)
         if 'fault' in p.get('name', '') and p.get('run_cnt'):
             print(sys.argv[1], p['name'], round(p['run_time_ns'] / p['run_cnt'], 1), p['run_cnt'])" "$bin"
-		sysctl -q kernel.bpf_stats_enabled=0
+		bpf_stats_restore
 		kill -INT "$pid"
 		wait "$pid" || true
 		pid=""

@@ -25,11 +25,12 @@ set -eu
 ROUNDS=${1:-5}
 SECS=${2:-4}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
+. "$REPO/scripts/bench/bpf_stats.sh"
 ILOCK=$REPO/build/ilock
 B=$REPO/build/bench
 work=$(mktemp -d /tmp/ilock-opscost.XXXXXX)
 cleanup() {
-	sysctl -q kernel.bpf_stats_enabled=0 || true
+	bpf_stats_restore || true
 	for m in "$work"/mnt-*; do
 		[ -d "$m" ] && { umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; }
 	done
@@ -110,10 +111,10 @@ cost() {  # label condition command... -> lines "cost label condition prog ns cn
 	cond=$2
 	shift 2
 	start_bg "$cond"
-	sysctl -q kernel.bpf_stats_enabled=1
+	bpf_stats_on
 	"$@" >/dev/null
 	stats | sed "s/^/cost $label $cond /"
-	sysctl -q kernel.bpf_stats_enabled=0
+	bpf_stats_restore
 	stop_bg
 }
 

@@ -1,7 +1,8 @@
 """scripts/bench/bpf_cost.sh's side-by-side modes still work: --ab runs two
 ilock builds on the same events, first in turn, and bpfload's
 BPFLOAD_REVERSE=1 (the anatomy's second order) really attaches in reverse.
-They must run, not show any particular figure.
+They must run, not show any particular figure, and leave the global
+kernel.bpf_stats_enabled as they found it.
 """
 
 import glob
@@ -15,6 +16,7 @@ from conftest import REPO
 BPF_COST = os.path.join(REPO, "scripts", "bench", "bpf_cost.sh")
 BPFLOAD = os.path.join(REPO, "build", "bench", "bpfload")
 FLOOR_OBJ = os.path.join(REPO, "build", "bench", "floor.bpf.o")
+BPF_STATS = "/proc/sys/kernel/bpf_stats_enabled"
 
 
 def _links_by_attach_order(pid):
@@ -62,8 +64,19 @@ def _bpfcost_dirs():
 def test_ab_runs_both_orders_and_cleans_up(ilock_bin):
     before = _bpfcost_dirs()
     t0 = time.monotonic()
-    r = subprocess.run(["sh", BPF_COST, "--ab", ilock_bin, "2", "1"],
-                       capture_output=True, text=True, timeout=180)
+    # bpf_stats is global: a benchmark that found it on must leave it on
+    with open(BPF_STATS) as f:
+        found = f.read().strip()
+    try:
+        with open(BPF_STATS, "w") as f:
+            f.write("1")
+        r = subprocess.run(["sh", BPF_COST, "--ab", ilock_bin, "2", "1"],
+                           capture_output=True, text=True, timeout=180)
+        with open(BPF_STATS) as f:
+            assert f.read().strip() == "1"
+    finally:
+        with open(BPF_STATS, "w") as f:
+            f.write(found)
     assert r.returncode == 0, r.stderr[-2000:]
     assert time.monotonic() - t0 < 120
     # A - B per order, their mean, and the per-pair range, for both programs
