@@ -104,7 +104,6 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	struct task_state *ts;
 	struct pending_wait *p;
 	struct inode *inode;
-	u64 pid_tgid;
 	u8 class = 0;
 
 	count(ILOCK_EV_BEGIN);
@@ -115,8 +114,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 
 	/* the current task is asked for once, and passed down */
 	me = bpf_get_current_task_btf();
-	pid_tgid = (u64)me->tgid << 32 | (u32)me->pid;
-	if (!task_selected(pid_tgid))
+	if (!task_selected(pid_tgid_of(me)))
 		return 0;
 	inode = classify_lock(lock, &class, fast);
 	if (!inode)
@@ -179,11 +177,9 @@ static __always_inline int on_end(void *lock, bool btf)
 	struct task_state *ts;
 	struct pending_wait *p;
 	struct ilock_stats *s;
-	u64 pid_tgid, now, ns;
+	u64 now, ns;
 	u8 class;
 
-	/* the pid, tgid and comm load from me below: no more helper calls for them */
-	pid_tgid = (u64)me->tgid << 32 | (u32)me->pid;
 	ts = bpf_task_storage_get(&task_states, me, 0, 0);
 	/*
 	 * With storage and no wait kept, begin saw this wait and let it go
@@ -198,7 +194,7 @@ static __always_inline int on_end(void *lock, bool btf)
 		struct inode *inode;
 		struct ilock_key k;
 
-		if (!task_selected(pid_tgid))
+		if (!task_selected(pid_tgid_of(me)))
 			return 0;
 		inode = classify_lock(lock, &class, KFAST(btf));
 		if (!inode)
@@ -219,7 +215,7 @@ static __always_inline int on_end(void *lock, bool btf)
 	s = wait_stats(&p->key);
 	if (s)
 		stats_add(s, ns);
-	ops_wait_end(ts, p, me, pid_tgid, ns);
+	ops_wait_end(ts, p, me, ns);
 	hold_starts_now(p, now);
 	p->lock = 0;
 	return 0;

@@ -103,7 +103,7 @@ static __always_inline u64 other_regs(struct task_struct *task, struct task_stru
 {
 	u64 stack_from_mine;
 
-	if (!task->stack || !my_regs)
+	if (!task->stack)
 		return 0;
 	/*
 	 * The verifier turns pointers into numbers only as differences:
@@ -777,7 +777,7 @@ static __always_inline void op_seen(struct task_state *ts, struct cur_op *o, u64
 
 /* At contention_end, instead of a bare edge: an edge with ops and ranges. */
 static __always_inline void ops_wait_end(struct task_state *ts, const struct pending_wait *p,
-					 struct task_struct *me, u64 pid_tgid, u64 ns)
+					 struct task_struct *me, u64 ns)
 {
 	struct cur_op *o;
 	struct ilock_edge_key ek = {
@@ -788,8 +788,8 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 		.waiter_mode = p->key.mode,
 		.holder_pid = p->holder_pid,
 		.holder_tgid = p->holder_tgid,
-		.waiter_pid = (u32)pid_tgid,
-		.waiter_tgid = pid_tgid >> 32,
+		.waiter_pid = me->pid,
+		.waiter_tgid = me->tgid,
 	};
 
 	__builtin_memcpy(ek.holder_comm, p->holder_comm, sizeof(ek.holder_comm));
@@ -805,7 +805,7 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 		return;
 	}
 	/* one deferred wait per thread: an older one never got its op */
-	o = op_claim((u32)pid_tgid);
+	o = op_claim(me->pid);
 	finish_deferred(ts, o, &zero_op);
 	count(ILOCK_EV_OP_DEFERRED);
 	ts->deferred.ek = ek;
