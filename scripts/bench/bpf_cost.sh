@@ -82,6 +82,28 @@ for i in sorted(ids):
 PY
 }
 
+ilock_bg() {  # binary ready-file: ilock stat in the background, its stderr to ready-file
+	# shellcheck disable=SC2086
+	"$1" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$2" &
+}
+
+wait_ready() {  # what pid ready-file: until it says it is attached
+	while ! grep -q 'attached\|tracing' "$3" 2>/dev/null; do
+		kill -0 "$2" 2>/dev/null || { echo "bpf_cost: $1 did not start" >&2; exit 1; }
+		sleep 0.05
+	done
+}
+
+measure() {  # label pid [label pid...]: fio under bpf_stats, then each pid's programs
+	bpf_stats_on
+	$FIO --time_based --runtime="$SECS" >/dev/null
+	while [ $# -ge 2 ]; do
+		stats "$2" | sed "s/^/$1 /"
+		shift 2
+	done
+	bpf_stats_restore
+}
+
 one() {  # condition -> lines "condition name ns count"
 	case $1 in
 	# every optional floor program too, to mirror the I/O tracepoints ilock uses
@@ -91,29 +113,12 @@ one() {  # condition -> lines "condition name ns count"
 	anatomy) "$B/bpfload" "$B/anatomy.bpf.o" $((SECS + 30)) > "$work/ready" & ;;
 	anatomy_rev) BPFLOAD_REVERSE=1 "$B/bpfload" "$B/anatomy.bpf.o" $((SECS + 30)) \
 		> "$work/ready" & ;;
-	# shellcheck disable=SC2086
-	ilock) "$ILOCK" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$work/ready" & ;;
+	ilock) ilock_bg "$ILOCK" "$work/ready" ;;
 	esac
 	pid=$!
-	while ! grep -q 'attached\|tracing' "$work/ready" 2>/dev/null; do
-		kill -0 "$pid" 2>/dev/null || { echo "bpf_cost: $1 did not start" >&2; exit 1; }
-		sleep 0.05
-	done
-	bpf_stats_on
-	$FIO --time_based --runtime="$SECS" >/dev/null
-	stats "$pid" | sed "s/^/$1 /"
-	bpf_stats_restore
+	wait_ready "$1" "$pid" "$work/ready"
+	measure "$1" "$pid"
 	kill -INT "$pid"; wait "$pid" 2>/dev/null || true
-}
-
-start_ilock() {  # binary ready-file -> pid in $started
-	# shellcheck disable=SC2086
-	"$1" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$2" &
-	started=$!
-	while ! grep -q 'tracing' "$2" 2>/dev/null; do
-		kill -0 "$started" 2>/dev/null || { echo "bpf_cost: $1 did not start" >&2; exit 1; }
-		sleep 0.05
-	done
 }
 
 ab_round() {  # round -> lines "A@pos name ns count" and "B@pos ..."
@@ -122,15 +127,13 @@ ab_round() {  # round -> lines "A@pos name ns count" and "B@pos ..."
 	else
 		first=B; second=A; bin1=$OTHER; bin2=$ILOCK
 	fi
-	start_ilock "$bin1" "$work/ready1"
-	pid1=$started
-	start_ilock "$bin2" "$work/ready2"
-	pid2=$started
-	bpf_stats_on
-	$FIO --time_based --runtime="$SECS" >/dev/null
-	stats "$pid1" | sed "s/^/$first@1 /"
-	stats "$pid2" | sed "s/^/$second@2 /"
-	bpf_stats_restore
+	ilock_bg "$bin1" "$work/ready1"
+	pid1=$!
+	wait_ready "$bin1" "$pid1" "$work/ready1"
+	ilock_bg "$bin2" "$work/ready2"
+	pid2=$!
+	wait_ready "$bin2" "$pid2" "$work/ready2"
+	measure "$first@1" "$pid1" "$second@2" "$pid2"
 	kill -INT "$pid1" "$pid2"
 	wait "$pid1" 2>/dev/null || true
 	wait "$pid2" 2>/dev/null || true
