@@ -383,3 +383,28 @@ def test_threads_across_files_waits_and_pairs_agree(xfs, procs, ilock_bin):
         assert all(e["waiter"]["tgid"] == fio.pid for e in edges), edges
         busy += row["shared"]["waits"] > 50 and row["exclusive"]["waits"] > 50
     assert busy == 3, doc["locks"]
+
+
+def test_spinlock_waits_between_do_not_hide_ours(xfs, procs, ilock_bin):
+    """The seed workload in small: most contention events are spinlock
+    waits (many on the rwsem's own wait_lock), which contention_end skips
+    by the spinlock this CPU is waiting for. Were one of our rwsem waits
+    taken for such a spinlock, its end would be skipped: the wait would
+    never be counted, and the thread's next begin would count it lost."""
+    path = make_file(os.path.join(xfs.mnt, "seed.dat"), 32 << 20)
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    fio = procs.start(["fio", "--name=seed", "--filename=" + path, "--size=32M",
+                       "--rw=randrw", "--rwmixread=60", "--bs=16k", "--numjobs=8",
+                       "--thread", "--ioengine=psync", "--time_based", "--runtime=3"])
+    fio.communicate(timeout=60)
+    assert fio.returncode == 0
+    doc = stop_stat(st)
+
+    ev, lost = doc["events"], doc["lost"]
+    # the test means something only if spinlock waits came between ours
+    assert ev["rwsem_waits"] > 1000, ev
+    assert ev["contention_begin"] > 2 * ev["rwsem_waits"], ev
+    assert lost["begin_without_end"] == 0 and lost["end_without_begin"] == 0, lost
+    assert ev["inode_lock_waits_begun"] == ev["inode_lock_waits"] + ev["in_flight"], ev
+    counted = sum(l[m]["waits"] for l in doc["locks"] for m in ("shared", "exclusive"))
+    assert counted == ev["inode_lock_waits"], (doc["locks"], ev)
