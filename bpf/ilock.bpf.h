@@ -388,6 +388,10 @@ extern const volatile __u32 cfg_hold_burst;       /* ... and keeps at most */
 /* Slots handed out so far; userspace reads these to know how far to look. */
 extern __u32 wait_slots_used;
 extern __u32 edge_slots_used;
+/* Slot number + 1 by hash of the key, in front of each index (slot_stats). */
+#define ILOCK_HINT_SLOTS 16384
+extern __u32 wait_hints[ILOCK_HINT_SLOTS];
+extern __u32 edge_hints[ILOCK_HINT_SLOTS];
 /*
  * Entries in use in hold_table, in all and by hash of their task. While
  * the first is 0 no hold is being timed, and xfs_iunlock returns before it
@@ -566,6 +570,27 @@ static __always_inline void *slot_after_key(char *slot, u32 ksz)
 	return slot + ksz;
 }
 
+/* Keys are whole 64-bit words (asserted in include/ilock.h) and padded with zeroes. */
+static __always_inline u32 hint_of(const void *key, u32 ksz)
+{
+	const u64 *w = key;
+	u64 h = 0;
+
+	for (u32 i = 0; i < ksz / 8; i++)
+		h = (h ^ w[i]) * 0x9E3779B97F4A7C15ULL;
+	return (u32)(h >> 50) & (ILOCK_HINT_SLOTS - 1);
+}
+
+static __always_inline bool key_equal(const void *a, const void *b, u32 ksz)
+{
+	const u64 *x = a, *y = b;
+	u64 d = 0;
+
+	for (u32 i = 0; i < ksz / 8; i++)
+		d |= x[i] ^ y[i];
+	return !d;
+}
+
 /*
  * The stats of key in an index + slots pair, creating them race-free: a
  * slot number is claimed (fetch-add), the key written into the slot, and
@@ -574,16 +599,37 @@ static __always_inline void *slot_after_key(char *slot, u32 ksz)
  * another one inserting the same key leaves its slot empty (count 0, which
  * readers skip) and uses the winner's. ksz is a constant after inlining;
  * the stats follow the key in both slot types.
+ *
+ * In front of the index, hints: by hash of the key, a slot number the
+ * index gave out. A hint whose slot holds the key is a hit that touches
+ * only the slot, whose lines the stats update needs anyway; the hash map
+ * costs jhash over the key and its bucket's and element's lines besides
+ * (for the 72-byte pair key, about 60 ns a wait's end under the seed
+ * workload: docs/PERFORMANCE.md). Hints come from the index only, so they
+ * never name a slot that lost an insert race, and a slot's key never
+ * changes once written: a hint that matches is right, a stale or
+ * overwritten one just sends us to the index.
  */
 static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32 max,
-					const void *key, u32 ksz, enum ilock_counter lost)
+					const void *key, u32 ksz, enum ilock_counter lost,
+					u32 *hints)
 {
-	u32 *idx = bpf_map_lookup_elem(index, key);
+	u32 *hint = &hints[hint_of(key, ksz)];
+	u32 *idx, n = *hint;
 	char *slot;
-	u32 n;
 
-	if (idx)
-		return slot_after_key(bpf_map_lookup_elem(slots, idx), ksz);
+	if (n) {
+		n--;
+		slot = bpf_map_lookup_elem(slots, &n);
+		if (slot && key_equal(slot, key, ksz))
+			return slot_after_key(slot, ksz);
+	}
+	idx = bpf_map_lookup_elem(index, key);
+	if (idx) {
+		n = *idx;
+		*hint = n + 1;
+		return slot_after_key(bpf_map_lookup_elem(slots, &n), ksz);
+	}
 	/* checked first so that a full map stops moving the counter */
 	if (*(volatile u32 *)used >= max)
 		goto full;
@@ -592,8 +638,10 @@ static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32
 	if (!slot)
 		goto full;
 	__builtin_memcpy(slot, key, ksz);
-	if (!bpf_map_update_elem(index, key, &n, BPF_NOEXIST))
+	if (!bpf_map_update_elem(index, key, &n, BPF_NOEXIST)) {
+		*hint = n + 1;
 		return slot_after_key(slot, ksz);
+	}
 	/* someone indexed it first, or the index is full */
 	idx = bpf_map_lookup_elem(index, key);
 	if (idx && (slot = bpf_map_lookup_elem(slots, idx)))
@@ -606,13 +654,13 @@ full:
 static __always_inline struct ilock_stats *wait_stats(const struct ilock_key *k)
 {
 	return slot_stats(&wait_index, &wait_slots, &wait_slots_used, cfg_wait_slots, k,
-			  sizeof(*k), ILOCK_LOST_WAIT_MAP_FULL);
+			  sizeof(*k), ILOCK_LOST_WAIT_MAP_FULL, wait_hints);
 }
 
 static __always_inline struct ilock_edge_stats *edge_stats(const struct ilock_edge_key *k)
 {
 	return slot_stats(&edge_index, &edge_slots, &edge_slots_used, cfg_edge_slots, k,
-			  sizeof(*k), ILOCK_LOST_EDGE_MAP_FULL);
+			  sizeof(*k), ILOCK_LOST_EDGE_MAP_FULL, edge_hints);
 }
 
 /* Atomic max; bounded retries, and a counted give-up rather than a silent one. */

@@ -47,6 +47,8 @@ const volatile __u32 cfg_hold_burst = 0;
 
 __u32 wait_slots_used = 0;
 __u32 edge_slots_used = 0;
+__u32 wait_hints[ILOCK_HINT_SLOTS] = {};
+__u32 edge_hints[ILOCK_HINT_SLOTS] = {};
 __u64 holds_timing = 0;
 __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS] = {};
 

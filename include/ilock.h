@@ -324,6 +324,10 @@ struct ilock_wait_slot {
 	struct ilock_stats s;
 };
 
+/* The BPF side hashes and compares keys a 64-bit word at a time (slot_stats). */
+_Static_assert(sizeof(struct ilock_key) % 8 == 0, "ilock_key: whole 64-bit words");
+_Static_assert(sizeof(struct ilock_edge_key) % 8 == 0, "ilock_edge_key: whole 64-bit words");
+
 /*
  * The first waiter stack a pair saw, counted in the pair's own slot: a
  * waiter on one pair nearly always waits from the same place, and its own
