@@ -8,7 +8,10 @@
 #        [ILOCK_BIN=...] scripts/bench/bpf_cost.sh --ab OTHER_BIN [ROUNDS] [SECONDS]
 # Prints per round and the median over rounds, ns/event = run_time_ns/run_cnt
 # from kernel.bpf_stats_enabled. The floor and ilock alternate, one run each
-# per round, so both see the same machine load. --anatomy instead runs the
+# per round, so both see the same machine load. The last line gives both
+# per inode-lock wait, from ilock's own counts (its -j output): most
+# contention events are other locks', which the programs drop at once, so a
+# wait costs several events of each program. --anatomy instead runs the
 # programs of scripts/bench/anatomy.bpf.c, each one piece of ilock's work on
 # xfs_iunlock, side by side on the same events, attached in the object's
 # order in odd rounds and reversed in even ones: the first program to touch
@@ -82,9 +85,21 @@ for i in sorted(ids):
 PY
 }
 
-ilock_bg() {  # binary ready-file: ilock stat in the background, its stderr to ready-file
-	# shellcheck disable=SC2086
-	"$1" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$2" &
+ilock_bg() {  # binary ready-file [json-file]: ilock stat in the background, its stderr to ready-file
+	if [ -n "${3:-}" ]; then
+		# shellcheck disable=SC2086
+		"$1" stat -d $((SECS + 30)) -D "$work/mnt" -j ${ILOCK_ARGS:-} > "$3" 2> "$2" &
+	else
+		# shellcheck disable=SC2086
+		"$1" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$2" &
+	fi
+}
+
+# ilock's own counts of one run: "mix events BEGINS WAITS" (contention events
+# of any lock, and the inode-lock waits among them)
+mix() {
+	python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["events"]
+print("mix events", e["contention_begin"], e["inode_lock_waits"])' "$1" 2>/dev/null || true
 }
 
 wait_ready() {  # what pid ready-file: until it says it is attached
@@ -113,12 +128,13 @@ one() {  # condition -> lines "condition name ns count"
 	anatomy) "$B/bpfload" "$B/anatomy.bpf.o" $((SECS + 30)) > "$work/ready" & ;;
 	anatomy_rev) BPFLOAD_REVERSE=1 "$B/bpfload" "$B/anatomy.bpf.o" $((SECS + 30)) \
 		> "$work/ready" & ;;
-	ilock) ilock_bg "$ILOCK" "$work/ready" ;;
+	ilock) ilock_bg "$ILOCK" "$work/ready" "$work/ilock.json" ;;
 	esac
 	pid=$!
 	wait_ready "$1" "$pid" "$work/ready"
 	measure "$1" "$pid"
 	kill -INT "$pid"; wait "$pid" 2>/dev/null || true
+	[ "$1" != ilock ] || mix "$work/ilock.json"
 }
 
 ab_round() {  # round -> lines "A@pos name ns count" and "B@pos ..."
@@ -207,6 +223,9 @@ if any(c.startswith("anatomy") for c, _ in rows):
         print(f"{n:28s}{cells} {above[n]:19.0f}")
     sys.exit(0)
 floor = {n: statistics.median(v) for (c, n), v in rows.items() if c == "floor"}
+# ilock's own counts, per round: contention events of any lock, and its waits
+mixes = [(int(b), int(w)) for b, w in
+         (l.split()[2:] for l in open(sys.argv[1]) if l.startswith("mix "))]
 print(f"{'program (tracepoint)':28s} {'median ns/ev':>12s} {'min-max':>12s} {'floor':>6s} {'above floor':>12s}")
 for (c, n), v in sorted(rows.items()):
     if c != "ilock":
@@ -215,4 +234,13 @@ for (c, n), v in sorted(rows.items()):
     m = statistics.median(v)
     print(f"{n:28s} {m:12.0f} {min(v):5d}-{max(v):<6d} {f if f is not None else '-':>6} "
           f"{(m - f) if f is not None else float('nan'):12.0f}")
+# Most contention events are other locks' (spinlocks above all), which the
+# programs drop at once: per inode-lock wait, both programs run this often.
+ends = ("contention_begin", "contention_end")
+med = {n: statistics.median(v) for (c, n), v in rows.items() if c == "ilock"}
+if mixes and all(w for _, w in mixes) and all(n in med and n in floor for n in ends):
+    per = statistics.median([b / w for b, w in mixes])
+    il, fl = sum(med[n] for n in ends) * per, sum(floor[n] for n in ends) * per
+    print(f"per inode-lock wait ({per:.1f} contention events each): "
+          f"ilock {il:.0f} ns, floor {fl:.0f} ns, {il / fl:.2f}x")
 PY

@@ -89,6 +89,23 @@ def test_ab_runs_both_orders_and_cleans_up(ilock_bin):
     assert "ilock-bpfcost" not in loops, loops
 
 
+def test_compare_gives_the_cost_per_inode_lock_wait():
+    """The floor-and-ilock mode ends with both costs per inode-lock wait,
+    from ilock's own counts of contention events and waits: under the seed
+    workload a wait is several contention events, and ilock's programs cost
+    more than empty ones on the same events."""
+    before = _bpfcost_dirs()
+    r = subprocess.run(["sh", BPF_COST, "1", "2"], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    m = re.search(r"^per inode-lock wait \(([\d.]+) contention events each\): "
+                  r"ilock (\d+) ns, floor (\d+) ns, ([\d.]+)x$", r.stdout, re.M)
+    assert m, r.stdout
+    per, ilock, floor, ratio = float(m[1]), int(m[2]), int(m[3]), float(m[4])
+    assert per >= 1, r.stdout
+    assert ilock > floor > 0 and abs(ratio - ilock / floor) < 0.01, r.stdout
+    assert _bpfcost_dirs() - before == set()
+
+
 def test_ab_bad_other_build_exits_2(tmp_path):
     for args in (["--ab"], ["--ab", str(tmp_path / "nope")]):
         r = subprocess.run(["sh", BPF_COST] + args, capture_output=True, text=True, timeout=30)
