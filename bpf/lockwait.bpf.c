@@ -23,8 +23,10 @@
  * A spinning waiter cannot sleep or migrate, so its end comes on this CPU
  * before any other spin begins here, except from an interrupt: then the
  * outer end does not match and takes the slow path, which is still right.
- * No rw_semaphore can be at the address of a spinlock being waited for, so
- * a match never drops one of our waits.
+ * (A mutex's optimistic spin, flagged SPIN too, may go on to sleep and end
+ * elsewhere: that end takes the slow path, and the note left here can only
+ * match the same mutex.) No rw_semaphore can be at the address of a lock
+ * noted here, so a match never drops one of our waits.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

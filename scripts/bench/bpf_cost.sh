@@ -86,13 +86,9 @@ PY
 }
 
 ilock_bg() {  # binary ready-file [json-file]: ilock stat in the background, its stderr to ready-file
-	if [ -n "${3:-}" ]; then
-		# shellcheck disable=SC2086
-		"$1" stat -d $((SECS + 30)) -D "$work/mnt" -j ${ILOCK_ARGS:-} > "$3" 2> "$2" &
-	else
-		# shellcheck disable=SC2086
-		"$1" stat -d $((SECS + 30)) -D "$work/mnt" ${ILOCK_ARGS:-} > /dev/null 2> "$2" &
-	fi
+	# with a json-file, its report as JSON goes there
+	# shellcheck disable=SC2086
+	"$1" stat -d $((SECS + 30)) -D "$work/mnt" ${3:+-j} ${ILOCK_ARGS:-} > "${3:-/dev/null}" 2> "$2" &
 }
 
 # ilock's own counts of one run: "mix events BEGINS WAITS" (contention events
