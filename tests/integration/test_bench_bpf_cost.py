@@ -12,6 +12,8 @@ import subprocess
 import time
 
 from conftest import REPO
+from ilock_run import start_stat, stop_stat
+from util import make_file
 
 BPF_COST = os.path.join(REPO, "scripts", "bench", "bpf_cost.sh")
 BPFLOAD = os.path.join(REPO, "build", "bench", "bpfload")
@@ -112,3 +114,42 @@ def test_ab_bad_other_build_exits_2(tmp_path):
         assert r.returncode == 2, (args, r.stderr)
         assert "bpf_cost" in r.stderr or "usage" in r.stderr, r.stderr
         assert r.stdout == ""
+
+
+CUT_BUILD = os.path.join(REPO, "scripts", "bench", "cut_build")
+
+
+def test_cut_build_cuts_still_apply():
+    # each cut finds its place in the source exactly once, or the anatomy rots
+    r = subprocess.run([CUT_BUILD, "--check"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    r = subprocess.run([CUT_BUILD, "no-such-cut", "/tmp/none"], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "no cut named" in r.stderr, r
+
+
+def test_cut_build_timer_times_waits_and_pairs_nothing(fs_factory, procs, tmp_path):
+    """The timer cut is what the doc says: every wait counted and timed, no
+    pair, no op, no stack. The whole build on the same load pairs them."""
+    timer = str(tmp_path / "ilock-timer")
+    r = subprocess.run([CUT_BUILD, "timer", timer], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    xfs = fs_factory("xfs")
+    path = make_file(os.path.join(xfs.mnt, "seed.dat"), 16 << 20)
+    docs = {}
+    for name, binary in (("timer", timer), ("whole", os.path.join(REPO, "build", "ilock"))):
+        st = start_stat(procs, binary, "-D", xfs.mnt)
+        fio = procs.start(["fio", "--name=seed", "--filename=" + path, "--size=16M",
+                           "--rw=randrw", "--rwmixread=60", "--bs=16k", "--numjobs=8",
+                           "--thread", "--ioengine=psync", "--time_based", "--runtime=2"])
+        fio.communicate(timeout=60)
+        assert fio.returncode == 0
+        docs[name] = stop_stat(st)
+    for name, doc in docs.items():
+        ev = doc["events"]
+        assert ev["inode_lock_waits"] > 100, (name, ev)
+        counted = sum(l[m]["waits"] for l in doc["locks"] for m in ("shared", "exclusive"))
+        assert counted == ev["inode_lock_waits"], (name, ev)
+    assert docs["timer"]["edges"] == [], docs["timer"]["edges"][:2]
+    whole = docs["whole"]
+    assert sum(e["waits"] for e in whole["edges"]) == whole["events"]["inode_lock_waits"]
