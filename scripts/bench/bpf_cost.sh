@@ -8,10 +8,13 @@
 #        [ILOCK_BIN=...] scripts/bench/bpf_cost.sh --ab OTHER_BIN [ROUNDS] [SECONDS]
 # Prints per round and the median over rounds, ns/event = run_time_ns/run_cnt
 # from kernel.bpf_stats_enabled. The floor and ilock alternate, one run each
-# per round, so both see the same machine load. The last line gives both
+# per round, so both see the same machine load. Two lines follow: both
 # per inode-lock wait, from ilock's own counts (its -j output): most
 # contention events are other locks', which the programs drop at once, so a
-# wait costs several events of each program. --anatomy instead runs the
+# wait costs several events of each program; and both per I/O fio did, each
+# with its own events, all programs on ilock's tracepoints counted (ilock's
+# work can add spinlock waits that the floor never sees, which the per-wait
+# line charges to the floor too). --anatomy instead runs the
 # programs of scripts/bench/anatomy.bpf.c, each one piece of ilock's work on
 # xfs_iunlock, side by side on the same events, attached in the object's
 # order in odd rounds and reversed in even ones: the first program to touch
@@ -105,9 +108,13 @@ wait_ready() {  # what pid ready-file: until it says it is attached
 	done
 }
 
-measure() {  # label pid [label pid...]: fio under bpf_stats, then each pid's programs
+measure() {  # label pid [label pid...]: fio under bpf_stats, its I/Os, then each pid's programs
 	bpf_stats_on
-	$FIO --time_based --runtime="$SECS" >/dev/null
+	$FIO --time_based --runtime="$SECS" --output-format=json --output="$work/fio.json" >/dev/null
+	# "io LABEL IOS 0": the I/Os fio did in the window, for the cost per I/O
+	python3 -c 'import json, sys; j = json.load(open(sys.argv[1]))["jobs"]
+print("io", sys.argv[2], sum(x["read"]["total_ios"] + x["write"]["total_ios"] for x in j), 0)' \
+		"$work/fio.json" "$1"
 	while [ $# -ge 2 ]; do
 		stats "$2" | sed "s/^/$1 /"
 		shift 2
@@ -164,15 +171,23 @@ for r in $(seq "$ROUNDS"); do
 		one anatomy_rev
 	fi
 done > "$work/all"
-python3 - "$work/all" <<'PY'
+python3 - "$work/all" "$SECS" <<'PY'
 import sys, statistics, collections
+secs = float(sys.argv[2])
 rows = collections.defaultdict(list)
+# per measured window: {"ios": the workload's I/Os, "prog": {tracepoint: BPF ns in all}}
+windows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     cond, name, ns, cnt = line.split()
+    if cond == "io":
+        windows[name].append({"ios": int(ns), "prog": {}})
+        continue
     rows[(cond, name)].append(int(ns))
+    if windows[cond]:
+        windows[cond][-1]["prog"][name] = int(ns) * int(cnt)
 if any("@" in c for c, _ in rows):
     # per round A - B; rounds alternate who runs first
-    lines = [l.split() for l in open(sys.argv[1])]
+    lines = [l.split() for l in open(sys.argv[1]) if not l.startswith("io ")]
     per = collections.defaultdict(lambda: collections.defaultdict(dict))
     rnd = collections.Counter()
     cur = {}
@@ -239,4 +254,19 @@ if mixes and all(w for _, w in mixes) and all(n in med and n in floor for n in e
     il, fl = sum(med[n] for n in ends) * per, sum(floor[n] for n in ends) * per
     print(f"per inode-lock wait ({per:.1f} contention events each): "
           f"ilock {il:.0f} ns, floor {fl:.0f} ns, {il / fl:.2f}x")
+# Per I/O of the workload, each condition with its own events: ilock's work
+# inside the rwsem's wait_lock (a writer's contention_begin fires there)
+# lengthens it, and more spinlock waits follow, which the per-wait line
+# above charges to the floor at ilock's rate. The floor counts only the
+# tracepoints ilock had programs on.
+ws = {c: [w for w in windows.get(c, []) if w["ios"] and w["prog"]] for c in ("ilock", "floor")}
+if ws["ilock"] and ws["floor"]:
+    tps = set().union(*(w["prog"] for w in ws["ilock"]))
+    def per_io(c):
+        return statistics.median(sum(v for t, v in w["prog"].items() if t in tps) / w["ios"]
+                                 for w in ws[c])
+    il, fl = per_io("ilock"), per_io("floor")
+    iops = {c: statistics.median(w["ios"] for w in ws[c]) / secs for c in ws}
+    print(f"per I/O of the workload: ilock {il:.0f} ns, floor {fl:.0f} ns, {il / fl:.2f}x "
+          f"(I/Os per second: ilock {iops['ilock']:.0f}, floor {iops['floor']:.0f})")
 PY

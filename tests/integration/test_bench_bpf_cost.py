@@ -105,6 +105,13 @@ def test_compare_gives_the_cost_per_inode_lock_wait():
     per, ilock, floor, ratio = float(m[1]), int(m[2]), int(m[3]), float(m[4])
     assert per >= 1, r.stdout
     assert ilock > floor > 0 and abs(ratio - ilock / floor) < 0.01, r.stdout
+    # and per I/O of the workload, each condition with its own events and I/Os
+    m = re.search(r"^per I/O of the workload: ilock (\d+) ns, floor (\d+) ns, ([\d.]+)x "
+                  r"\(I/Os per second: ilock (\d+), floor (\d+)\)$", r.stdout, re.M)
+    assert m, r.stdout
+    ilock, floor, ratio = int(m[1]), int(m[2]), float(m[3])
+    assert ilock > floor > 0 and abs(ratio - ilock / floor) < 0.02, r.stdout
+    assert int(m[4]) > 1000 and int(m[5]) > 1000, r.stdout
     assert _bpfcost_dirs() - before == set()
 
 
