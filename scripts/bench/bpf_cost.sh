@@ -39,6 +39,7 @@ ROUNDS=${1:-5}
 SECS=${2:-6}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/scripts/bench/bpf_stats.sh"
+. "$REPO/scripts/bench/ready.sh"
 ILOCK=${ILOCK_BIN:-$REPO/build/ilock}  # ILOCK_BIN: another build, for A/B runs
 B=$REPO/build/bench
 . "$REPO/scripts/bench/seed_fs.sh"
@@ -99,13 +100,6 @@ ilock_bg() {  # binary ready-file [json-file]: ilock stat in the background, its
 mix() {
 	python3 -c 'import json, sys; e = json.load(open(sys.argv[1]))["events"]
 print("mix events", e["contention_begin"], e["inode_lock_waits"])' "$1" 2>/dev/null || true
-}
-
-wait_ready() {  # what pid ready-file: until it says it is attached
-	while ! grep -q 'attached\|tracing' "$3" 2>/dev/null; do
-		kill -0 "$2" 2>/dev/null || { echo "bpf_cost: $1 did not start" >&2; exit 1; }
-		sleep 0.05
-	done
 }
 
 measure() {  # label pid [label pid...]: fio under bpf_stats, its I/Os, then each pid's programs

@@ -13,6 +13,7 @@ ROUNDS=$1
 shift
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/scripts/bench/bpf_stats.sh"
+. "$REPO/scripts/bench/ready.sh"
 make -s -C "$REPO" build/bench/faultloop >/dev/null
 work=$(mktemp -d /tmp/ilock-faultab.XXXXXX)
 dev=""
@@ -36,10 +37,7 @@ for r in $(seq "$ROUNDS"); do
 	for bin in "$@"; do
 		"$bin" stat -d 60 > /dev/null 2> "$work/err" &
 		pid=$!
-		while ! grep -q tracing "$work/err" 2>/dev/null; do
-			kill -0 "$pid" 2>/dev/null || { echo "fault_ab: $bin did not start" >&2; exit 1; }
-			sleep 0.05
-		done
+		wait_ready "$bin" "$pid" "$work/err"
 		bpf_stats_on
 		taskset -c 1 "$REPO/build/bench/faultloop" "$work/m/small" 3 > /dev/null
 		for id in $(grep -h '^prog_id:' /proc/"$pid"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u); do

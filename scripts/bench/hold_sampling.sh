@@ -13,6 +13,7 @@ SECS=${1:-4}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 ILOCK=${ILOCK_BIN:-$REPO/build/ilock}
 . "$REPO/scripts/bench/seed_fs.sh"
+. "$REPO/scripts/bench/ready.sh"
 work=$(mktemp -d /tmp/ilock-holdsample.XXXXXX)
 pids=""
 cleanup() {
@@ -31,10 +32,7 @@ for a in sampled exact; do
 	# shellcheck disable=SC2086
 	"$ILOCK" stat -j -D "$work/mnt" $extra "$@" > "$work/$a.json" 2> "$work/$a.err" &
 	pids="$pids $!"
-	while ! grep -q 'tracing' "$work/$a.err" 2>/dev/null; do
-		kill -0 "$!" 2>/dev/null || { cat "$work/$a.err" >&2; exit 1; }
-		sleep 0.05
-	done
+	wait_ready "ilock stat ($a)" "$!" "$work/$a.err"
 done
 $FIO --time_based --runtime="$SECS" >/dev/null
 for p in $pids; do kill -INT "$p"; done

@@ -26,6 +26,7 @@ ROUNDS=${1:-5}
 SECS=${2:-4}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 . "$REPO/scripts/bench/bpf_stats.sh"
+. "$REPO/scripts/bench/ready.sh"
 ILOCK=$REPO/build/ilock
 B=$REPO/build/bench
 work=$(mktemp -d /tmp/ilock-opscost.XXXXXX)
@@ -101,7 +102,7 @@ start_bg() {  # condition [mount] -> $pid of the tracer, attached
 	off) "$ILOCK" stat --ops=off -d $((SECS + 120)) > /dev/null 2> "$work/ready" & ;;
 	esac
 	pid=$!
-	while ! grep -q 'attached\|tracing' "$work/ready" 2>/dev/null; do sleep 0.05; done
+	wait_ready "$1" "$pid" "$work/ready"
 }
 
 stop_bg() { kill -INT "$pid"; wait "$pid" 2>/dev/null || true; }
