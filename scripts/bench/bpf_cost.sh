@@ -12,9 +12,10 @@
 # per inode-lock wait, from ilock's own counts (its -j output): most
 # contention events are other locks', which the programs drop at once, so a
 # wait costs several events of each program; and both per I/O fio did, each
-# with its own events, all programs on ilock's tracepoints counted (ilock's
-# work can add spinlock waits that the floor never sees, which the per-wait
-# line charges to the floor too). --anatomy instead runs the
+# with its own events and I/Os, all programs on ilock's tracepoints counted
+# (the per-wait line charges the floor at ilock's rate of events per wait,
+# and the rate of contention per I/O moves between windows), then the
+# contention events per I/O each saw. --anatomy instead runs the
 # programs of scripts/bench/anatomy.bpf.c, each one piece of ilock's work on
 # xfs_iunlock, side by side on the same events, attached in the object's
 # order in odd rounds and reversed in even ones: the first program to touch
@@ -174,11 +175,12 @@ windows = collections.defaultdict(list)
 for line in open(sys.argv[1]):
     cond, name, ns, cnt = line.split()
     if cond == "io":
-        windows[name].append({"ios": int(ns), "prog": {}})
+        windows[name].append({"ios": int(ns), "prog": {}, "cnt": {}})
         continue
     rows[(cond, name)].append(int(ns))
     if windows[cond]:
         windows[cond][-1]["prog"][name] = int(ns) * int(cnt)
+        windows[cond][-1]["cnt"][name] = int(cnt)
 if any("@" in c for c, _ in rows):
     # per round A - B; rounds alternate who runs first
     lines = [l.split() for l in open(sys.argv[1]) if not l.startswith("io ")]
@@ -248,11 +250,10 @@ if mixes and all(w for _, w in mixes) and all(n in med and n in floor for n in e
     il, fl = sum(med[n] for n in ends) * per, sum(floor[n] for n in ends) * per
     print(f"per inode-lock wait ({per:.1f} contention events each): "
           f"ilock {il:.0f} ns, floor {fl:.0f} ns, {il / fl:.2f}x")
-# Per I/O of the workload, each condition with its own events: ilock's work
-# inside the rwsem's wait_lock (a writer's contention_begin fires there)
-# lengthens it, and more spinlock waits follow, which the per-wait line
-# above charges to the floor at ilock's rate. The floor counts only the
-# tracepoints ilock had programs on.
+# Per I/O of the workload, each condition with its own events: the
+# per-wait line above charges the floor at ilock's rate of events per wait,
+# and how much contention an I/O meets moves between windows. The floor
+# counts only the tracepoints ilock had programs on.
 ws = {c: [w for w in windows.get(c, []) if w["ios"] and w["prog"]] for c in ("ilock", "floor")}
 if ws["ilock"] and ws["floor"]:
     tps = set().union(*(w["prog"] for w in ws["ilock"]))
@@ -263,4 +264,7 @@ if ws["ilock"] and ws["floor"]:
     iops = {c: statistics.median(w["ios"] for w in ws[c]) / secs for c in ws}
     print(f"per I/O of the workload: ilock {il:.0f} ns, floor {fl:.0f} ns, {il / fl:.2f}x "
           f"(I/Os per second: ilock {iops['ilock']:.0f}, floor {iops['floor']:.0f})")
+    ev = {c: statistics.median(w["cnt"].get("contention_begin", 0) / w["ios"] for w in ws[c])
+          for c in ws}
+    print(f"contention events per I/O: ilock {ev['ilock']:.2f}, floor {ev['floor']:.2f}")
 PY

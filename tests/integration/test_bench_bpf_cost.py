@@ -112,6 +112,8 @@ def test_compare_gives_the_cost_per_inode_lock_wait():
     ilock, floor, ratio = int(m[1]), int(m[2]), float(m[3])
     assert ilock > floor > 0 and abs(ratio - ilock / floor) < 0.02, r.stdout
     assert int(m[4]) > 1000 and int(m[5]) > 1000, r.stdout
+    m = re.search(r"^contention events per I/O: ilock ([\d.]+), floor ([\d.]+)$", r.stdout, re.M)
+    assert m and float(m[1]) > 0 and float(m[2]) > 0, r.stdout
     assert _bpfcost_dirs() - before == set()
 
 
