@@ -262,7 +262,7 @@ if ws["ilock"] and ws["floor"]:
                                  for w in ws[c])
     il, fl = per_io("ilock"), per_io("floor")
     iops = {c: statistics.median(w["ios"] for w in ws[c]) / secs for c in ws}
-    print(f"per I/O of the workload: ilock {il:.0f} ns, floor {fl:.0f} ns, {il / fl:.2f}x "
+    print(f"per I/O of the workload: ilock {il:.1f} ns, floor {fl:.1f} ns, {il / fl:.2f}x "
           f"(I/Os per second: ilock {iops['ilock']:.0f}, floor {iops['floor']:.0f})")
     ev = {c: statistics.median(w["cnt"].get("contention_begin", 0) / w["ios"] for w in ws[c])
           for c in ws}
