@@ -644,8 +644,14 @@ static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32
 	}
 	/* someone indexed it first, or the index is full */
 	idx = bpf_map_lookup_elem(index, key);
-	if (idx && (slot = bpf_map_lookup_elem(slots, idx)))
-		return slot_after_key(slot, ksz);
+	if (idx) {
+		n = *idx;
+		slot = bpf_map_lookup_elem(slots, &n);
+		if (slot) {
+			*hint = n + 1;
+			return slot_after_key(slot, ksz);
+		}
+	}
 full:
 	count(lost);
 	return NULL;
