@@ -591,6 +591,18 @@ static __always_inline bool key_equal(const void *a, const void *b, u32 ksz)
 	return !d;
 }
 
+/* key's slot number through the index, noted as its hint; false: not indexed */
+static __always_inline bool index_find(void *index, const void *key, u32 *hint, u32 *n)
+{
+	u32 *idx = bpf_map_lookup_elem(index, key);
+
+	if (!idx)
+		return false;
+	*n = *idx;
+	*hint = *n + 1;
+	return true;
+}
+
 /*
  * The stats of key in an index + slots pair, creating them race-free: a
  * slot number is claimed (fetch-add), the key written into the slot, and
@@ -615,7 +627,7 @@ static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32
 					u32 *hints)
 {
 	u32 *hint = &hints[hint_of(key, ksz)];
-	u32 *idx, n = *hint;
+	u32 n = *hint;
 	char *slot;
 
 	if (n) {
@@ -624,12 +636,8 @@ static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32
 		if (slot && key_equal(slot, key, ksz))
 			return slot_after_key(slot, ksz);
 	}
-	idx = bpf_map_lookup_elem(index, key);
-	if (idx) {
-		n = *idx;
-		*hint = n + 1;
+	if (index_find(index, key, hint, &n))
 		return slot_after_key(bpf_map_lookup_elem(slots, &n), ksz);
-	}
 	/* checked first so that a full map stops moving the counter */
 	if (*(volatile u32 *)used >= max)
 		goto full;
@@ -643,15 +651,8 @@ static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32
 		return slot_after_key(slot, ksz);
 	}
 	/* someone indexed it first, or the index is full */
-	idx = bpf_map_lookup_elem(index, key);
-	if (idx) {
-		n = *idx;
-		slot = bpf_map_lookup_elem(slots, &n);
-		if (slot) {
-			*hint = n + 1;
-			return slot_after_key(slot, ksz);
-		}
-	}
+	if (index_find(index, key, hint, &n) && (slot = bpf_map_lookup_elem(slots, &n)))
+		return slot_after_key(slot, ksz);
 full:
 	count(lost);
 	return NULL;
