@@ -13,7 +13,7 @@ import time
 
 from conftest import REPO
 from ilock_run import start_stat, stop_stat
-from util import make_file
+from util import make_file, run_seed_fio
 
 BPF_COST = os.path.join(REPO, "scripts", "bench", "bpf_cost.sh")
 BPFLOAD = os.path.join(REPO, "build", "bench", "bpfload")
@@ -148,11 +148,7 @@ def test_cut_build_timer_times_waits_and_pairs_nothing(fs_factory, procs, tmp_pa
     docs = {}
     for name, binary in (("timer", timer), ("whole", os.path.join(REPO, "build", "ilock"))):
         st = start_stat(procs, binary, "-D", xfs.mnt)
-        fio = procs.start(["fio", "--name=seed", "--filename=" + path, "--size=16M",
-                           "--rw=randrw", "--rwmixread=60", "--bs=16k", "--numjobs=8",
-                           "--thread", "--ioengine=psync", "--time_based", "--runtime=2"])
-        fio.communicate(timeout=60)
-        assert fio.returncode == 0
+        run_seed_fio(procs, path, 16, 2)
         docs[name] = stop_stat(st)
     for name, doc in docs.items():
         ev = doc["events"]

@@ -21,7 +21,7 @@ import urllib.request
 
 import pytest
 
-from util import bpf_ids_of, loaded_prog_ids, make_file, wait_line
+from util import bpf_ids_of, loaded_prog_ids, make_file, seed_fio, wait_line
 
 SERVING = "ilock export: serving "
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$')
@@ -362,9 +362,7 @@ def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
     ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt)
     base = prometheus(ex.port)
     # the seed workload: buffered reads (IOLOCK shared on XFS) behind writes
-    procs.start(["fio", "--name=seed", f"--filename={path}", "--size=64M", "--rw=randrw",
-                 "--rwmixread=60", "--bs=16k", "--numjobs=8", "--thread", "--ioengine=psync",
-                 "--time_based", "--runtime=20"], stdout=subprocess.DEVNULL)
+    procs.start(seed_fio(path, 64, 20), stdout=subprocess.DEVNULL)
     sel = f'device="{xfs.majmin}",class="i_rwsem",mode="shared"'
 
     def nonzero(query):

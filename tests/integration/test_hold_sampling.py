@@ -11,7 +11,7 @@ import pytest
 
 from ilock_run import locks_for, start_stat, stop_stat
 from test_stat import HOLD_MS, MS, finish, hold, ino_of, lockhold
-from util import make_file
+from util import make_file, run_seed_fio
 
 DEFAULT_SAMPLING = "1/64 > 250/s/inode/cpu"
 
@@ -32,11 +32,7 @@ def test_sampled_holds_estimate_the_exact_ones(xfs, procs, helpers_dir, ilock_bi
     sampled = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks", "--holds=xfs")
     exact = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--no-stacks", "--holds=xfs",
                        "--hold-sample=1")
-    fio = procs.start(["fio", "--name=seed", f"--filename={path}", "--size=64M",
-                       "--rw=randrw", "--rwmixread=60", "--bs=16k", "--numjobs=4", "--thread",
-                       "--ioengine=psync", "--time_based", "--runtime=3"])
-    fio.communicate(timeout=60)
-    assert fio.returncode == 0
+    run_seed_fio(procs, path, 64, 3, jobs=4)
     a, b = stop_stat(sampled), stop_stat(exact)
 
     assert a["attach"]["hold_sampling"] == DEFAULT_SAMPLING

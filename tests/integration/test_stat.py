@@ -15,7 +15,7 @@ import time
 import pytest
 
 from ilock_run import edges_for, locks_for, start_stat, stop_stat
-from util import make_file, prog_names, wait_line
+from util import make_file, prog_names, run_seed_fio, wait_line
 
 HOLD_MS = 800
 MS = 1_000_000
@@ -393,11 +393,7 @@ def test_spinlock_waits_between_do_not_hide_ours(xfs, procs, ilock_bin):
     never be counted, and the thread's next begin would count it lost."""
     path = make_file(os.path.join(xfs.mnt, "seed.dat"), 32 << 20)
     st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
-    fio = procs.start(["fio", "--name=seed", "--filename=" + path, "--size=32M",
-                       "--rw=randrw", "--rwmixread=60", "--bs=16k", "--numjobs=8",
-                       "--thread", "--ioengine=psync", "--time_based", "--runtime=3"])
-    fio.communicate(timeout=60)
-    assert fio.returncode == 0
+    run_seed_fio(procs, path, 32, 3)
     doc = stop_stat(st)
 
     ev, lost = doc["events"], doc["lost"]

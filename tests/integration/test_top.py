@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from util import make_file, wait_line
+from util import make_file, seed_fio, wait_line
 
 SCREEN_TIMEOUT = 20
 
@@ -104,10 +104,7 @@ def workload(fs_factory, procs, helpers_dir):
     (fs, hot path, hot inode number)."""
     fs = fs_factory("xfs")
     hot = make_file(os.path.join(fs.mnt, "hot.dat"), 32 << 20)
-    procs.start(["fio", "--name=hot", f"--filename={hot}", "--size=32M", "--rw=randrw",
-                 "--rwmixread=60", "--bs=16k", "--numjobs=6", "--thread",
-                 "--ioengine=psync", "--time_based", "--runtime=120",
-                 "--output=/dev/null"])
+    procs.start(seed_fio(hot, 32, 120, jobs=6, name="hot") + ["--output=/dev/null"])
     # 100 short waits a second: always there, never the worst
     light = procs.start([os.path.join(helpers_dir, "contend_many"),
                          os.path.join(fs.mnt, "light"), "1", "120", "1", "100"])

@@ -71,6 +71,21 @@ def loaded_prog_ids():
     return {p["id"] for p in json.loads(out or "[]")}
 
 
+def seed_fio(path, size_mb, runtime, jobs=8, name="seed"):
+    """The seed workload in small, as fio's argv: random 60/40 reads and
+    writes of 16k, buffered, psync, `jobs` threads on one file."""
+    return ["fio", f"--name={name}", f"--filename={path}", f"--size={size_mb}M", "--rw=randrw",
+            "--rwmixread=60", "--bs=16k", f"--numjobs={jobs}", "--thread", "--ioengine=psync",
+            "--time_based", f"--runtime={runtime}"]
+
+
+def run_seed_fio(procs, path, size_mb, runtime, jobs=8):
+    """seed_fio() to its end; it must succeed."""
+    fio = procs.start(seed_fio(path, size_mb, runtime, jobs))
+    fio.communicate(timeout=60)
+    assert fio.returncode == 0
+
+
 def run_bg(cmd, **kwargs):
     """Start `cmd` with stdout piped (text mode); stderr is inherited so
     pytest's fd capture shows it on failure."""
