@@ -15,6 +15,7 @@
 
 #include "counters.h"
 #include "hist.h"
+#include "ops.h"
 #include "prom.h"
 #include "util.h"
 
@@ -567,6 +568,50 @@ static void render_pairs(struct renderer *r, const struct prom_series *ps, bool 
 	}
 }
 
+/*
+ * Range-lock headroom: a group's waits by how the holder's and the waiter's
+ * byte ranges met, the three groups of the text report. All three series
+ * of a group are always there, so that a ratio of rates never lacks a term;
+ * the journal-commit waits have no ranges and no series.
+ */
+static void render_ranges(struct renderer *r, const struct prom_series *ps, bool seconds)
+{
+	const char *name = seconds ? "ilock_range_wait_seconds_total" : "ilock_range_waits_total";
+
+	if (seconds)
+		family(r, "ilock_range_wait_seconds", FAM_COUNTER, "seconds",
+		       "Time waited behind a holder, by whether their byte ranges overlapped "
+		       "(disjoint: a range lock would not have blocked).");
+	else
+		family(r, "ilock_range_waits", FAM_COUNTER, NULL,
+		       "Waits behind a holder, by whether their byte ranges overlapped.");
+	for (size_t i = 0; i < ps->ngroups; i++) {
+		const struct prom_group *g = &ps->groups[i];
+		const struct ilock_range_stats *k = g->range;
+		/* unknown: either side's range, or both, was missing */
+		struct ilock_range_stats v[3] = {
+			k[ILOCK_RANGE_OVERLAP], k[ILOCK_RANGE_DISJOINT],
+			{ k[ILOCK_RANGE_NO_BOTH].waits + k[ILOCK_RANGE_NO_WAITER].waits +
+				  k[ILOCK_RANGE_NO_HOLDER].waits,
+			  k[ILOCK_RANGE_NO_BOTH].wait_ns + k[ILOCK_RANGE_NO_WAITER].wait_ns +
+				  k[ILOCK_RANGE_NO_HOLDER].wait_ns },
+		};
+		static const uint8_t label[3] = { ILOCK_RANGE_OVERLAP, ILOCK_RANGE_DISJOINT,
+						  ILOCK_RANGE_NO_BOTH };
+
+		if (g->class == ILOCK_CLASS_JBD2_WAIT || !(g->wait[0].count || g->wait[1].count))
+			continue;
+		for (int j = 0; j < 3; j++) {
+			lock_labels(r, ps, g->dev, g->class, NULL);
+			lbl_add(r, "range", range_group_name(label[j]));
+			if (seconds)
+				sample_seconds(r, name, v[j].wait_ns);
+			else
+				sample_u64(r, name, v[j].waits);
+		}
+	}
+}
+
 static void render_counters(struct renderer *r, const struct prom_series *ps)
 {
 	family(r, "ilock_lost_events", FAM_COUNTER, NULL,
@@ -670,6 +715,8 @@ void prom_render(struct prom_buf *b, enum prom_format f, const struct prom_serie
 	render_holds(&r, ps);
 	render_pairs(&r, ps, false);
 	render_pairs(&r, ps, true);
+	render_ranges(&r, ps, false);
+	render_ranges(&r, ps, true);
 	render_counters(&r, ps);
 	render_self(&r, m);
 	if (f == PROM_FMT_OPENMETRICS)

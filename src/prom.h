@@ -68,6 +68,8 @@ struct prom_group {
 	struct ilock_stats wait[2];   /* [ILOCK_MODE_SHARED], [ILOCK_MODE_EXCL] */
 	struct ilock_stats hold[2];
 	struct ilock_stats other[2];  /* inode="other": untracked + tracked baselines */
+	/* the group's waits by how holder's and waiter's byte ranges met */
+	struct ilock_range_stats range[ILOCK_RANGE_MAX];
 };
 
 /* An inode with its own series. */

@@ -276,6 +276,31 @@ def test_holds_off_exports_waits_without_holds(xfs, procs, helpers_dir, ilock_bi
                                                   "ilock_lock_acquisitions"))], names
 
 
+@pytest.mark.parametrize("ops", ["syscalls", "off"])
+def test_range_metrics_and_no_stacks(xfs, procs, helpers_dir, ilock_bin, ops):
+    """The holder writes bytes [0, 4K), the reader waits to read [8K, 12K):
+    disjoint, which a range lock would have let through. With --ops off
+    nobody's range is known. No metric shows a stack, so none is taken,
+    though the holder sleeps (where ilock stat samples its stack)."""
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--ops", ops)
+    hold_and_wait(procs, helpers_dir, path)
+    sel = dict(device=xfs.majmin, **{"class": "i_rwsem"})
+    want = "disjoint" if ops == "syscalls" else "unknown"
+    text = scrape_until(ex, lambda t: value(t, "ilock_range_waits_total", range=want, **sel), 10,
+                        f"the {want} waits")
+    waits = value(text, "ilock_serialised_waits_total", device=xfs.majmin, holder_comm="lockhold",
+                  holder_mode="exclusive", waiter_comm="lockhold", waiter_mode="shared")
+    assert waits >= 2
+    ranges = {r: value(text, "ilock_range_waits_total", range=r, **sel)
+              for r in ("overlapping", "disjoint", "unknown")}
+    assert ranges[want] == waits and sum(ranges.values()) == waits, ranges
+    secs = value(text, "ilock_range_wait_seconds_total", range=want, **sel)
+    assert 0 < secs <= value(text, "ilock_lock_wait_seconds_sum", mode="shared", **sel)
+    for ev in ("holder_stacks", "holder_running", "waiter_stacks_reused"):
+        assert value(text, "ilock_events_total", event=ev) == 0, ev
+
+
 def test_http_methods_and_paths(procs, ilock_bin):
     ex = start_exporter(procs, ilock_bin)
     status, headers, body = ex.request("/")

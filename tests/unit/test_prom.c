@@ -463,6 +463,72 @@ static void test_pairs(void)
 	snap_free(&s);
 }
 
+static void add_range_edge(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class,
+			   uint8_t range, uint64_t count, uint64_t ns)
+{
+	struct ilock_edge_key k = { .ino = ino, .dev = dev, .class = class,
+				    .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				    .holder_pid = 10, .holder_tgid = 10, .waiter_pid = 11,
+				    .waiter_tgid = 11, .range = range };
+	struct ilock_edge_stats st = { .count = count, .total_ns = ns, .max_ns = ns };
+
+	snprintf(k.holder_comm, sizeof(k.holder_comm), "w");
+	snprintf(k.waiter_comm, sizeof(k.waiter_comm), "r");
+	CHECK(snap_add_edge(s, &k, &st) == 0);
+}
+
+/* Range-lock headroom per (device, class): overlapping, disjoint, unknown. */
+static void test_ranges(void)
+{
+	const char *a = "{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\",range=";
+	struct snapshot s;
+	struct prom_series ps;
+	char buf[256];
+	char *t;
+
+	snap_init(&s);
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 10);
+	add_wait(&s, DEV_A, 2, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 1000, 3);
+	add_wait(&s, DEV_B, 3, ILOCK_CLASS_INVALIDATE, ILOCK_MODE_EXCL, 1000, 1);
+	add_wait(&s, DEV_A, 4, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, 1000, 1);
+	add_inode(&s, DEV_A, 1, "/a");
+	/* two inodes of one group add up */
+	add_range_edge(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_DISJOINT, 5, 5000);
+	add_range_edge(&s, DEV_A, 2, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_DISJOINT, 2, 1000);
+	add_range_edge(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_OVERLAP, 2, 2000);
+	/* every missing side counts as unknown */
+	add_range_edge(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_NO_WAITER, 1, 100);
+	add_range_edge(&s, DEV_A, 2, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_NO_HOLDER, 1, 200);
+	add_range_edge(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_NO_BOTH, 1, 300);
+	add_range_edge(&s, DEV_A, 4, ILOCK_CLASS_JBD2_WAIT, ILOCK_RANGE_NO_BOTH, 1, 1000);
+	CHECK(snap_ranges_from_edges(&s) == 0);  /* as the tracer's read does */
+	prom_series_init(&ps, 20, 10);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+
+	snprintf(buf, sizeof(buf), "ilock_range_waits_total%s\"disjoint\"}", a);
+	CHECK(sample(t, buf) == 7);
+	snprintf(buf, sizeof(buf), "ilock_range_waits_total%s\"overlapping\"}", a);
+	CHECK(sample(t, buf) == 2);
+	snprintf(buf, sizeof(buf), "ilock_range_waits_total%s\"unknown\"}", a);
+	CHECK(sample(t, buf) == 3);
+	snprintf(buf, sizeof(buf), "ilock_range_wait_seconds_total%s\"disjoint\"} 0.000006000\n", a);
+	CHECK(strstr(t, buf) != NULL);
+	snprintf(buf, sizeof(buf), "ilock_range_wait_seconds_total%s\"unknown\"} 0.000000600\n", a);
+	CHECK(strstr(t, buf) != NULL);
+	/* a group with waits and no pairs yet: all three series, at zero */
+	CHECK(sample(t, "ilock_range_waits_total{fs=\"unknown\",device=\"7:1\",class=\"invalidate_lock\","
+			"range=\"disjoint\"}") == 0);
+	CHECK_EQ_U(count_lines(t, "ilock_range_waits_total{"), 6);
+	CHECK_EQ_U(count_lines(t, "ilock_range_wait_seconds_total{"), 6);
+	/* the journal waits have no byte ranges */
+	CHECK(!strstr(t, "class=\"jbd2_wait\",range="));
+	CHECK(strstr(t, "# TYPE ilock_range_wait_seconds_total counter\n") != NULL);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
 static void test_formats(void)
 {
 	struct snapshot s;
@@ -574,6 +640,7 @@ int main(void)
 	test_fold_to_other();
 	test_series_bound();
 	test_pairs();
+	test_ranges();
 	test_formats();
 	test_sticky_labels();
 	test_buf();
