@@ -36,7 +36,33 @@ const char *diff_metric_name(enum diff_metric m)
 
 const char *diff_kind_name(enum diff_kind k)
 {
-	return k == DK_SHARED ? "shared" : k == DK_EXCL ? "exclusive" : "hold";
+	switch (k) {
+	case DK_SHARED: return "shared";
+	case DK_EXCL: return "exclusive";
+	case DK_HOLD: return "hold";
+	case DK_DISJOINT: return "disjoint";
+	default: return "overlapping";
+	}
+}
+
+static bool is_range_kind(uint8_t kind)
+{
+	return kind == DK_DISJOINT || kind == DK_OVERLAP;
+}
+
+/* The range class a range kind counts. */
+static uint8_t kind_range(uint8_t kind)
+{
+	return kind == DK_DISJOINT ? ILOCK_RANGE_DISJOINT : ILOCK_RANGE_OVERLAP;
+}
+
+/* "i_rwsem shared", "i_rwsem holds", "i_rwsem disjoint ranges" */
+static const char *kind_heading(uint8_t kind, char *buf, size_t len)
+{
+	if (kind == DK_HOLD)
+		return "holds";
+	snprintf(buf, len, "%s%s", diff_kind_name(kind), is_range_kind(kind) ? " ranges" : "");
+	return buf;
 }
 
 const char *diff_verdict_name(enum diff_verdict v)
@@ -111,7 +137,18 @@ static int collect(const struct recording *r, const struct diff_opts *o, const s
 		double secs = (double)iv->dur_ns / 1e9;
 		struct ilock_stats st = {};
 
-		for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
+		for (size_t k = iv->edge0; is_range_kind(s->kind) && k < iv->edge0 + iv->nedges; k++) {
+			const struct rec_edge *e = &r->edges[k];
+
+			if (e->class != s->class || e->range != kind_range(s->kind) ||
+			    !rec_edge_match(r, e, o->f))
+				continue;
+			if (s->ent_of && s->ent_of[e->inode] != s->ent)
+				continue;
+			st.count += e->s.count;
+			st.total_ns += e->s.total_ns;
+		}
+		for (size_t k = iv->lock0; !is_range_kind(s->kind) && k < iv->lock0 + iv->nlocks; k++) {
 			const struct rec_lock *l = &r->locks[k];
 
 			if (l->class != s->class || !rec_lock_match(r, l, o->f))
@@ -131,7 +168,8 @@ static int collect(const struct recording *r, const struct diff_opts *o, const s
 		}
 		g->v[DM_WAITS_PER_S][g->n[DM_WAITS_PER_S]++] = (double)st.count / secs;
 		g->v[DM_WAIT_PER_S][g->n[DM_WAIT_PER_S]++] = (double)st.total_ns / secs;
-		if (!st.count)
+		/* pairs keep no histogram: range kinds compare rates only */
+		if (!st.count || is_range_kind(s->kind))
 			continue;
 		g->v[DM_P50][g->n[DM_P50]++] = (double)stats_percentile(&st, 0.50);
 		g->v[DM_P99][g->n[DM_P99]++] = (double)stats_percentile(&st, 0.99);
@@ -374,6 +412,8 @@ static int fill_subject(struct diff_subject *s, const struct recording *a, const
 	for (int m = 0; m < DM_COUNT; m++) {
 		if ((s->kind == DK_HOLD) != (m == DM_HOLD_P99))
 			continue;
+		if (is_range_kind(s->kind) && m != DM_WAITS_PER_S && m != DM_WAIT_PER_S)
+			continue;
 		if ((err = compare(&ga, &gb, m, o, &s->m[m])))
 			goto out;
 	}
@@ -386,6 +426,15 @@ out:
 static bool class_has(const struct recording *r, const struct diff_opts *o, uint8_t class,
 		      uint8_t kind)
 {
+	for (size_t k = 0; is_range_kind(kind) && k < r->nedges; k++) {
+		const struct rec_edge *e = &r->edges[k];
+
+		if (e->class == class && e->range == kind_range(kind) && e->s.count &&
+		    rec_edge_match(r, e, o->f))
+			return true;
+	}
+	if (is_range_kind(kind))
+		return false;
 	for (size_t k = 0; k < r->nlocks; k++) {
 		const struct rec_lock *l = &r->locks[k];
 
@@ -553,12 +602,46 @@ static bool holds_captured(const struct recording *r)
 	return (x && strcmp(x, "off")) || (w && strcmp(w, "off"));
 }
 
+/* Could it see byte ranges? Not with --ops off; older recordings: as for holds. */
+static bool ranges_captured(const struct recording *r)
+{
+	const char *v = rec_meta(r, "attach.ops");
+
+	return !v || strcmp(v, "off");
+}
+
+/*
+ * A side without ops saw every wait's range as unknown: its zero disjoint
+ * (or overlapping) rate is not a measurement, so nothing is tested.
+ */
+static void mark_ranges_uncaptured(struct diff_result *d, const struct recording *a,
+				   const struct recording *b)
+{
+	bool ra = ranges_captured(a), rb = ranges_captured(b);
+
+	for (size_t i = 0; i < d->n && !(ra && rb); i++) {
+		if (!is_range_kind(d->s[i].kind))
+			continue;
+		for (int m = 0; m < DM_COUNT; m++) {
+			struct diff_cmp *c = &d->s[i].m[m];
+
+			if (!c->present)
+				continue;
+			c->tested = false;
+			c->uncaptured = true;
+			c->verdict = DV_UNTESTED;
+			c->why = !ra ? "not captured before (--ops off)" : "not captured after (--ops off)";
+		}
+	}
+}
+
 /* A hold missing on a side that could not see holds is not "new" or "gone". */
 static void mark_uncaptured(struct diff_result *d, const struct recording *a,
 			    const struct recording *b)
 {
 	bool ha = holds_captured(a), hb = holds_captured(b);
 
+	mark_ranges_uncaptured(d, a, b);
 	if (ha && hb)
 		return;
 	for (size_t i = 0; i < d->n; i++) {
@@ -590,7 +673,7 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 	d->niv_b = b->niv;
 
 	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
-		for (uint8_t kind = DK_SHARED; kind <= DK_HOLD; kind++) {
+		for (uint8_t kind = DK_SHARED; kind <= DK_OVERLAP; kind++) {
 			struct sel sel = { c, kind, NULL, -1 };
 			struct diff_subject *s;
 
@@ -727,12 +810,16 @@ void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum
 	const char *what = m == DM_HOLD_P99 ? "exclusive hold p99"
 			   : m == DM_WAIT_PER_S ? "wait" : metric_labels[m];
 
-	if (s->is_inode)
-		snprintf(name, sizeof(name), "%s %s %s", s->label, class_display_name(s->class, s->magic),
-			 s->kind == DK_HOLD ? "" : diff_kind_name(s->kind));
+	char kh[32];
+
+	if (s->kind == DK_HOLD)
+		kh[0] = 0;
 	else
-		snprintf(name, sizeof(name), "%s %s", s->label,
-			 s->kind == DK_HOLD ? "" : diff_kind_name(s->kind));
+		kind_heading(s->kind, kh, sizeof(kh));
+	if (s->is_inode)
+		snprintf(name, sizeof(name), "%s %s %s", s->label, class_display_name(s->class, s->magic), kh);
+	else
+		snprintf(name, sizeof(name), "%s %s", s->label, kh);
 	/* "i_rwsem  exclusive hold p99" -> one space */
 	for (char *q; (q = strstr(name, "  "));)
 		memmove(q, q + 1, strlen(q));
@@ -780,7 +867,7 @@ static void subject_table(FILE *f, const struct diff_subject *s)
 void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
 		      const struct recording *a, const struct recording *b)
 {
-	char line[2 * ILOCK_PATH_MAX + 256];
+	char line[2 * ILOCK_PATH_MAX + 256], kh[32];
 	bool any_class = false, any_inode = false;
 	size_t nsum = 0;
 
@@ -807,7 +894,7 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		if (s->is_inode)
 			continue;
 		any_class = true;
-		fprintf(f, "  %s %s\n", s->label, s->kind == DK_HOLD ? "holds" : diff_kind_name(s->kind));
+		fprintf(f, "  %s %s\n", s->label, kind_heading(s->kind, kh, sizeof(kh)));
 		subject_table(f, s);
 	}
 	if (!any_class)

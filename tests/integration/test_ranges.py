@@ -180,6 +180,33 @@ def test_xfs_overlapping_ranges(xfs, procs, helpers_dir, ilock_bin):
         assert e["ranges"]["overlapping"]["waits"] == e["waits"], e
 
 
+def test_diff_compares_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """`ilock diff` of readers of disjoint bytes (before) against readers of
+    the writer's own bytes (after): per lock class, the disjoint waits go
+    and overlapping ones come, rates only (pairs keep no histogram)."""
+    before, after = str(tmp_path / "disjoint.ilrec"), str(tmp_path / "overlap.ilrec")
+    readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB, rec=before)
+    readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 0, rec=after)
+    r = subprocess.run([ilock_bin, "diff", "-j", "-D", xfs.mnt, before, after],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    rows = {(c["class"], c["kind"]): c["metrics"] for c in doc["classes"]}
+    dis, ov = rows[("i_rwsem", "disjoint")], rows[("i_rwsem", "overlapping")]
+    assert set(dis) == set(ov) == {"waits_per_s", "wait_ns_per_s"}, (dis, ov)
+    # three readers waited behind the writer each time, most of 800 ms each
+    secs_a, secs_b = doc["before"]["duration_s"], doc["after"]["duration_s"]
+    assert dis["waits_per_s"]["before"] == pytest.approx(3 / secs_a, rel=1e-4)
+    assert dis["waits_per_s"]["after"] == 0
+    assert ov["waits_per_s"]["before"] == 0
+    assert ov["waits_per_s"]["after"] == pytest.approx(3 / secs_b, rel=1e-4)
+    assert dis["wait_ns_per_s"]["before"] * secs_a > 3 * 300 * MS
+    assert any(l.startswith("i_rwsem disjoint ranges wait: ") for l in doc["summary"]["lines"])
+    text = subprocess.run([ilock_bin, "diff", "-D", xfs.mnt, before, after],
+                          capture_output=True, text=True, timeout=30)
+    assert "\n  i_rwsem overlapping ranges\n" in text.stdout, text.stdout
+
+
 def test_xfs_truncate_is_whole_file(xfs, procs, helpers_dir, ilock_bin):
     """XFS writes dirty data back under the IOLOCK before a size change:
     readers of [8 MiB, 9 MiB) wait behind the truncate, and a truncate

@@ -343,6 +343,104 @@ static void test_matching(void)
 	rec_free(&b);
 }
 
+/* Readers behind a writer, per 1 s interval: disjoint and overlapping pairs (jittered). */
+static void record_ranges(struct recording *r, uint64_t disjoint_n, uint64_t overlap_n,
+			  const char *ops_mode)
+{
+	struct synth s;
+	struct snapshot d;
+	struct rec_kv *m;
+
+	synth_begin(&s, 1000000000ULL, MNT_A);
+	snap_init(&d);
+	for (int i = 0; i < 12; i++) {
+		uint64_t n[2] = { disjoint_n, overlap_n };
+		uint8_t range[2] = { ILOCK_RANGE_DISJOINT, ILOCK_RANGE_OVERLAP };
+
+		snap_reset(&d);
+		if (i == 0)
+			synth_inode(&d, DEV_A, 131, ILOCK_XFS_SB_MAGIC, "/data");
+		for (int k = 0; k < 2; k++) {
+			struct ilock_edge_key ek = { .ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+						     .holder_mode = ILOCK_MODE_EXCL,
+						     .waiter_mode = ILOCK_MODE_SHARED, .holder_pid = 7,
+						     .holder_tgid = 7, .waiter_pid = 8, .waiter_tgid = 8,
+						     .holder_op = ILOCK_OP_BUFFERED_WRITE,
+						     .waiter_op = ILOCK_OP_BUFFERED_READ, .range = range[k] };
+			uint64_t cnt = n[k] ? n[k] + (uint64_t)(synth_rand01() * (double)n[k] / 5) : 0;
+			struct ilock_edge_stats es = { .count = cnt, .total_ns = cnt * 1000000,
+						       .max_ns = 1000000 };
+
+			if (!cnt)
+				continue;
+			memcpy(ek.holder_comm, "writer", 7);
+			memcpy(ek.waiter_comm, "reader", 7);
+			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, cnt, 1000000);
+			CHECK(snap_add_edge(&d, &ek, &es) == 0);
+		}
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+	m = realloc(r->meta, (r->nmeta + 1) * sizeof(*m));
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	r->meta = m;
+	r->meta[r->nmeta].key = strdup("attach.ops");
+	r->meta[r->nmeta].val = strdup(ops_mode);
+	r->nmeta++;
+}
+
+/*
+ * A range lock's before and after: the disjoint waits go, the overlapping
+ * ones stay. Per lock class, rates only; a side recorded with --ops off
+ * saw no ranges, and is not compared.
+ */
+static void test_ranges(void)
+{
+	struct recording a, b, c;
+	struct diff_result d;
+	const struct diff_subject *dis, *ov;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	record_ranges(&a, 400, 20, "tp_btf (syscalls)");
+	record_ranges(&b, 4, 20, "tp_btf (syscalls)");
+	run(&a, &b, &d);
+	dis = find(&d, false, DK_DISJOINT);
+	ov = find(&d, false, DK_OVERLAP);
+	CHECK(dis && dis->m[DM_WAITS_PER_S].tested && dis->m[DM_WAITS_PER_S].verdict == DV_LOWER);
+	CHECK(dis && dis->m[DM_WAIT_PER_S].verdict == DV_LOWER);
+	CHECK(dis && dis->m[DM_WAITS_PER_S].before > 400 && dis->m[DM_WAITS_PER_S].after < 5);
+	CHECK(dis && !dis->m[DM_P99].present && !dis->m[DM_HOLD_P99].present);
+	CHECK(ov && ov->m[DM_WAITS_PER_S].tested && ov->m[DM_WAITS_PER_S].verdict == DV_SAME);
+	CHECK(ov && ov->m[DM_WAITS_PER_S].before >= 20 && ov->m[DM_WAITS_PER_S].before <= 24);
+	/* per class only: no inode subject of a range kind */
+	CHECK(!find(&d, true, DK_DISJOINT) && !find(&d, true, DK_OVERLAP));
+	f = open_memstream(&out, &len);
+	diff_render_text(f, &d, "a.ilrec", "b.ilrec", &a, &b);
+	fclose(f);
+	CHECK(strstr(out, "\n  i_rwsem disjoint ranges\n") != NULL);
+	CHECK(strstr(out, "  i_rwsem disjoint ranges wait: ") != NULL);
+	CHECK(strstr(out, "  i_rwsem overlapping ranges wait: ") != NULL);
+	free(out);
+	diff_free(&d);
+
+	/* after with --ops off: its zero disjoint rate is not a measurement */
+	record_ranges(&c, 400, 20, "off");
+	run(&a, &c, &d);
+	dis = find(&d, false, DK_DISJOINT);
+	CHECK(dis && !dis->m[DM_WAITS_PER_S].tested && dis->m[DM_WAITS_PER_S].uncaptured);
+	CHECK(dis && dis->m[DM_WAITS_PER_S].why &&
+	      strstr(dis->m[DM_WAITS_PER_S].why, "after (--ops off)"));
+	CHECK_EQ_U(d.nsig, 0);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+	rec_free(&c);
+}
+
 int main(void)
 {
 	test_holds_off_is_not_gone();
@@ -350,5 +448,6 @@ int main(void)
 	test_changed_condition();
 	test_effect_floors();
 	test_matching();
+	test_ranges();
 	UNIT_DONE();
 }
