@@ -964,15 +964,20 @@ struct ilock_range_stats row_range_unknown(const struct lock_row *r)
  * range count against the headroom, so it is a lower bound. Nothing to
  * say (-1) when no wait had both ranges.
  */
-double row_headroom(const struct lock_row *r)
+double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX])
 {
 	uint64_t ns = 0;
 
 	for (int g = 0; g < ILOCK_RANGE_MAX; g++)
-		ns += r->range[g].wait_ns;
-	if (!r->range[ILOCK_RANGE_OVERLAP].waits && !r->range[ILOCK_RANGE_DISJOINT].waits)
+		ns += range[g].wait_ns;
+	if (!range[ILOCK_RANGE_OVERLAP].waits && !range[ILOCK_RANGE_DISJOINT].waits)
 		return -1.0;
-	return ns ? (double)r->range[ILOCK_RANGE_DISJOINT].wait_ns / (double)ns : 0.0;
+	return ns ? (double)range[ILOCK_RANGE_DISJOINT].wait_ns / (double)ns : 0.0;
+}
+
+double row_headroom(const struct lock_row *r)
+{
+	return range_headroom(r->range);
 }
 
 static void snap_ops_free(struct snapshot *s)

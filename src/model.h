@@ -160,6 +160,8 @@ void snap_sort_stacks(struct snapshot *s);
 uint64_t row_range_waits(const struct lock_row *r);
 struct ilock_range_stats row_range_unknown(const struct lock_row *r);
 double row_headroom(const struct lock_row *r);
+/* The same over a lock's (or a pair's) waits by range class. */
+double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 
 const char *class_name(uint8_t class);
 /* XFS's own names (IOLOCK, MMAPLOCK, ILOCK) when on XFS. */

@@ -25,12 +25,13 @@ static const struct col_def {
 	[COL_WAIT] = { "WAIT s/s", "WAITED", 9, 9, true },
 	[COL_P99] = { "P99", "P99", 7, 7, true },
 	[COL_MAX] = { "MAX", "MAX", 7, 7, true },
+	[COL_DISJ] = { "DISJ", "DISJ", 5, 5, true },
 	[COL_HOLDER] = { "TOP HOLDER", "TOP HOLDER", 12, 26, false },
 };
 
 /* What goes first when the terminal is narrow: identity before numbers. */
 static const enum top_col drop_order[] = {
-	COL_DEVINO, COL_FS, COL_MAX, COL_P99, COL_HOLDER, COL_CLASS, COL_EX, COL_SH,
+	COL_DEVINO, COL_FS, COL_DISJ, COL_MAX, COL_P99, COL_HOLDER, COL_CLASS, COL_EX, COL_SH,
 };
 
 static int layout_total(const struct top_layout *l)
@@ -138,6 +139,17 @@ char *top_fmt_ns(char *buf, size_t len, uint64_t ns)
 			*o++ = *p;
 	*o = 0;
 	snprintf(buf, len, "%s", t);
+	return buf;
+}
+
+char *top_fmt_headroom(char *buf, size_t len, const struct top_row *r)
+{
+	double h = range_headroom(r->range);
+
+	if (h < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.0f%%", h * 100);
 	return buf;
 }
 
@@ -301,6 +313,9 @@ int top_format_row(char *buf, size_t len, const struct top_layout *l, const stru
 			break;
 		case COL_MAX:
 			top_fmt_ns(t, sizeof(t), r->max_ns);
+			break;
+		case COL_DISJ:
+			top_fmt_headroom(t, sizeof(t), r);
 			break;
 		case COL_HOLDER:
 			top_fmt_holder(t, sizeof(t), r->holder);

@@ -18,7 +18,7 @@
 
 enum top_col {
 	COL_PATH, COL_DEVINO, COL_FS, COL_CLASS, COL_SH, COL_EX, COL_WAIT, COL_P99, COL_MAX,
-	COL_HOLDER, COL_COUNT,
+	COL_DISJ, COL_HOLDER, COL_COUNT,
 };
 
 struct top_layout {
@@ -37,6 +37,8 @@ char *top_fmt_count(char *buf, size_t len, uint64_t n);
 char *top_fmt_sps(char *buf, size_t len, double v);
 /* "16.2ms", "950ns", "3.40s". */
 char *top_fmt_ns(char *buf, size_t len, uint64_t ns);
+/* The range-lock headroom of a lock's waits: "97%"; "-" when no wait had both ranges. */
+char *top_fmt_headroom(char *buf, size_t len, const struct top_row *r);
 /* "fio[4257] excl", "readers, fio[12]", "(queued)"; "-" for NULL. */
 char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e);
 /* The table's class name: XFS's own names on XFS. */

@@ -155,6 +155,10 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 		if (ri < 0)
 			continue;
 		r = &v->rows[ri];
+		if (e->k.range < ILOCK_RANGE_MAX) {
+			r->range[e->k.range].waits += e->s.count;
+			r->range[e->k.range].wait_ns += e->s.total_ns;
+		}
 		if (!r->holder || e->s.total_ns > r->holder->s.total_ns ||
 		    (e->s.total_ns == r->holder->s.total_ns &&
 		     memcmp(&e->k, &r->holder->k, sizeof(e->k)) < 0))

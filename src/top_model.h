@@ -31,6 +31,8 @@ struct top_row {
 	double wait_sps;               /* seconds waited per second of window */
 	const struct lock_row *lock;   /* in the window snapshot */
 	const struct edge_row *holder; /* the holder that cost the most, or NULL */
+	/* the window's waits by range class, summed over the lock's pairs */
+	struct ilock_range_stats range[ILOCK_RANGE_MAX];
 };
 
 /* Rows passing it: path contains text, or a holder/waiter comm does. */

@@ -744,6 +744,36 @@ static void test_rows_at_widths(void)
 	snap_free(&s);
 }
 
+/* DISJ: the share of a lock's wait time between disjoint byte ranges. */
+static void test_headroom_column(void)
+{
+	struct snapshot s;
+	struct top_view v;
+	struct top_layout l;
+	char line[2048], hdr[2048];
+
+	fixture(&s);  /* its lock rows carry no range sums: the view adds up the pairs' */
+	top_view_init(&v);
+	top_view_build(&v, &s, &s, &s, NULL, 1.0, false, NULL);
+	top_view_sort(&v, SORT_WAIT_TIME, 0);
+	top_view_prepare(&v, v.nrows);
+	top_layout_compute(&l, 160, false);
+	CHECK(l.w[COL_DISJ] > 0);
+	top_format_header(hdr, sizeof(hdr), &l, SORT_WAIT_TIME);
+	CHECK(strstr(hdr, "  MAX  DISJ TOP HOLDER") != NULL);
+	/* ino 100: 250 ms behind fio on disjoint bytes, 50 ms behind cp, ranges unknown */
+	top_format_row(line, sizeof(line), &l, row_of(&v, 100), "/db/table.ibd", NULL);
+	CHECK(strstr(line, "   83% fio[4257] excl") != NULL);
+	/* ino 200: no wait had both ranges */
+	top_format_row(line, sizeof(line), &l, row_of(&v, 200), "/db/log", NULL);
+	CHECK(strstr(line, "     - (queued)") != NULL);
+	/* at 80 columns it goes, after the device and the filesystem */
+	top_layout_compute(&l, 80, false);
+	CHECK(l.w[COL_DISJ] == 0 && l.w[COL_MAX] > 0);
+	top_view_free(&v);
+	snap_free(&s);
+}
+
 static void test_path_abbrev(void)
 {
 	struct top_layout l;
@@ -995,6 +1025,7 @@ int main(void)
 	test_numbers();
 	test_layout();
 	test_rows_at_widths();
+	test_headroom_column();
 	test_path_abbrev();
 	test_status();
 	test_detail();
