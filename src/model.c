@@ -946,17 +946,22 @@ uint64_t row_range_waits(const struct lock_row *r)
 }
 
 /* The waits of unknown range class, whichever side's range was missing. */
-struct ilock_range_stats row_range_unknown(const struct lock_row *r)
+struct ilock_range_stats range_unknown(const struct ilock_range_stats range[ILOCK_RANGE_MAX])
 {
 	static const int unknown[] = { ILOCK_RANGE_NO_WAITER, ILOCK_RANGE_NO_HOLDER,
 				       ILOCK_RANGE_NO_BOTH };
 	struct ilock_range_stats u = { 0 };
 
 	for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
-		u.waits += r->range[unknown[i]].waits;
-		u.wait_ns += r->range[unknown[i]].wait_ns;
+		u.waits += range[unknown[i]].waits;
+		u.wait_ns += range[unknown[i]].wait_ns;
 	}
 	return u;
+}
+
+struct ilock_range_stats row_range_unknown(const struct lock_row *r)
+{
+	return range_unknown(r->range);
 }
 
 /*

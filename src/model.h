@@ -159,6 +159,7 @@ void snap_sort_stacks(struct snapshot *s);
 /* Waits of a lock that had a range class, and the disjoint share of their time (-1: none). */
 uint64_t row_range_waits(const struct lock_row *r);
 struct ilock_range_stats row_range_unknown(const struct lock_row *r);
+struct ilock_range_stats range_unknown(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 double row_headroom(const struct lock_row *r);
 /* The same over a lock's (or a pair's) waits by range class. */
 double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);

@@ -587,14 +587,9 @@ static void render_ranges(struct renderer *r, const struct prom_series *ps, bool
 		       "Waits behind a holder, by whether their byte ranges overlapped.");
 	for (size_t i = 0; i < ps->ngroups; i++) {
 		const struct prom_group *g = &ps->groups[i];
-		const struct ilock_range_stats *k = g->range;
-		/* unknown: either side's range, or both, was missing */
-		struct ilock_range_stats v[3] = {
-			k[ILOCK_RANGE_OVERLAP], k[ILOCK_RANGE_DISJOINT],
-			{ k[ILOCK_RANGE_NO_BOTH].waits + k[ILOCK_RANGE_NO_WAITER].waits +
-				  k[ILOCK_RANGE_NO_HOLDER].waits,
-			  k[ILOCK_RANGE_NO_BOTH].wait_ns + k[ILOCK_RANGE_NO_WAITER].wait_ns +
-				  k[ILOCK_RANGE_NO_HOLDER].wait_ns },
+		const struct ilock_range_stats v[3] = {
+			g->range[ILOCK_RANGE_OVERLAP], g->range[ILOCK_RANGE_DISJOINT],
+			range_unknown(g->range),
 		};
 		static const uint8_t label[3] = { ILOCK_RANGE_OVERLAP, ILOCK_RANGE_DISJOINT,
 						  ILOCK_RANGE_NO_BOTH };
