@@ -12,7 +12,7 @@
 # Downloads (apt-get download) and unpacked kernels are cached under
 # .cache/kernels/ (gitignored; ILOCK_KERNEL_CACHE overrides). Installs
 # qemu-system-x86, cpio, busybox-static and xz-utils when missing.
-# QEMU_TIMEOUT (default 180 s) bounds each guest run.
+# QEMU_TIMEOUT (default 360 s) bounds each guest run: a hang, not a slow host.
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +22,7 @@ if [ "${1:-}" = --bench ]; then
 	BENCH=1
 	shift
 fi
-QEMU_TIMEOUT=${QEMU_TIMEOUT:-$([ $BENCH = 1 ] && echo 600 || echo 180)}
+QEMU_TIMEOUT=${QEMU_TIMEOUT:-$([ $BENCH = 1 ] && echo 600 || echo 360)}
 SERIES=${*:-6.1 6.12}
 WORK=$(mktemp -d /tmp/ilock-kernels.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT INT TERM
