@@ -346,10 +346,11 @@ def prometheus(procs, tmp_path):
         pytest.fail("prometheus not installed (Debian package prometheus; scripts/setup.sh)",
                     pytrace=False)
 
-    def start(target_port):
+    def start(target_port, rules=None):
         cfg = tmp_path / "prometheus.yml"
         cfg.write_text(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+            + (f"rule_files:\n  - {rules}\n" if rules else "") +
             "scrape_configs:\n  - job_name: ilock\n    scrape_interval: 1s\n"
             "    scrape_timeout: 1s\n    static_configs:\n"
             f"      - targets: ['127.0.0.1:{target_port}']\n")
@@ -382,10 +383,21 @@ def promql(base, query):
     return doc["data"]["result"]
 
 
+RULES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib",
+                     "ilock-rules.yml")
+
+
+def test_contrib_rules_check():
+    r = subprocess.run(["promtool", "check", "rules", RULES], capture_output=True, text=True,
+                       timeout=30)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "SUCCESS: 5 rules found" in r.stdout, r.stdout
+
+
 def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
     path = make_file(os.path.join(xfs.mnt, "seed.dat"), 64 << 20)
     ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt)
-    base = prometheus(ex.port)
+    base = prometheus(ex.port, rules=RULES)
     # the seed workload: buffered reads (IOLOCK shared on XFS) behind writes
     procs.start(seed_fio(path, 64, 20), stdout=subprocess.DEVNULL)
     sel = f'device="{xfs.majmin}",class="i_rwsem",mode="shared"'
@@ -409,6 +421,15 @@ def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
     diff = promql(base, f"sum(ilock_inode_lock_wait_seconds_count{{{sel}}}) - "
                         f"sum(ilock_lock_wait_seconds_count{{{sel}}})")
     assert len(diff) == 1 and float(diff[0]["value"][1]) == 0
+    # contrib/ilock-rules.yml, evaluated: tasks waiting, and the range-lock
+    # headroom of fio's random 16 KiB blocks of 64 MiB, which rarely meet
+    dc = f'device="{xfs.majmin}",class="i_rwsem"'
+    waiting = wait_for(lambda: nonzero(f"device_class:ilock_lock_wait_seconds:rate5m{{{dc}}}"),
+                       30, "the waiting-tasks recording rule")
+    assert len(waiting) == 1 and waiting[0] < 64, waiting
+    headroom = wait_for(lambda: nonzero(f"device_class:ilock_range_headroom:ratio_rate1h{{{dc}}}"),
+                        30, "the headroom recording rule")
+    assert len(headroom) == 1 and 0.5 <= headroom[0] <= 1, headroom
 
 
 # ---------------------------------------------------------------- bad clients
