@@ -583,9 +583,20 @@ static void test_cli_hold_sampling(void)
 	CHECK(parse(CLI_STAT, &o, err, 3, b5) < 0 && strstr(err, "--hold-exact-rate lots"));
 }
 
+/* The --max-inodes help states what each inode entry reserves: keep it true. */
+static void test_max_inodes_help(void)
+{
+	char want[64];
+
+	snprintf(want, sizeof(want), "reserve %zu bytes each",
+		 sizeof(struct ilock_wait_slot) + sizeof(struct ilock_edge_slot));
+	CHECK(strstr(CLI_MAX_INODES_HELP, want) != NULL);
+}
+
 int main(void)
 {
 	test_cli();
+	test_max_inodes_help();
 	test_cli_hold_sampling();
 	test_range_rules();
 	test_range_class();
