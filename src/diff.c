@@ -359,6 +359,7 @@ struct ent_load {
 	double wait_rate[ILOCK_CLASS_MAX];
 	uint64_t waits[ILOCK_CLASS_MAX][2];
 	uint64_t holds[ILOCK_CLASS_MAX];
+	uint64_t ranges[ILOCK_CLASS_MAX][2];  /* waits between disjoint, overlapping ranges */
 };
 
 static struct ent_load *side_load(const struct side *s, const struct diff_opts *o)
@@ -380,6 +381,15 @@ static struct ent_load *side_load(const struct side *s, const struct diff_opts *
 		e->waits[l->class][0] += l->wait[0].count;
 		e->waits[l->class][1] += l->wait[1].count;
 		e->holds[l->class] += l->hold[ILOCK_MODE_EXCL].count;
+	}
+	for (size_t k = 0; k < r->nedges; k++) {
+		const struct rec_edge *ed = &r->edges[k];
+
+		if (ed->class >= ILOCK_CLASS_MAX || !rec_edge_match(r, ed, o->f))
+			continue;
+		if (ed->range == ILOCK_RANGE_DISJOINT || ed->range == ILOCK_RANGE_OVERLAP)
+			ld[s->ent_of[ed->inode]].ranges[ed->class][ed->range == ILOCK_RANGE_OVERLAP] +=
+				ed->s.count;
 	}
 	return ld;
 }
@@ -517,7 +527,7 @@ static int inode_subjects(struct diff_result *d, struct side *sa, struct side *s
 		const struct entity *ea = p->ea >= 0 ? &sa->e[p->ea] : NULL;
 		const struct entity *eb = p->eb >= 0 ? &sb->e[p->eb] : NULL;
 
-		for (uint8_t kind = DK_SHARED; kind <= DK_HOLD; kind++) {
+		for (uint8_t kind = DK_SHARED; kind <= DK_OVERLAP; kind++) {
 			/* an unmatched side selects nothing: entity -2 never occurs */
 			struct sel selA = { p->class, kind, sa->ent_of, p->ea >= 0 ? p->ea : -2 };
 			struct sel selB = { p->class, kind, sb->ent_of, p->eb >= 0 ? p->eb : -2 };
@@ -527,6 +537,9 @@ static int inode_subjects(struct diff_result *d, struct side *sa, struct side *s
 			if (kind == DK_HOLD) {
 				na = ea ? la[p->ea].holds[p->class] : 0;
 				nb = eb ? lb[p->eb].holds[p->class] : 0;
+			} else if (is_range_kind(kind)) {
+				na = ea ? la[p->ea].ranges[p->class][kind == DK_OVERLAP] : 0;
+				nb = eb ? lb[p->eb].ranges[p->class][kind == DK_OVERLAP] : 0;
 			} else {
 				na = ea ? la[p->ea].waits[p->class][kind] : 0;
 				nb = eb ? lb[p->eb].waits[p->class][kind] : 0;
@@ -908,7 +921,7 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 			continue;
 		any_inode = true;
 		fprintf(f, "  %s  %s %s  [%s", s->label, class_display_name(s->class, s->magic),
-			s->kind == DK_HOLD ? "holds" : diff_kind_name(s->kind), diff_match_name(s->match));
+			kind_heading(s->kind, kh, sizeof(kh)), diff_match_name(s->match));
 		if (s->ident_a[0] && s->ident_b[0] && strcmp(s->ident_a, s->ident_b))
 			fprintf(f, "; %s -> %s", s->ident_a, s->ident_b);
 		else

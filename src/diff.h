@@ -25,9 +25,9 @@ enum diff_metric {
 };
 
 /*
- * What a subject compares: waits in one mode, exclusive holds, or (per
- * lock class only) the waits whose holder and waiter worked on disjoint,
- * or overlapping, byte ranges: what a range lock would remove, and keep.
+ * What a subject compares: waits in one mode, exclusive holds, or the
+ * waits whose holder and waiter worked on disjoint, or overlapping, byte
+ * ranges: what a range lock would remove, and keep.
  */
 enum diff_kind { DK_SHARED = 0, DK_EXCL = 1, DK_HOLD = 2, DK_DISJOINT = 3, DK_OVERLAP = 4 };
 

@@ -182,8 +182,9 @@ def test_xfs_overlapping_ranges(xfs, procs, helpers_dir, ilock_bin):
 
 def test_diff_compares_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
     """`ilock diff` of readers of disjoint bytes (before) against readers of
-    the writer's own bytes (after): per lock class, the disjoint waits go
-    and overlapping ones come, rates only (pairs keep no histogram)."""
+    the writer's own bytes (after): per lock class and per file, the
+    disjoint waits go and overlapping ones come, rates only (pairs keep no
+    histogram)."""
     before, after = str(tmp_path / "disjoint.ilrec"), str(tmp_path / "overlap.ilrec")
     readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 8 * MiB, rec=before)
     readers_behind_writer(procs, helpers_dir, ilock_bin, xfs, 0, rec=after)
@@ -202,6 +203,14 @@ def test_diff_compares_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
     assert ov["waits_per_s"]["after"] == pytest.approx(3 / secs_b, rel=1e-4)
     assert dis["wait_ns_per_s"]["before"] * secs_a > 3 * 300 * MS
     assert any(l.startswith("i_rwsem disjoint ranges wait: ") for l in doc["summary"]["lines"])
+    # and per inode: the file, matched by path
+    files = {(i["label"], i["kind"]): i for i in doc["inodes"]}
+    path = os.path.join(xfs.mnt, "db.dat")
+    f_dis, f_ov = files[(path, "disjoint")], files[(path, "overlapping")]
+    assert f_dis["matched_by"] == "path"
+    assert f_dis["metrics"]["waits_per_s"]["before"] == dis["waits_per_s"]["before"]
+    assert f_dis["metrics"]["waits_per_s"]["after"] == 0
+    assert f_ov["metrics"]["waits_per_s"]["after"] == ov["waits_per_s"]["after"]
     text = subprocess.run([ilock_bin, "diff", "-D", xfs.mnt, before, after],
                           capture_output=True, text=True, timeout=30)
     assert "\n  i_rwsem overlapping ranges\n" in text.stdout, text.stdout

@@ -393,8 +393,8 @@ static void record_ranges(struct recording *r, uint64_t disjoint_n, uint64_t ove
 
 /*
  * A range lock's before and after: the disjoint waits go, the overlapping
- * ones stay. Per lock class, rates only; a side recorded with --ops off
- * saw no ranges, and is not compared.
+ * ones stay. Per lock class and per inode, rates only; a side recorded
+ * with --ops off saw no ranges, and is not compared.
  */
 static void test_ranges(void)
 {
@@ -416,14 +416,19 @@ static void test_ranges(void)
 	CHECK(dis && !dis->m[DM_P99].present && !dis->m[DM_HOLD_P99].present);
 	CHECK(ov && ov->m[DM_WAITS_PER_S].tested && ov->m[DM_WAITS_PER_S].verdict == DV_SAME);
 	CHECK(ov && ov->m[DM_WAITS_PER_S].before >= 20 && ov->m[DM_WAITS_PER_S].before <= 24);
-	/* per class only: no inode subject of a range kind */
-	CHECK(!find(&d, true, DK_DISJOINT) && !find(&d, true, DK_OVERLAP));
+	/* and per inode, the file matched by path */
+	dis = find(&d, true, DK_DISJOINT);
+	CHECK(dis && dis->match == DMATCH_PATH && !strcmp(dis->label, "/mnt/a/data"));
+	CHECK(dis && dis->m[DM_WAITS_PER_S].verdict == DV_LOWER && !dis->m[DM_P50].present);
+	CHECK(find(&d, true, DK_OVERLAP) != NULL);
 	f = open_memstream(&out, &len);
 	diff_render_text(f, &d, "a.ilrec", "b.ilrec", &a, &b);
 	fclose(f);
 	CHECK(strstr(out, "\n  i_rwsem disjoint ranges\n") != NULL);
 	CHECK(strstr(out, "  i_rwsem disjoint ranges wait: ") != NULL);
 	CHECK(strstr(out, "  i_rwsem overlapping ranges wait: ") != NULL);
+	CHECK(strstr(out, "\n  /mnt/a/data  IOLOCK disjoint ranges  [path; 7:1:131]\n") != NULL);
+	CHECK(strstr(out, "  /mnt/a/data IOLOCK disjoint ranges wait: ") != NULL);
 	free(out);
 	diff_free(&d);
 
