@@ -378,6 +378,15 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 	return snap_ops_delta(out, cur, prev);
 }
 
+void ranges_merge(struct ilock_range_stats dst[ILOCK_RANGE_MAX],
+		  const struct ilock_range_stats src[ILOCK_RANGE_MAX])
+{
+	for (int g = 0; g < ILOCK_RANGE_MAX; g++) {
+		dst[g].waits += src[g].waits;
+		dst[g].wait_ns += src[g].wait_ns;
+	}
+}
+
 int snap_merge(struct snapshot *dst, const struct snapshot *src)
 {
 	if (src->mono_ns > dst->mono_ns)
@@ -396,10 +405,7 @@ int snap_merge(struct snapshot *dst, const struct snapshot *src)
 			stats_merge(&r->wait[m], &c->wait[m]);
 			stats_merge(&r->hold[m], &c->hold[m]);
 		}
-		for (int g = 0; g < ILOCK_RANGE_MAX; g++) {
-			r->range[g].waits += c->range[g].waits;
-			r->range[g].wait_ns += c->range[g].wait_ns;
-		}
+		ranges_merge(r->range, c->range);
 	}
 	for (size_t i = 0; i < src->nedges; i++)
 		if (snap_add_edge(dst, &src->edges[i].k, &src->edges[i].s))

@@ -160,6 +160,9 @@ void snap_sort_stacks(struct snapshot *s);
 uint64_t row_range_waits(const struct lock_row *r);
 struct ilock_range_stats row_range_unknown(const struct lock_row *r);
 struct ilock_range_stats range_unknown(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
+/* dst += src, range class by range class (as snap_merge does for lock rows). */
+void ranges_merge(struct ilock_range_stats dst[ILOCK_RANGE_MAX],
+		  const struct ilock_range_stats src[ILOCK_RANGE_MAX]);
 double row_headroom(const struct lock_row *r);
 /* The same over a lock's (or a pair's) waits by range class. */
 double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);

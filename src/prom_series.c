@@ -155,10 +155,7 @@ static int build_groups(struct prom_series *ps, const struct snapshot *s)
 			stats_merge(&g->wait[m], &r->wait[m]);
 			stats_merge(&g->hold[m], &r->hold[m]);
 		}
-		for (int k = 0; k < ILOCK_RANGE_MAX; k++) {
-			g->range[k].waits += r->range[k].waits;
-			g->range[k].wait_ns += r->range[k].wait_ns;
-		}
+		ranges_merge(g->range, r->range);
 		last = g;
 	}
 	sort_n(ps->groups, ps->ngroups, sizeof(*ps->groups), cmp_group);
