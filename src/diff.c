@@ -56,6 +56,13 @@ static uint8_t kind_range(uint8_t kind)
 	return kind == DK_DISJOINT ? ILOCK_RANGE_DISJOINT : ILOCK_RANGE_OVERLAP;
 }
 
+/* Does pair e count in a range kind's subject of this class? */
+static bool edge_selected(const struct recording *r, const struct rec_edge *e,
+			  const struct diff_opts *o, uint8_t class, uint8_t kind)
+{
+	return e->class == class && e->range == kind_range(kind) && rec_edge_match(r, e, o->f);
+}
+
 /* "i_rwsem shared", "i_rwsem holds", "i_rwsem disjoint ranges" */
 static const char *kind_heading(uint8_t kind, char *buf, size_t len)
 {
@@ -120,6 +127,34 @@ static void agg_free(struct agg *g)
 	memset(g, 0, sizeof(*g));
 }
 
+/* One interval's waits (or exclusive holds) that selector s takes. */
+static void interval_stats(const struct recording *r, const struct rec_interval *iv,
+			   const struct diff_opts *o, const struct sel *s, struct ilock_stats *st)
+{
+	if (is_range_kind(s->kind)) {
+		/* from the pairs: counts and times, no histogram */
+		for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
+			const struct rec_edge *e = &r->edges[k];
+
+			if (!edge_selected(r, e, o, s->class, s->kind) ||
+			    (s->ent_of && s->ent_of[e->inode] != s->ent))
+				continue;
+			st->count += e->s.count;
+			st->total_ns += e->s.total_ns;
+		}
+		return;
+	}
+	for (size_t k = iv->lock0; k < iv->lock0 + iv->nlocks; k++) {
+		const struct rec_lock *l = &r->locks[k];
+
+		if (l->class != s->class || !rec_lock_match(r, l, o->f))
+			continue;
+		if (s->ent_of && s->ent_of[l->inode] != s->ent)
+			continue;
+		stats_merge(st, s->kind == DK_HOLD ? &l->hold[ILOCK_MODE_EXCL] : &l->wait[s->kind]);
+	}
+}
+
 static int collect(const struct recording *r, const struct diff_opts *o, const struct sel *s,
 		   struct agg *g)
 {
@@ -137,26 +172,7 @@ static int collect(const struct recording *r, const struct diff_opts *o, const s
 		double secs = (double)iv->dur_ns / 1e9;
 		struct ilock_stats st = {};
 
-		for (size_t k = iv->edge0; is_range_kind(s->kind) && k < iv->edge0 + iv->nedges; k++) {
-			const struct rec_edge *e = &r->edges[k];
-
-			if (e->class != s->class || e->range != kind_range(s->kind) ||
-			    !rec_edge_match(r, e, o->f))
-				continue;
-			if (s->ent_of && s->ent_of[e->inode] != s->ent)
-				continue;
-			st.count += e->s.count;
-			st.total_ns += e->s.total_ns;
-		}
-		for (size_t k = iv->lock0; !is_range_kind(s->kind) && k < iv->lock0 + iv->nlocks; k++) {
-			const struct rec_lock *l = &r->locks[k];
-
-			if (l->class != s->class || !rec_lock_match(r, l, o->f))
-				continue;
-			if (s->ent_of && s->ent_of[l->inode] != s->ent)
-				continue;
-			stats_merge(&st, s->kind == DK_HOLD ? &l->hold[ILOCK_MODE_EXCL] : &l->wait[s->kind]);
-		}
+		interval_stats(r, iv, o, s, &st);
 		stats_merge(&g->total, &st);
 		g->secs += secs;
 		if (secs <= 0 || secs < min_s)
@@ -436,15 +452,12 @@ out:
 static bool class_has(const struct recording *r, const struct diff_opts *o, uint8_t class,
 		      uint8_t kind)
 {
-	for (size_t k = 0; is_range_kind(kind) && k < r->nedges; k++) {
-		const struct rec_edge *e = &r->edges[k];
-
-		if (e->class == class && e->range == kind_range(kind) && e->s.count &&
-		    rec_edge_match(r, e, o->f))
-			return true;
-	}
-	if (is_range_kind(kind))
+	if (is_range_kind(kind)) {
+		for (size_t k = 0; k < r->nedges; k++)
+			if (r->edges[k].s.count && edge_selected(r, &r->edges[k], o, class, kind))
+				return true;
 		return false;
+	}
 	for (size_t k = 0; k < r->nlocks; k++) {
 		const struct rec_lock *l = &r->locks[k];
 
@@ -632,7 +645,9 @@ static void mark_ranges_uncaptured(struct diff_result *d, const struct recording
 {
 	bool ra = ranges_captured(a), rb = ranges_captured(b);
 
-	for (size_t i = 0; i < d->n && !(ra && rb); i++) {
+	if (ra && rb)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
 		if (!is_range_kind(d->s[i].kind))
 			continue;
 		for (int m = 0; m < DM_COUNT; m++) {
@@ -819,20 +834,17 @@ static void verdict_text(char *buf, size_t len, const struct diff_cmp *c)
 void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum diff_metric m)
 {
 	const struct diff_cmp *c = &s->m[m];
-	char va[32], vb[32], ch[24], p[24], name[2 * ILOCK_PATH_MAX + 96];
+	char va[32], vb[32], ch[24], p[24], name[2 * ILOCK_PATH_MAX + 96], kh[32];
 	const char *what = m == DM_HOLD_P99 ? "exclusive hold p99"
 			   : m == DM_WAIT_PER_S ? "wait" : metric_labels[m];
+	/* a hold's metric says "hold" itself */
+	const char *kind = s->kind == DK_HOLD ? "" : kind_heading(s->kind, kh, sizeof(kh));
 
-	char kh[32];
-
-	if (s->kind == DK_HOLD)
-		kh[0] = 0;
-	else
-		kind_heading(s->kind, kh, sizeof(kh));
 	if (s->is_inode)
-		snprintf(name, sizeof(name), "%s %s %s", s->label, class_display_name(s->class, s->magic), kh);
+		snprintf(name, sizeof(name), "%s %s %s", s->label, class_display_name(s->class, s->magic),
+			 kind);
 	else
-		snprintf(name, sizeof(name), "%s %s", s->label, kh);
+		snprintf(name, sizeof(name), "%s %s", s->label, kind);
 	/* "i_rwsem  exclusive hold p99" -> one space */
 	for (char *q; (q = strstr(name, "  "));)
 		memmove(q, q + 1, strlen(q));
