@@ -83,6 +83,36 @@ static void run(const struct recording *a, const struct recording *b, struct dif
 	CHECK(!diff_compute(a, b, &o, d));
 }
 
+/* A meta entry of a decoded recording, as the recorder writes its attach modes. */
+static void add_meta(struct recording *r, const char *key, const char *val)
+{
+	struct rec_kv *m = realloc(r->meta, (r->nmeta + 1) * sizeof(*m));
+
+	CHECK(m != NULL);
+	if (!m)
+		return;
+	r->meta = m;
+	r->meta[r->nmeta].key = strdup(key);
+	r->meta[r->nmeta].val = strdup(val);
+	r->nmeta++;
+}
+
+/* The diff as text; the caller frees it. */
+static char *diff_text(const struct diff_result *d, const struct recording *a,
+		       const struct recording *b)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	CHECK(f != NULL);
+	if (!f)
+		return strdup("");
+	diff_render_text(f, d, "a.ilrec", "b.ilrec", a, b);
+	fclose(f);
+	return out;
+}
+
 /* A recording of waits and exclusive IOLOCK holds, with these attach modes. */
 static void record_holds(struct recording *r, bool holds, const char *xfs_mode)
 {
@@ -90,7 +120,6 @@ static void record_holds(struct recording *r, bool holds, const char *xfs_mode)
 	struct snapshot d;
 	struct ilock_key hk = { .ino = 131, .dev = 0x700000, .class = ILOCK_CLASS_I_RWSEM,
 				.mode = ILOCK_MODE_EXCL };
-	struct rec_kv *m;
 
 	synth_begin(&s, 1000000000ULL, NULL);
 	snap_init(&d);
@@ -107,14 +136,7 @@ static void record_holds(struct recording *r, bool holds, const char *xfs_mode)
 	}
 	finish(&s, &d, r);
 	/* what the tracer would have written for its XFS hold programs */
-	m = realloc(r->meta, (r->nmeta + 1) * sizeof(*m));
-	CHECK(m != NULL);
-	if (!m)
-		return;
-	r->meta = m;
-	r->meta[r->nmeta].key = strdup("attach.xfs_ilock");
-	r->meta[r->nmeta].val = strdup(xfs_mode);
-	r->nmeta++;
+	add_meta(r, "attach.xfs_ilock", xfs_mode);
 }
 
 /* Holds recorded before but not after, because after had them off: n/a, not "gone". */
@@ -123,9 +145,7 @@ static void test_holds_off_is_not_gone(void)
 	struct recording a, b, c;
 	struct diff_result d;
 	const struct diff_subject *h;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *text;
 
 	record_holds(&a, true, "tp_btf");
 	record_holds(&b, false, "off");
@@ -138,9 +158,7 @@ static void test_holds_off_is_not_gone(void)
 	h = find(&d, false, DK_HOLD);
 	CHECK(h && h->m[DM_HOLD_P99].uncaptured && !h->m[DM_HOLD_P99].tested);
 	CHECK(h && h->m[DM_HOLD_P99].why && strstr(h->m[DM_HOLD_P99].why, "not captured after"));
-	f = open_memstream(&text, &len);
-	diff_render_text(f, &d, "a", "b", &a, &b);
-	fclose(f);
+	text = diff_text(&d, &a, &b);
 	CHECK(strstr(text, "note: captured differently: xfs_ilock tp_btf -> off;") != NULL);
 	CHECK(strstr(text, " n/a ") != NULL && !strstr(text, " gone "));
 	free(text);
@@ -171,9 +189,7 @@ static void test_same_condition(void)
 	struct recording a, b;
 	struct diff_result d;
 	const struct diff_subject *s;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out;
 
 	record(&a, &c, MNT_A, 30);
 	record(&b, &c, MNT_A, 30);
@@ -184,9 +200,7 @@ static void test_same_condition(void)
 	CHECK(s && s->m[DM_WAIT_PER_S].tested && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
 	s = find(&d, true, DK_SHARED);
 	CHECK(s && s->match == DMATCH_PATH && !strcmp(s->label, "/mnt/a/data"));
-	f = open_memstream(&out, &len);
-	diff_render_text(f, &d, "a.ilrec", "b.ilrec", &a, &b);
-	fclose(f);
+	out = diff_text(&d, &a, &b);
 	CHECK(strstr(out, "verdict: no significant change") != NULL);
 	CHECK(strstr(out, "i_rwsem shared wait: ") != NULL);
 	free(out);
@@ -237,9 +251,7 @@ static void test_changed_condition(void)
 	}
 	s = find(&d, false, DK_EXCL);
 	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
-	f = open_memstream(&out, &len);
-	diff_render_text(f, &d, "a", "b", &a, &b);
-	fclose(f);
+	out = diff_text(&d, &a, &b);
 	CHECK(strstr(out, "verdict: significant change") != NULL);
 	free(out);
 	f = open_memstream(&out, &len);
@@ -349,7 +361,6 @@ static void record_ranges(struct recording *r, uint64_t disjoint_n, uint64_t ove
 {
 	struct synth s;
 	struct snapshot d;
-	struct rec_kv *m;
 
 	synth_begin(&s, 1000000000ULL, MNT_A);
 	snap_init(&d);
@@ -381,14 +392,7 @@ static void record_ranges(struct recording *r, uint64_t disjoint_n, uint64_t ove
 		synth_interval(&s, &d);
 	}
 	finish(&s, &d, r);
-	m = realloc(r->meta, (r->nmeta + 1) * sizeof(*m));
-	CHECK(m != NULL);
-	if (!m)
-		return;
-	r->meta = m;
-	r->meta[r->nmeta].key = strdup("attach.ops");
-	r->meta[r->nmeta].val = strdup(ops_mode);
-	r->nmeta++;
+	add_meta(r, "attach.ops", ops_mode);
 }
 
 /*
@@ -401,9 +405,7 @@ static void test_ranges(void)
 	struct recording a, b, c;
 	struct diff_result d;
 	const struct diff_subject *dis, *ov;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out;
 
 	record_ranges(&a, 400, 20, "tp_btf (syscalls)");
 	record_ranges(&b, 4, 20, "tp_btf (syscalls)");
@@ -421,9 +423,7 @@ static void test_ranges(void)
 	CHECK(dis && dis->match == DMATCH_PATH && !strcmp(dis->label, "/mnt/a/data"));
 	CHECK(dis && dis->m[DM_WAITS_PER_S].verdict == DV_LOWER && !dis->m[DM_P50].present);
 	CHECK(find(&d, true, DK_OVERLAP) != NULL);
-	f = open_memstream(&out, &len);
-	diff_render_text(f, &d, "a.ilrec", "b.ilrec", &a, &b);
-	fclose(f);
+	out = diff_text(&d, &a, &b);
 	CHECK(strstr(out, "\n  i_rwsem disjoint ranges\n") != NULL);
 	CHECK(strstr(out, "  i_rwsem disjoint ranges wait: ") != NULL);
 	CHECK(strstr(out, "  i_rwsem overlapping ranges wait: ") != NULL);
