@@ -63,5 +63,5 @@ run xfs
 run ext4
 echo
 echo "Read it: on XFS the file's IOLOCK (i_rwsem) shows shared waits, readers"
-echo "blocked behind writers (see WHO SERIALISES WHOM); on ext4 only exclusive"
+echo "blocked behind writers (see WHO SERIALISES WHOM, BY COMMAND); on ext4 only exclusive"
 echo "waits, writer behind writer, and more read IOPS."

@@ -137,27 +137,67 @@ static int cmp_pairs(const void *pa, const void *pb)
 	return memcmp(&a->k, &b->k, sizeof(a->k));
 }
 
-/* An edge with its pair key, and the range class the key lost. */
+/* An edge with its pair key, and what the key lost: range class and threads. */
 struct tagged_edge {
 	struct ilock_edge_key k;
 	struct ilock_edge_stats s;
 	uint8_t range;
+	uint32_t holder, waiter;        /* thread ids; holder 0 when nobody was named */
 };
 
 /*
  * Few edges per snapshot (thousands at most) and this runs once per
- * render: a sort by pair key then one pass is plenty.
+ * render: a sort by pair key then one pass is plenty. Within a key, by
+ * holder thread, so that distinct holders are counted as the pass goes.
  */
 static int cmp_pair_keys(const void *pa, const void *pb)
 {
-	return memcmp(&((const struct tagged_edge *)pa)->k, &((const struct tagged_edge *)pb)->k,
-		      sizeof(struct ilock_edge_key));
+	const struct tagged_edge *a = pa, *b = pb;
+	int c = memcmp(&a->k, &b->k, sizeof(a->k));
+
+	if (c)
+		return c;
+	return a->holder < b->holder ? -1 : a->holder > b->holder;
 }
 
-long snap_pairs(const struct snapshot *s, struct pair_row **out, bool with_ops)
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Distinct values among n (sorted in place). */
+static uint32_t distinct_u32(uint32_t *v, size_t n)
+{
+	uint32_t d = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u32);
+	for (size_t i = 0; i < n; i++)
+		d += !i || v[i] != v[i - 1];
+	return d;
+}
+
+static void tag_edge(struct tagged_edge *t, const struct edge_row *e, unsigned by)
+{
+	t->k = e->k;
+	t->s = e->s;
+	t->range = t->k.range < ILOCK_RANGE_MAX ? t->k.range : ILOCK_RANGE_NO_BOTH;
+	t->holder = t->k.holder_pid;
+	t->waiter = t->k.waiter_pid;
+	t->k.range = 0;
+	if (!(by & PAIRS_THREADS))
+		t->k.holder_pid = t->k.holder_tgid = t->k.waiter_pid = t->k.waiter_tgid = 0;
+	if (!(by & PAIRS_OPS))
+		t->k.holder_op = t->k.waiter_op = t->k.holder_op_flags = t->k.waiter_op_flags = 0;
+}
+
+long snap_pairs(const struct snapshot *s, struct pair_row **out, unsigned by)
 {
 	struct tagged_edge *e = NULL;
 	struct pair_row *p = NULL;
+	uint32_t *waiters = NULL;
+	size_t first = 0;
 	long n = 0;
 
 	*out = NULL;
@@ -165,25 +205,23 @@ long snap_pairs(const struct snapshot *s, struct pair_row **out, bool with_ops)
 		return 0;
 	e = malloc(s->nedges * sizeof(*e));
 	p = calloc(s->nedges, sizeof(*p));
-	if (!e || !p) {
+	waiters = malloc(s->nedges * sizeof(*waiters));
+	if (!e || !p || !waiters) {
 		free(e);
 		free(p);
+		free(waiters);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < s->nedges; i++) {
-		e[i].k = s->edges[i].k;
-		e[i].s = s->edges[i].s;
-		e[i].range = e[i].k.range < ILOCK_RANGE_MAX ? e[i].k.range : ILOCK_RANGE_NO_BOTH;
-		e[i].k.range = 0;
-		if (!with_ops)
-			e[i].k.holder_op = e[i].k.waiter_op = e[i].k.holder_op_flags =
-				e[i].k.waiter_op_flags = 0;
-	}
+	for (size_t i = 0; i < s->nedges; i++)
+		tag_edge(&e[i], &s->edges[i], by);
 	qsort(e, s->nedges, sizeof(*e), cmp_pair_keys);
 	for (size_t i = 0; i < s->nedges; i++) {
 		struct pair_row *r = n ? &p[n - 1] : NULL;
 
 		if (!r || memcmp(&r->k, &e[i].k, sizeof(r->k))) {
+			if (r)
+				r->waiters = distinct_u32(waiters + first, i - first);
+			first = i;
 			r = &p[n++];
 			r->k = e[i].k;
 		}
@@ -193,8 +231,14 @@ long snap_pairs(const struct snapshot *s, struct pair_row **out, bool with_ops)
 			r->s.max_ns = e[i].s.max_ns;
 		r->range_waits[e[i].range] += e[i].s.count;
 		r->range_ns[e[i].range] += e[i].s.total_ns;
+		/* sorted by holder within the key: a new holder is a change from the last */
+		if (e[i].holder && (i == first || e[i].holder != e[i - 1].holder))
+			r->holders++;
+		waiters[i] = e[i].waiter;
 	}
+	p[n - 1].waiters = distinct_u32(waiters + first, s->nedges - first);
 	free(e);
+	free(waiters);
 	qsort(p, (size_t)n, sizeof(*p), cmp_pairs);
 	*out = p;
 	return n;

@@ -27,20 +27,32 @@ const char *range_name(uint8_t range);
 /* "EXCL", "SHARED", ... as the serialisation table writes modes */
 const char *mode_short(uint8_t mode);
 
-/* One holder-to-waiter pair with ops: the edges that differ only in range. */
+/*
+ * One holder-to-waiter pair: the edges that differ only in range, or in
+ * what snap_pairs was told to drop from the key.
+ */
 struct pair_row {
-	struct ilock_edge_key k;        /* range zeroed */
+	struct ilock_edge_key k;        /* range zeroed, and every dropped field */
 	struct ilock_edge_stats s;      /* summed; max is the largest */
 	uint64_t range_waits[ILOCK_RANGE_MAX];
 	uint64_t range_ns[ILOCK_RANGE_MAX];
+	/* distinct holder and waiter threads behind the row (a named holder only) */
+	uint32_t holders, waiters;
+};
+
+/* What snap_pairs keeps apart: edges that differ only in dropped fields merge. */
+enum pair_by {
+	PAIRS_THREADS = 1 << 0,   /* each side's thread (pid, tgid) */
+	PAIRS_OPS = 1 << 1,       /* what each side was doing (op and its flags) */
 };
 
 /*
- * Group s's edges into pairs, by wait time, largest first. with_ops false
- * also merges pairs that differ in ops (the ops fields are then zero).
- * *out is malloc'ed (free it); returns the count or -ENOMEM.
+ * Group s's edges by lock, both sides' commands and modes, and what `by`
+ * asks for, by wait time, largest first. Without PAIRS_THREADS the rows
+ * are roles: every thread of a command summed (holders and waiters count
+ * them). *out is malloc'ed (free it); returns the count or -ENOMEM.
  */
-long snap_pairs(const struct snapshot *s, struct pair_row **out, bool with_ops);
+long snap_pairs(const struct snapshot *s, struct pair_row **out, unsigned by);
 /* Share of a pair's wait time that was disjoint; -1 when it has none classified. */
 double pair_headroom(const struct pair_row *p);
 /* One stack behind a pair: its edges' wait time on that stack, added up. */

@@ -61,15 +61,18 @@ void render_json_lock_ranges(struct json *j, const struct lock_row *r)
 	headroom_json(j, row_headroom(r));
 }
 
-static void task_json(struct json *j, const char *key, uint32_t pid, uint32_t tgid,
+/* One side of a pair; a role (by == PAIRS_OPS) has no thread ids. */
+static void task_json(struct json *j, const char *key, unsigned by, uint32_t pid, uint32_t tgid,
 		      const char *comm, uint8_t mode, uint8_t op, uint8_t flags)
 {
 	char c[ILOCK_COMM_LEN + 1];
 
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
 	json_obj_begin(j, key);
-	json_u64(j, "pid", pid);
-	json_u64(j, "tgid", tgid);
+	if (by & PAIRS_THREADS) {
+		json_u64(j, "pid", pid);
+		json_u64(j, "tgid", tgid);
+	}
 	json_str(j, "comm", c);
 	json_str(j, "mode", mode_name(mode));
 	json_str(j, "op", op_name(op));
@@ -117,13 +120,19 @@ static void stacks_json(struct json *j, const struct snapshot *s, const struct p
 	json_arr_end(j);
 }
 
-void render_json_edges(struct json *j, const struct snapshot *s, const struct render_opts *o)
+/*
+ * The "edges" array (one object per pair of threads with ops, ranges and
+ * top stacks) or the "roles" array (the same by command: thread counts,
+ * no stacks).
+ */
+static void pairs_json(struct json *j, const struct snapshot *s, const struct render_opts *o,
+		       unsigned by)
 {
 	struct pair_row *p;
-	long np = snap_pairs(s, &p, true);
+	long np = snap_pairs(s, &p, by);
 	char d[24];
 
-	json_arr_begin(j, "edges");
+	json_arr_begin(j, by & PAIRS_THREADS ? "edges" : "roles");
 	for (long i = 0; i < np; i++) {
 		const struct pair_row *e = &p[i];
 
@@ -131,10 +140,14 @@ void render_json_edges(struct json *j, const struct snapshot *s, const struct re
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), e->k.dev));
 		json_u64(j, "ino", e->k.ino);
 		json_str(j, "class", class_name(e->k.class));
-		task_json(j, "holder", e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
+		task_json(j, "holder", by, e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
 			  e->k.holder_mode, e->k.holder_op, e->k.holder_op_flags);
-		task_json(j, "waiter", e->k.waiter_pid, e->k.waiter_tgid, e->k.waiter_comm,
+		task_json(j, "waiter", by, e->k.waiter_pid, e->k.waiter_tgid, e->k.waiter_comm,
 			  e->k.waiter_mode, e->k.waiter_op, e->k.waiter_op_flags);
+		if (!(by & PAIRS_THREADS)) {
+			json_u64(j, "holder_threads", e->holders);
+			json_u64(j, "waiter_threads", e->waiters);
+		}
 		json_u64(j, "waits", e->s.count);
 		json_u64(j, "wait_ns", e->s.total_ns);
 		json_u64(j, "max_ns", e->s.max_ns);
@@ -146,14 +159,26 @@ void render_json_edges(struct json *j, const struct snapshot *s, const struct re
 			ranges_json(j, e->range_waits, e->range_ns);
 			headroom_json(j, pair_headroom(e));
 		}
-		json_obj_begin(j, "stacks");
-		stacks_json(j, s, e, ILOCK_STACK_WAITER, o ? o->ksyms : NULL);
-		stacks_json(j, s, e, ILOCK_STACK_HOLDER, o ? o->ksyms : NULL);
-		json_obj_end(j);
+		if (by & PAIRS_THREADS) {
+			json_obj_begin(j, "stacks");
+			stacks_json(j, s, e, ILOCK_STACK_WAITER, o ? o->ksyms : NULL);
+			stacks_json(j, s, e, ILOCK_STACK_HOLDER, o ? o->ksyms : NULL);
+			json_obj_end(j);
+		}
 		json_obj_end(j);
 	}
 	json_arr_end(j);
 	free(p);
+}
+
+void render_json_edges(struct json *j, const struct snapshot *s, const struct render_opts *o)
+{
+	pairs_json(j, s, o, PAIRS_THREADS | PAIRS_OPS);
+}
+
+void render_json_roles(struct json *j, const struct snapshot *s)
+{
+	pairs_json(j, s, NULL, PAIRS_OPS);
 }
 
 void render_json_dio(struct json *j, const struct snapshot *s)

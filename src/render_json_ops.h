@@ -12,6 +12,8 @@ struct json;
 void render_json_lock_ranges(struct json *j, const struct lock_row *r);
 /* The "edges" array: one object per pair with ops, ranges and top stacks. */
 void render_json_edges(struct json *j, const struct snapshot *s, const struct render_opts *o);
+/* The "roles" array: the pairs by command, op and mode, threads summed. */
+void render_json_roles(struct json *j, const struct snapshot *s);
 /* The "direct_writes" array. */
 void render_json_dio(struct json *j, const struct snapshot *s);
 

@@ -100,6 +100,19 @@ static const char *unknown_side(const struct pair_row *r)
 	return h >= w ? "holder" : "waiter";
 }
 
+/* "(disjoint 97%)": a range lock's headroom on a pair, or why there is none. */
+static void range_note(FILE *f, const struct pair_row *r)
+{
+	char share[16];
+
+	if (r->k.class == ILOCK_CLASS_JBD2_WAIT)
+		fprintf(f, "  (journal)");
+	else if (pair_headroom(r) < 0)
+		fprintf(f, "  (ranges unknown: %s)", unknown_side(r));
+	else
+		fprintf(f, "  (disjoint %s)", pct(share, sizeof(share), pair_headroom(r)));
+}
+
 static void serialisation(FILE *f, const struct snapshot *s, const struct report_meta *m,
 			  const struct render_opts *o, const struct pair_row *p, long np)
 {
@@ -112,7 +125,7 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 	}
 	for (long i = 0; i < np && i < rows; i++) {
 		const struct pair_row *r = &p[i];
-		char h[48], w[48], hop[64], wop[64], n[24], t[24], share[16], where[2 * ILOCK_PATH_MAX + 8];
+		char h[48], w[48], hop[64], wop[64], n[24], t[24], where[2 * ILOCK_PATH_MAX + 8];
 		char left[160], right[160];
 		struct inode_view v;
 
@@ -130,12 +143,7 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 			 mode_short(r->k.waiter_mode));
 		fprintf(f, "  %-42s ->  %-42s %9s waits %9s", left, right,
 			fmt_count(n, sizeof(n), r->s.count), fmt_ns(t, sizeof(t), r->s.total_ns));
-		if (r->k.class == ILOCK_CLASS_JBD2_WAIT)
-			fprintf(f, "  (journal)");
-		else if (pair_headroom(r) < 0)
-			fprintf(f, "  (ranges unknown: %s)", unknown_side(r));
-		else
-			fprintf(f, "  (disjoint %s)", pct(share, sizeof(share), pair_headroom(r)));
+		range_note(f, r);
 		fprintf(f, "  %s %s\n", where, class_display_name(r->k.class, v.magic));
 		if (i < with_stacks && s->nstacks) {
 			print_pair_stacks(f, s, r, ILOCK_STACK_WAITER, 3, o->ksyms);
@@ -144,6 +152,59 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 	}
 	if (np > rows)
 		fprintf(f, "  ... %ld more pairs (use --json for all)\n", np - rows);
+}
+
+/* "fio buffered-write EXCL": a side of a role, its thread left out. */
+static char *role_side(char *buf, size_t len, const char *comm, uint8_t op, uint8_t flags,
+		       uint8_t mode)
+{
+	char c[ILOCK_COMM_LEN + 1], o[64];
+
+	if (mode == ILOCK_MODE_UNKNOWN)
+		snprintf(buf, len, "(no owner)");
+	else {
+		str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+		snprintf(buf, len, "%s %s %s", c[0] ? c : "?", op_label(o, sizeof(o), op, flags),
+			 mode_short(mode));
+	}
+	return buf;
+}
+
+void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
+{
+	struct pair_row *p;
+	long np = snap_pairs(s, &p, PAIRS_OPS);
+
+	fprintf(f, "\nWHO SERIALISES WHOM, BY COMMAND (the threads of a command summed)\n");
+	if (np < 0) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	if (!np) {
+		fprintf(f, "  (no holder-to-waiter pairs)\n");
+		return;
+	}
+	for (long i = 0; i < np && i < rows; i++) {
+		const struct pair_row *r = &p[i];
+		char left[96], right[96], n[24], t[24], mx[24];
+		char where[2 * ILOCK_PATH_MAX + 8], path[48];
+		struct inode_view v;
+
+		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, &v);
+		role_side(left, sizeof(left), r->k.holder_comm, r->k.holder_op, r->k.holder_op_flags,
+			  r->k.holder_mode);
+		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_op, r->k.waiter_op_flags,
+			  r->k.waiter_mode);
+		fprintf(f, "  %-36s ->  %-36s %9s waits %9s  max %9s  %3u -> %-3u threads", left,
+			right, fmt_count(n, sizeof(n), r->s.count), fmt_ns(t, sizeof(t), r->s.total_ns),
+			fmt_ns(mx, sizeof(mx), r->s.max_ns), r->holders, r->waiters);
+		range_note(f, r);
+		fprintf(f, "  %s %s\n", fmt_path_left(path, sizeof(path), where, 40),
+			class_display_name(r->k.class, v.magic));
+	}
+	if (np > rows)
+		fprintf(f, "  ... %ld more (use --json for all)\n", np - rows);
+	free(p);
 }
 
 static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
@@ -229,7 +290,7 @@ void render_ops_text(FILE *f, const struct snapshot *s, const struct report_meta
 		     const struct render_opts *o)
 {
 	struct pair_row *p;
-	long np = snap_pairs(s, &p, true);
+	long np = snap_pairs(s, &p, PAIRS_THREADS | PAIRS_OPS);
 
 	if (np < 0) {
 		fprintf(f, "\n(out of memory for the serialisation table)\n");

@@ -16,6 +16,11 @@
  */
 void render_ops_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		     const struct render_opts *o);
+/*
+ * Holder-to-waiter pairs by command, op and mode, every thread of a
+ * command summed (snap_pairs without PAIRS_THREADS): at most rows lines.
+ */
+void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows);
 /* A frame's symbol name, else its address in hex; snprintf's return. */
 int render_frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip);
 /* "a < b < c", innermost first, tracing frames dropped, at most width columns. */

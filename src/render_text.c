@@ -210,7 +210,7 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m, int max_rows)
 {
 	struct pair_row *p;
-	long np = snap_pairs(s, &p, false);
+	long np = snap_pairs(s, &p, PAIRS_THREADS);
 	int shown = 0;
 
 	if (np < 0) {
@@ -289,7 +289,8 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		histograms(f, s, m, rows);
 	}
 
-	fprintf(f, "\nWHO SERIALISES WHOM (holder -> waiter)\n");
+	render_roles_text(f, s, m, o->top_n * 2);
+	fprintf(f, "\nWHO SERIALISES WHOM, BY THREAD (holder -> waiter)\n");
 	edges(f, s, m, o->top_n * 3);
 	render_ops_text(f, s, m, o);
 

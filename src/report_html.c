@@ -340,6 +340,70 @@ static void op_cell(FILE *f, uint8_t op, uint8_t flags)
 	fputs("</td>", f);
 }
 
+static void comm_cell(FILE *f, const char *comm)
+{
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	fputs("<td class=\"l\">", f);
+	esc(f, c[0] ? c : "?");
+	fputs("</td>", f);
+}
+
+/* The pairs by command, op and mode, every thread of a command summed. */
+static void roles(FILE *f, const struct report_ctx *c)
+{
+	const struct snapshot *s = c->merged;
+	size_t max = (size_t)c->top_n * 2, shown = 0;
+	struct pair_row *p = NULL;
+	long np = snap_pairs(s, &p, PAIRS_OPS);
+
+	fputs("<h2>Who serialises whom, by command (threads summed)</h2>\n", f);
+	if (np <= 0) {
+		fputs(np ? "<p>Out of memory for the pairs.</p>\n" : "<p>No holder-to-waiter pairs.</p>\n", f);
+		free(p);
+		return;
+	}
+	fputs("<table class=\"edges\">\n<tr><th class=\"l\">holder</th><th class=\"l\">holder op</th>"
+	      "<th class=\"l\">holder mode</th><th class=\"l\">waiter</th><th class=\"l\">waiter op</th>"
+	      "<th class=\"l\">waiter mode</th><th>threads</th><th>waits</th><th>wait time</th>"
+	      "<th>max</th><th>disjoint</th><th class=\"l\">lock</th></tr>\n", f);
+	for (; shown < (size_t)np && shown < max; shown++) {
+		const struct pair_row *e = &p[shown];
+		char label[2 * ILOCK_PATH_MAX + 64], n[24], t[24], mx[24];
+		double headroom = pair_headroom(e);
+		struct inode_view v;
+
+		describe_inode(s, c->meta->mounts, e->k.dev, e->k.ino, false, &v);
+		report_label(s, c->meta, e->k.dev, e->k.ino, false, label, sizeof(label));
+		fputs("<tr>", f);
+		if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
+			fputs("<td class=\"l\">(no owner)</td><td class=\"l\"></td><td class=\"l\"></td>", f);
+		else {
+			comm_cell(f, e->k.holder_comm);
+			op_cell(f, e->k.holder_op, e->k.holder_op_flags);
+			fprintf(f, "<td class=\"l\">%s</td>", mode_name(e->k.holder_mode));
+		}
+		comm_cell(f, e->k.waiter_comm);
+		op_cell(f, e->k.waiter_op, e->k.waiter_op_flags);
+		fprintf(f, "<td class=\"l\">%s</td><td>%u &rarr; %u</td><td>%s</td><td>%s</td><td>%s</td>",
+			mode_name(e->k.waiter_mode), e->holders, e->waiters,
+			fmt_count(n, sizeof(n), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),
+			fmt_ns(mx, sizeof(mx), e->s.max_ns));
+		if (headroom < 0)
+			fputs("<td>-</td>", f);
+		else
+			fprintf(f, "<td>%.0f%%</td>", headroom * 100.0);
+		fputs("<td class=\"l\">", f);
+		esc(f, label);
+		fprintf(f, " %s</td></tr>\n", class_display_name(e->k.class, v.magic));
+	}
+	fputs("</table>\n", f);
+	if ((size_t)np > shown)
+		fprintf(f, "<p>%zu more (see --json).</p>\n", (size_t)np - shown);
+	free(p);
+}
+
 /*
  * Holder -> waiter pairs with what each side was doing, how much of the
  * wait a range lock would have saved, and (folded away) the kernel stacks
@@ -350,10 +414,10 @@ static void edges(FILE *f, const struct report_ctx *c)
 	const struct snapshot *s = c->merged;
 	size_t max = (size_t)c->top_n * 3, with_stacks = c->top_n / 2 ? (size_t)c->top_n / 2 : 1;
 	struct pair_row *p = NULL;
-	long np = snap_pairs(s, &p, true);
+	long np = snap_pairs(s, &p, PAIRS_THREADS | PAIRS_OPS);
 	size_t shown = 0;
 
-	fputs("<h2>Who serialises whom (holder &rarr; waiter)</h2>\n", f);
+	fputs("<h2>Who serialises whom, by thread (holder &rarr; waiter)</h2>\n", f);
 	if (np <= 0) {
 		fputs(np ? "<p>Out of memory for the pairs.</p>\n" : "<p>No holder-to-waiter pairs.</p>\n", f);
 		free(p);
@@ -435,6 +499,7 @@ void report_html(FILE *f, const struct report_ctx *c)
 		timeline_svg(f, c, &c->rows[k]);
 	}
 	histograms(f, c);
+	roles(f, c);
 	edges(f, c);
 	losses(f, c->merged);
 	fprintf(f, "<p style=\"color:#888;font-size:11px\">ilock %s</p>\n</body>\n</html>\n",

@@ -104,6 +104,19 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin, tmp_p
         assert e["waiter"]["tgid"] == r["pid"]
     assert sorted(e["waiter"]["pid"] for e in edges) == sorted(r["tids"])
 
+    # by command: the three reader threads are one role behind one writer
+    roles = [x for x in doc["roles"] if x["dev"] == xfs.majmin and x["ino"] == ino]
+    assert len(roles) == 1, roles
+    role = roles[0]
+    assert role["holder"] == {"comm": "lockhold", "mode": "exclusive", "op": "buffered-write",
+                              "op_flags": []}
+    assert role["waiter"] == {"comm": "lockreader", "mode": "shared", "op": "buffered-read",
+                              "op_flags": []}
+    assert (role["holder_threads"], role["waiter_threads"]) == (1, 3)
+    assert role["waits"] == 3
+    assert role["wait_ns"] == sum(e["wait_ns"] for e in edges)
+    assert role["headroom"] == 1.0  # the readers read bytes the writer did not write
+
     # XFS hold times: the IOLOCK was held exclusive for at least the hold
     assert row["hold"] is not None
     assert row["hold"]["exclusive"]["max_ns"] >= HOLD_MS * MS

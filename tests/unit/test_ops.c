@@ -252,7 +252,7 @@ static void test_pairs(void)
 	long n;
 
 	build(&s);
-	n = snap_pairs(&s, &p, true);
+	n = snap_pairs(&s, &p, PAIRS_THREADS | PAIRS_OPS);
 	CHECK_EQ_U(n, 2);
 	/* the two range classes of one pair add up, largest pair first */
 	CHECK_EQ_U(p[0].s.count, 100);
@@ -276,15 +276,133 @@ static void test_pairs(void)
 	}
 	free(p);
 	/* without ops, pairs of the same tasks merge whatever they did */
-	n = snap_pairs(&s, &p, false);
+	n = snap_pairs(&s, &p, PAIRS_THREADS);
 	CHECK_EQ_U(n, 2);
 	CHECK_EQ_U(p[0].k.holder_op, 0);
 	free(p);
 	snap_free(&s);
 
 	snap_init(&s);
-	CHECK_EQ_U(snap_pairs(&s, &p, true), 0);
+	CHECK_EQ_U(snap_pairs(&s, &p, PAIRS_THREADS | PAIRS_OPS), 0);
 	CHECK(p == NULL);
+	snap_free(&s);
+}
+
+/*
+ * Roles: pairs by command, op and mode. The threads of a command merge,
+ * and are counted on each side; ops, modes, commands and inodes stay apart.
+ */
+static void test_roles(void)
+{
+	struct ilock_edge_key w1 = edge(100, ILOCK_OP_BUFFERED_WRITE, 0, 200, ILOCK_OP_BUFFERED_READ,
+					ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key w2 = edge(101, ILOCK_OP_BUFFERED_WRITE, 0, 201, ILOCK_OP_BUFFERED_READ,
+					ILOCK_RANGE_OVERLAP);
+	struct ilock_edge_key w3 = edge(101, ILOCK_OP_BUFFERED_WRITE, 0, 200, ILOCK_OP_BUFFERED_READ,
+					ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key w4 = edge(102, ILOCK_OP_BUFFERED_WRITE, 0, 202, ILOCK_OP_BUFFERED_READ,
+					ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key nobody = edge(0, 0, 0, 203, ILOCK_OP_BUFFERED_READ, ILOCK_RANGE_NO_HOLDER);
+	struct ilock_edge_key xw = edge(100, ILOCK_OP_BUFFERED_WRITE, 0, 204, ILOCK_OP_BUFFERED_WRITE,
+					ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key other = w1, mysql = w1;
+	struct pair_row *p;
+	struct snapshot s;
+	long n;
+
+	nobody.holder_mode = ILOCK_MODE_UNKNOWN;
+	nobody.holder_comm[0] = 0;
+	xw.waiter_mode = ILOCK_MODE_EXCL;
+	other.ino = 132;
+	memcpy(mysql.waiter_comm, "mysqld", 7);
+	w4.holder_op_flags = ILOCK_OPF_APPEND;
+	snap_init(&s);
+	add_edge(&s, w1, 10, 100000000);
+	add_edge(&s, w2, 2, 30000000);
+	add_edge(&s, w3, 5, 40000000);
+	add_edge(&s, w4, 1, 1000000);
+	add_edge(&s, nobody, 4, 2000000);
+	add_edge(&s, nobody, 1, 1000000);   /* added to the same key */
+	add_edge(&s, xw, 3, 9000000);
+	add_edge(&s, other, 7, 7000000);
+	add_edge(&s, mysql, 6, 6000000);
+	n = snap_pairs(&s, &p, PAIRS_OPS);
+	CHECK_EQ_U(n, 6);
+	/* writers -> readers on 131: w1, w2, w3 as one role of 2 holders and 2 waiters */
+	CHECK_EQ_U(p[0].s.count, 17);
+	CHECK_EQ_U(p[0].s.total_ns, 170000000);
+	CHECK_EQ_U(p[0].s.max_ns, 15000000);
+	CHECK_EQ_U(p[0].holders, 2);
+	CHECK_EQ_U(p[0].waiters, 2);
+	CHECK_EQ_U(p[0].k.holder_pid + p[0].k.waiter_pid + p[0].k.holder_tgid + p[0].k.waiter_tgid, 0);
+	CHECK_EQ_U(p[0].k.holder_op, ILOCK_OP_BUFFERED_WRITE);
+	CHECK_EQ_U(p[0].range_waits[ILOCK_RANGE_DISJOINT], 15);
+	CHECK_EQ_U(p[0].range_waits[ILOCK_RANGE_OVERLAP], 2);
+	CHECK((int)(pair_headroom(&p[0]) * 100) == 82);
+	/* the rest by wait time: other inode, other waiter command, another waiter mode */
+	CHECK_EQ_U(p[1].s.count, 3);
+	CHECK_EQ_U(p[1].k.waiter_mode, ILOCK_MODE_EXCL);
+	CHECK_EQ_U(p[2].k.ino, 132);
+	CHECK_STR(p[3].k.waiter_comm, "mysqld");
+	/* an unknown holder is no thread */
+	CHECK_EQ_U(p[4].k.holder_mode, ILOCK_MODE_UNKNOWN);
+	CHECK_EQ_U(p[4].s.count, 5);
+	CHECK_EQ_U(p[4].holders, 0);
+	CHECK_EQ_U(p[4].waiters, 1);
+	/* an appending write is another op label, so another role */
+	CHECK_EQ_U(p[5].k.holder_op_flags, ILOCK_OPF_APPEND);
+	CHECK_EQ_U(p[5].holders, 1);
+	free(p);
+
+	/* by thread, each pair is its own row of one thread a side */
+	n = snap_pairs(&s, &p, PAIRS_THREADS | PAIRS_OPS);
+	CHECK_EQ_U(n, 8);
+	for (long i = 0; i < n; i++)
+		CHECK(p[i].waiters == 1 && p[i].holders == (p[i].k.holder_pid != 0));
+	free(p);
+	/* by command without ops: the appending writer joins the writers */
+	n = snap_pairs(&s, &p, 0);
+	CHECK_EQ_U(n, 5);
+	CHECK_EQ_U(p[0].s.count, 18);
+	CHECK_EQ_U(p[0].holders, 3);
+	CHECK_EQ_U(p[0].waiters, 3);
+	free(p);
+
+	/* the text section and the JSON array, top rows only in text */
+	{
+		struct report_meta m = { .duration_s = 1.0 };
+		struct render_opts o = { .top_n = 10 };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		render_roles_text(f, &s, &m, 2);
+		fclose(f);
+		check_golden("roles.txt", buf);
+		CHECK(strstr(buf, "fio buffered-write EXCL              ->  fio buffered-read SHARED"
+				  "                    17 waits    170 ms  max   15.0 ms    2 -> 2   threads"
+				  "  (disjoint 82%)") != NULL);
+		CHECK(strstr(buf, "... 4 more (use --json for all)") != NULL);
+		free(buf);
+
+		f = open_memstream(&buf, &len);
+		render_roles_text(f, &s, &m, 10);
+		fclose(f);
+		CHECK(strstr(buf, "(no owner)                           ->  fio buffered-read SHARED") != NULL);
+		CHECK(strstr(buf, "fio buffered-write(append) EXCL") != NULL);
+		CHECK(strstr(buf, "more (use") == NULL);
+		free(buf);
+
+		f = open_memstream(&buf, &len);
+		render_json(f, &s, &m, &o);
+		fclose(f);
+		CHECK(strstr(buf, "\"roles\":[{\"dev\":\"7:0\",\"ino\":131,\"class\":\"i_rwsem\","
+				  "\"holder\":{\"comm\":\"fio\",\"mode\":\"exclusive\",\"op\":"
+				  "\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"fio\","
+				  "\"mode\":\"shared\",\"op\":\"buffered-read\",\"op_flags\":[]},"
+				  "\"holder_threads\":2,\"waiter_threads\":2,\"waits\":17,") != NULL);
+		free(buf);
+	}
 	snap_free(&s);
 }
 
@@ -602,6 +720,7 @@ int main(void)
 	test_range_class();
 	test_names();
 	test_pairs();
+	test_roles();
 	test_model();
 	test_edge_wstack();
 	test_ksyms();

@@ -234,6 +234,11 @@ static void test_html(void)
 	CHECK(count(out, "<rect class=\"ex\"") >= 2);
 	CHECK(strstr(out, "Who serialises whom") != NULL);
 	CHECK(strstr(out, "&lt;writer&gt;[10] exclusive") != NULL);
+	/* by command: the writer's name escaped, without its thread id */
+	CHECK(strstr(out, "<h2>Who serialises whom, by command") != NULL);
+	CHECK(strstr(out, "<tr><td class=\"l\">&lt;writer&gt;</td><td class=\"l\">buffered-write</td>"
+			  "<td class=\"l\">exclusive</td>") != NULL);
+	CHECK(strstr(out, "<td>1 &rarr; 1</td>") != NULL);
 	/* one pair: what each side did, its range-lock headroom, its stack */
 	CHECK(strstr(out, "<td class=\"l\">buffered-write</td>") != NULL);
 	CHECK(strstr(out, "<td class=\"l\">buffered-read</td>") != NULL);
