@@ -12,6 +12,7 @@
 #include "diff.h"
 #include "hist.h"
 #include "json.h"
+#include "ops.h"
 #include "recview.h"
 #include "report.h"
 #include "sigtest.h"
@@ -41,13 +42,41 @@ const char *diff_kind_name(enum diff_kind k)
 	case DK_EXCL: return "exclusive";
 	case DK_HOLD: return "hold";
 	case DK_DISJOINT: return "disjoint";
-	default: return "overlapping";
+	case DK_OVERLAP: return "overlapping";
+	default: return "role";
 	}
 }
 
 static bool is_range_kind(uint8_t kind)
 {
 	return kind == DK_DISJOINT || kind == DK_OVERLAP;
+}
+
+/* Kinds counted from the holder-to-waiter pairs: waits and times, no histogram. */
+static bool is_pair_kind(uint8_t kind)
+{
+	return is_range_kind(kind) || kind == DK_ROLE;
+}
+
+/*
+ * The role of pair e: its class, and each side's command, mode and (when
+ * both recordings have them) op; threads, inode and range left out.
+ */
+static void role_key(const struct recording *r, const struct rec_edge *e, bool ops,
+		     struct ilock_edge_key *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->class = e->class;
+	k->holder_mode = e->holder_mode;
+	k->waiter_mode = e->waiter_mode;
+	memcpy(k->holder_comm, r->tasks[e->holder].comm, sizeof(k->holder_comm));
+	memcpy(k->waiter_comm, r->tasks[e->waiter].comm, sizeof(k->waiter_comm));
+	if (ops) {
+		k->holder_op = e->holder_op;
+		k->holder_op_flags = e->holder_op_flags;
+		k->waiter_op = e->waiter_op;
+		k->waiter_op_flags = e->waiter_op_flags;
+	}
 }
 
 /* The range class a range kind counts. */
@@ -118,6 +147,8 @@ struct sel {
 	uint8_t class, kind;
 	const int32_t *ent_of;   /* inode id -> entity; NULL for any inode */
 	int32_t ent;             /* -1 with ent_of NULL */
+	const struct ilock_edge_key *role;  /* DK_ROLE: role_key's */
+	bool role_ops;           /* role keys with ops */
 };
 
 static void agg_free(struct agg *g)
@@ -131,14 +162,22 @@ static void agg_free(struct agg *g)
 static void interval_stats(const struct recording *r, const struct rec_interval *iv,
 			   const struct diff_opts *o, const struct sel *s, struct ilock_stats *st)
 {
-	if (is_range_kind(s->kind)) {
+	if (is_pair_kind(s->kind)) {
 		/* from the pairs: counts and times, no histogram */
 		for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
 			const struct rec_edge *e = &r->edges[k];
+			struct ilock_edge_key rk;
 
-			if (!edge_selected(r, e, o, s->class, s->kind) ||
-			    (s->ent_of && s->ent_of[e->inode] != s->ent))
+			if (s->kind == DK_ROLE) {
+				if (e->class != s->class || !rec_edge_match(r, e, o->f))
+					continue;
+				role_key(r, e, s->role_ops, &rk);
+				if (memcmp(&rk, s->role, sizeof(rk)))
+					continue;
+			} else if (!edge_selected(r, e, o, s->class, s->kind) ||
+				   (s->ent_of && s->ent_of[e->inode] != s->ent)) {
 				continue;
+			}
 			st->count += e->s.count;
 			st->total_ns += e->s.total_ns;
 		}
@@ -184,8 +223,8 @@ static int collect(const struct recording *r, const struct diff_opts *o, const s
 		}
 		g->v[DM_WAITS_PER_S][g->n[DM_WAITS_PER_S]++] = (double)st.count / secs;
 		g->v[DM_WAIT_PER_S][g->n[DM_WAIT_PER_S]++] = (double)st.total_ns / secs;
-		/* pairs keep no histogram: range kinds compare rates only */
-		if (!st.count || is_range_kind(s->kind))
+		/* pairs keep no histogram: their kinds compare rates only */
+		if (!st.count || is_pair_kind(s->kind))
 			continue;
 		g->v[DM_P50][g->n[DM_P50]++] = (double)stats_percentile(&st, 0.50);
 		g->v[DM_P99][g->n[DM_P99]++] = (double)stats_percentile(&st, 0.99);
@@ -438,7 +477,7 @@ static int fill_subject(struct diff_subject *s, const struct recording *a, const
 	for (int m = 0; m < DM_COUNT; m++) {
 		if ((s->kind == DK_HOLD) != (m == DM_HOLD_P99))
 			continue;
-		if (is_range_kind(s->kind) && m != DM_WAITS_PER_S && m != DM_WAIT_PER_S)
+		if (is_pair_kind(s->kind) && m != DM_WAITS_PER_S && m != DM_WAIT_PER_S)
 			continue;
 		if ((err = compare(&ga, &gb, m, o, &s->m[m])))
 			goto out;
@@ -542,8 +581,10 @@ static int inode_subjects(struct diff_result *d, struct side *sa, struct side *s
 
 		for (uint8_t kind = DK_SHARED; kind <= DK_OVERLAP; kind++) {
 			/* an unmatched side selects nothing: entity -2 never occurs */
-			struct sel selA = { p->class, kind, sa->ent_of, p->ea >= 0 ? p->ea : -2 };
-			struct sel selB = { p->class, kind, sb->ent_of, p->eb >= 0 ? p->eb : -2 };
+			struct sel selA = { .class = p->class, .kind = kind, .ent_of = sa->ent_of,
+					   .ent = p->ea >= 0 ? p->ea : -2 };
+			struct sel selB = { .class = p->class, .kind = kind, .ent_of = sb->ent_of,
+					   .ent = p->eb >= 0 ? p->eb : -2 };
 			uint64_t na = 0, nb = 0;
 			struct diff_subject *s;
 
@@ -577,6 +618,125 @@ out:
 	free(la);
 	free(lb);
 	free(pr);
+	return err;
+}
+
+/* One side of a role: "fio buffered-write EXCL", or "fio EXCL" without ops. */
+static size_t role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t op,
+			uint8_t flags, bool ops)
+{
+	char c[ILOCK_COMM_LEN + 1], o[64];
+
+	if (mode == ILOCK_MODE_UNKNOWN)
+		return (size_t)snprintf(buf, len, "(no owner)");
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	if (!ops)
+		return (size_t)snprintf(buf, len, "%s %s", c[0] ? c : "?", mode_short(mode));
+	return (size_t)snprintf(buf, len, "%s %s %s", c[0] ? c : "?", op_label(o, sizeof(o), op, flags),
+				mode_short(mode));
+}
+
+void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool ops)
+{
+	char h[96], w[96];
+
+	role_side(h, sizeof(h), k->holder_comm, k->holder_mode, k->holder_op, k->holder_op_flags, ops);
+	role_side(w, sizeof(w), k->waiter_comm, k->waiter_mode, k->waiter_op, k->waiter_op_flags, ops);
+	snprintf(buf, len, "%s -> %s", h, w);
+}
+
+/* Each role's wait time in one recording, summed into a snapshot keyed by role. */
+static int role_load(const struct recording *r, const struct diff_opts *o, bool ops,
+		     struct snapshot *out)
+{
+	for (size_t k = 0; k < r->nedges; k++) {
+		const struct rec_edge *e = &r->edges[k];
+		struct ilock_edge_key rk;
+		int err;
+
+		if (e->class >= ILOCK_CLASS_MAX || !e->s.count || !rec_edge_match(r, e, o->f))
+			continue;
+		role_key(r, e, ops, &rk);
+		if ((err = snap_add_edge(out, &rk, &e->s)))
+			return err;
+	}
+	return 0;
+}
+
+struct role_rank {
+	struct ilock_edge_key k;
+	double score;             /* wait time per second, both recordings added */
+};
+
+static int cmp_role_rank(const void *pa, const void *pb)
+{
+	const struct role_rank *a = pa, *b = pb;
+
+	if (a->score != b->score)
+		return a->score > b->score ? -1 : 1;
+	return memcmp(&a->k, &b->k, sizeof(a->k));
+}
+
+/*
+ * The top roles by wait time, compared as class subjects are. Roles are
+ * matched by their key alone: a command keeps its name from run to run,
+ * its threads' ids do not.
+ */
+static int role_subjects(struct diff_result *d, const struct recording *a,
+			 const struct recording *b)
+{
+	const struct diff_opts *o = &d->o;
+	double secs_a = (double)rec_end_ns(a) / 1e9, secs_b = (double)rec_end_ns(b) / 1e9;
+	bool ops = !d->roles_without_ops;
+	struct snapshot ra, rb;
+	struct role_rank *rk = NULL;
+	size_t n = 0;
+	int err;
+
+	snap_init(&ra);
+	snap_init(&rb);
+	if ((err = role_load(a, o, ops, &ra)) || (err = role_load(b, o, ops, &rb)))
+		goto out;
+	rk = calloc(ra.nedges + rb.nedges + 1, sizeof(*rk));
+	if (!rk) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ra.nedges; i++) {
+		const struct edge_row *eb = snap_find_edge(&rb, &ra.edges[i].k);
+
+		rk[n].k = ra.edges[i].k;
+		rk[n++].score = (double)ra.edges[i].s.total_ns / (secs_a > 0 ? secs_a : 1) +
+				(eb ? (double)eb->s.total_ns / (secs_b > 0 ? secs_b : 1) : 0);
+	}
+	for (size_t i = 0; i < rb.nedges; i++)
+		if (!snap_find_edge(&ra, &rb.edges[i].k)) {
+			rk[n].k = rb.edges[i].k;
+			rk[n++].score = (double)rb.edges[i].s.total_ns / (secs_b > 0 ? secs_b : 1);
+		}
+	qsort(rk, n, sizeof(*rk), cmp_role_rank);
+	for (size_t i = 0; i < n && i < (size_t)o->top_n; i++) {
+		struct diff_subject *s = new_subject(d);
+		struct sel sel = { .class = rk[i].k.class, .kind = DK_ROLE, .ent = -1,
+				   .role_ops = ops };
+
+		if (!s) {
+			err = -ENOMEM;
+			goto out;
+		}
+		s->class = rk[i].k.class;
+		s->kind = DK_ROLE;
+		s->match = DMATCH_CLASS;
+		s->role = rk[i].k;
+		sel.role = &s->role;
+		diff_role_label(s->label, sizeof(s->label), &s->role, ops);
+		if ((err = fill_subject(s, a, &sel, b, &sel, o)))
+			goto out;
+	}
+out:
+	free(rk);
+	snap_free(&ra);
+	snap_free(&rb);
 	return err;
 }
 
@@ -702,7 +862,7 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 
 	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
 		for (uint8_t kind = DK_SHARED; kind <= DK_OVERLAP; kind++) {
-			struct sel sel = { c, kind, NULL, -1 };
+			struct sel sel = { .class = c, .kind = kind, .ent = -1 };
 			struct diff_subject *s;
 
 			if (!class_has(a, o, c, kind) && !class_has(b, o, c, kind))
@@ -721,6 +881,10 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 		goto out;
 	match_entities(&sa, &sb);
 	if ((err = inode_subjects(d, &sa, &sb)))
+		goto out;
+	/* a side without ops saw every op as unknown: roles then by command and mode only */
+	d->roles_without_ops = !ranges_captured(a) || !ranges_captured(b);
+	if ((err = role_subjects(d, a, b)))
 		goto out;
 	probe_changes(d, a, b);
 	mark_uncaptured(d, a, b);
@@ -843,6 +1007,8 @@ void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum
 	if (s->is_inode)
 		snprintf(name, sizeof(name), "%s %s %s", s->label, class_display_name(s->class, s->magic),
 			 kind);
+	else if (s->kind == DK_ROLE)
+		snprintf(name, sizeof(name), "%s %s", class_name(s->class), s->label);
 	else
 		snprintf(name, sizeof(name), "%s %s", s->label, kind);
 	/* "i_rwsem  exclusive hold p99" -> one space */
@@ -893,7 +1059,7 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		      const struct recording *a, const struct recording *b)
 {
 	char line[2 * ILOCK_PATH_MAX + 256], kh[32];
-	bool any_class = false, any_inode = false;
+	bool any_class = false, any_inode = false, any_role = false;
 	size_t nsum = 0;
 
 	fprintf(f, "ilock diff\n");
@@ -916,7 +1082,7 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 	for (size_t i = 0; i < d->n; i++) {
 		const struct diff_subject *s = &d->s[i];
 
-		if (s->is_inode)
+		if (s->is_inode || s->kind == DK_ROLE)
 			continue;
 		any_class = true;
 		fprintf(f, "  %s %s\n", s->label, kind_heading(s->kind, kh, sizeof(kh)));
@@ -944,12 +1110,28 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 	if (!any_inode)
 		fprintf(f, "  (none)\n");
 
+	fprintf(f, "\nBY COMMAND (holder -> waiter, the threads of a command summed; top %d by wait "
+		   "time)\n", d->o.top_n);
+	if (d->roles_without_ops)
+		fprintf(f, "  (ops not compared: a recording was made with --ops off)\n");
+	for (size_t i = 0; i < d->n; i++) {
+		const struct diff_subject *s = &d->s[i];
+
+		if (s->kind != DK_ROLE)
+			continue;
+		any_role = true;
+		fprintf(f, "  %s  %s\n", class_name(s->class), s->label);
+		subject_table(f, s);
+	}
+	if (!any_role)
+		fprintf(f, "  (no holder-to-waiter pairs in either recording)\n");
+
 	fprintf(f, "\nSUMMARY\n");
 	/* the headline: wait time per class and mode, then holds that changed */
 	for (size_t i = 0; i < d->n; i++) {
 		const struct diff_subject *s = &d->s[i];
 
-		if (s->is_inode)
+		if (s->is_inode || s->kind == DK_ROLE)
 			continue;
 		if (s->kind != DK_HOLD) {
 			diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
@@ -961,17 +1143,19 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 			nsum++;
 		}
 	}
-	/* where: the inodes whose wait time changed significantly */
-	for (size_t i = 0, shown = 0; i < d->n && shown < 5; i++) {
-		const struct diff_subject *s = &d->s[i];
+	/* where and who: the inodes, then the roles, whose wait time changed significantly */
+	for (int roles = 0; roles < 2; roles++)
+		for (size_t i = 0, shown = 0; i < d->n && shown < 5; i++) {
+			const struct diff_subject *s = &d->s[i];
 
-		if (!s->is_inode || s->kind == DK_HOLD ||
-		    (s->m[DM_WAIT_PER_S].verdict != DV_HIGHER && s->m[DM_WAIT_PER_S].verdict != DV_LOWER))
-			continue;
-		diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
-		fprintf(f, "  %s\n", line);
-		shown++;
-	}
+			if ((roles ? s->kind != DK_ROLE : !s->is_inode) || s->kind == DK_HOLD ||
+			    (s->m[DM_WAIT_PER_S].verdict != DV_HIGHER &&
+			     s->m[DM_WAIT_PER_S].verdict != DV_LOWER))
+				continue;
+			diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
+			fprintf(f, "  %s\n", line);
+			shown++;
+		}
 	if (!nsum)
 		fprintf(f, "  (no inode lock waits or holds in either recording)\n");
 	if (d->nsig)
@@ -1008,11 +1192,37 @@ static void json_double_or_null(struct json *j, const char *key, double v, bool 
 		json_double(j, key, v);
 }
 
-static void json_subject(struct json *j, const struct diff_subject *s)
+/* A side of a role; op null when the roles were compared without ops. */
+static void role_side_json(struct json *j, const char *key, const char *comm, uint8_t mode,
+			   uint8_t op, uint8_t flags, bool ops)
+{
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	json_obj_begin(j, key);
+	json_str(j, "comm", c);
+	json_str(j, "mode", mode_name(mode));
+	json_str(j, "op", ops ? op_name(op) : NULL);
+	json_arr_begin(j, "op_flags");
+	for (unsigned b = 0; ops && op_flag_name(b); b++)
+		if (flags & (1U << b))
+			json_str(j, NULL, op_flag_name(b));
+	json_arr_end(j);
+	json_obj_end(j);
+}
+
+static void json_subject(struct json *j, const struct diff_subject *s, bool ops)
 {
 	json_obj_begin(j, NULL);
 	json_str(j, "class", class_name(s->class));
 	json_str(j, "kind", diff_kind_name(s->kind));
+	if (s->kind == DK_ROLE) {
+		json_str(j, "label", s->label);
+		role_side_json(j, "holder", s->role.holder_comm, s->role.holder_mode, s->role.holder_op,
+			       s->role.holder_op_flags, ops);
+		role_side_json(j, "waiter", s->role.waiter_comm, s->role.waiter_mode, s->role.waiter_op,
+			       s->role.waiter_op_flags, ops);
+	}
 	if (s->is_inode) {
 		json_str(j, "label", s->label);
 		json_str(j, "class_fs_name", class_display_name(s->class, s->magic));
@@ -1048,6 +1258,7 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 		      const struct recording *a, const struct recording *b)
 {
 	char line[2 * ILOCK_PATH_MAX + 256];
+	bool ops = !d->roles_without_ops;
 	struct json j;
 
 	json_init(&j, f);
@@ -1078,13 +1289,19 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_arr_end(&j);
 	json_arr_begin(&j, "classes");
 	for (size_t i = 0; i < d->n; i++)
-		if (!d->s[i].is_inode)
-			json_subject(&j, &d->s[i]);
+		if (!d->s[i].is_inode && d->s[i].kind != DK_ROLE)
+			json_subject(&j, &d->s[i], ops);
 	json_arr_end(&j);
 	json_arr_begin(&j, "inodes");
 	for (size_t i = 0; i < d->n; i++)
 		if (d->s[i].is_inode)
-			json_subject(&j, &d->s[i]);
+			json_subject(&j, &d->s[i], ops);
+	json_arr_end(&j);
+	json_bool(&j, "roles_by_op", ops);
+	json_arr_begin(&j, "roles");
+	for (size_t i = 0; i < d->n; i++)
+		if (d->s[i].kind == DK_ROLE)
+			json_subject(&j, &d->s[i], ops);
 	json_arr_end(&j);
 	json_obj_begin(&j, "summary");
 	json_bool(&j, "significant", d->nsig > 0);
@@ -1093,7 +1310,7 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_u64(&j, "higher", d->nhigher);
 	json_arr_begin(&j, "lines");
 	for (size_t i = 0; i < d->n; i++) {
-		if (d->s[i].is_inode || d->s[i].kind == DK_HOLD)
+		if (d->s[i].is_inode || d->s[i].kind == DK_HOLD || d->s[i].kind == DK_ROLE)
 			continue;
 		diff_summary_line(line, sizeof(line), &d->s[i], DM_WAIT_PER_S);
 		json_str(&j, NULL, line);

@@ -25,11 +25,14 @@ enum diff_metric {
 };
 
 /*
- * What a subject compares: waits in one mode, exclusive holds, or the
- * waits whose holder and waiter worked on disjoint, or overlapping, byte
- * ranges: what a range lock would remove, and keep.
+ * What a subject compares: waits in one mode, exclusive holds, the waits
+ * whose holder and waiter worked on disjoint, or overlapping, byte ranges
+ * (what a range lock would remove, and keep), or the waits of one role:
+ * a holder command, op and mode making a waiter command, op and mode wait,
+ * every thread summed, since thread ids do not carry over between runs.
  */
-enum diff_kind { DK_SHARED = 0, DK_EXCL = 1, DK_HOLD = 2, DK_DISJOINT = 3, DK_OVERLAP = 4 };
+enum diff_kind { DK_SHARED = 0, DK_EXCL = 1, DK_HOLD = 2, DK_DISJOINT = 3, DK_OVERLAP = 4,
+		 DK_ROLE = 5 };
 
 enum diff_verdict {
 	DV_UNTESTED = 0,  /* too few samples: see why */
@@ -62,6 +65,8 @@ struct diff_cmp {
 
 struct diff_subject {
 	bool is_inode;
+	/* DK_ROLE: class, both sides' comm, mode and op; every other field zero */
+	struct ilock_edge_key role;
 	uint8_t class;
 	uint8_t kind;             /* enum diff_kind */
 	uint32_t magic;           /* fs of the inode (either side), 0 if unknown */
@@ -100,6 +105,7 @@ struct diff_result {
 	struct diff_probe_change probes[DIFF_MAX_PROBE_CHANGES];
 	size_t nprobes;
 	size_t ntests, nsig, nlower, nhigher;
+	bool roles_without_ops;   /* a side had --ops off: roles by command and mode only */
 	struct diff_opts o;
 	double secs_a, secs_b;
 	size_t niv_a, niv_b;
@@ -114,6 +120,8 @@ const char *diff_metric_name(enum diff_metric m);
 const char *diff_kind_name(enum diff_kind k);
 const char *diff_verdict_name(enum diff_verdict v);
 const char *diff_match_name(enum diff_match m);
+/* "fio buffered-write EXCL -> fio buffered-read SHARED" (ops false: "fio EXCL -> fio SHARED") */
+void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool ops);
 /* "i_rwsem shared wait: 812 ms/s -> 95 ms/s (-88%, significant, p<0.001)" */
 void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum diff_metric m);
 

@@ -211,9 +211,20 @@ def test_diff_compares_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
     assert f_dis["metrics"]["waits_per_s"]["before"] == dis["waits_per_s"]["before"]
     assert f_dis["metrics"]["waits_per_s"]["after"] == 0
     assert f_ov["metrics"]["waits_per_s"]["after"] == ov["waits_per_s"]["after"]
+    # by command: other threads, other processes, one role on both sides
+    role = "lockhold buffered-write EXCL -> lockhold buffered-read SHARED"
+    roles = {x["label"]: x for x in doc["roles"] if x["class"] == "i_rwsem"}
+    assert doc["roles_by_op"] is True
+    assert role in roles, list(roles)
+    assert roles[role]["holder"]["op"] == "buffered-write"
+    m = roles[role]["metrics"]
+    assert set(m) == {"waits_per_s", "wait_ns_per_s"}
+    assert m["waits_per_s"]["before"] == pytest.approx(3 / secs_a, rel=1e-4)
+    assert m["waits_per_s"]["after"] == pytest.approx(3 / secs_b, rel=1e-4)
     text = subprocess.run([ilock_bin, "diff", "-D", xfs.mnt, before, after],
                           capture_output=True, text=True, timeout=30)
     assert "\n  i_rwsem overlapping ranges\n" in text.stdout, text.stdout
+    assert f"\n  i_rwsem  {role}\n    waits/s" in text.stdout, text.stdout
 
 
 def test_xfs_truncate_is_whole_file(xfs, procs, helpers_dir, ilock_bin):

@@ -446,6 +446,127 @@ static void test_ranges(void)
 	rec_free(&c);
 }
 
+/*
+ * Writers blocking readers (rr per second) and writers (ww), each split
+ * over two threads whose ids start at tid; ops zero when ops is false,
+ * as a recording made with --ops off has them.
+ */
+static void record_roles(struct recording *r, uint64_t rr, uint64_t ww, uint32_t tid, bool ops)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, MNT_A);
+	snap_init(&d);
+	for (int i = 0; i < 12; i++) {
+		snap_reset(&d);
+		if (i == 0)
+			synth_inode(&d, DEV_A, 131, ILOCK_XFS_SB_MAGIC, "/data");
+		for (int k = 0; k < 4; k++) {
+			bool reader = k < 2;
+			uint64_t n = (reader ? rr : ww) / 2;
+			uint64_t cnt = n + (uint64_t)(synth_rand01() * (double)n / 5);
+			struct ilock_edge_key ek = {
+				.ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+				.holder_mode = ILOCK_MODE_EXCL,
+				.waiter_mode = reader ? ILOCK_MODE_SHARED : ILOCK_MODE_EXCL,
+				.holder_pid = tid + (uint32_t)k, .holder_tgid = tid,
+				.waiter_pid = tid + 10 + (uint32_t)k, .waiter_tgid = tid,
+				.holder_op = ops ? ILOCK_OP_BUFFERED_WRITE : 0,
+				.waiter_op = !ops ? 0 : reader ? ILOCK_OP_BUFFERED_READ
+							       : ILOCK_OP_BUFFERED_WRITE,
+				.range = ops ? ILOCK_RANGE_DISJOINT : ILOCK_RANGE_NO_BOTH };
+			struct ilock_edge_stats es = { .count = cnt, .total_ns = cnt * 1000000,
+						       .max_ns = 1000000 };
+
+			if (!cnt)
+				continue;
+			memcpy(ek.holder_comm, "writer", 7);
+			memcpy(ek.waiter_comm, reader ? "reader" : "writer", 7);
+			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ek.waiter_mode, cnt, 1000000);
+			CHECK(snap_add_edge(&d, &ek, &es) == 0);
+		}
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+	add_meta(r, "attach.ops", ops ? "tp_btf (syscalls)" : "off");
+}
+
+static const struct diff_subject *find_role(const struct diff_result *d, const char *label)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->s[i].kind == DK_ROLE && !strcmp(d->s[i].label, label))
+			return &d->s[i];
+	return NULL;
+}
+
+/*
+ * Roles, matched by command, op and mode whatever the threads' ids: the
+ * writers' hold on readers drops, their hold on each other stays.
+ */
+static void test_roles(void)
+{
+	const char *wr = "writer buffered-write EXCL -> reader buffered-read SHARED";
+	const char *ww = "writer buffered-write EXCL -> writer buffered-write EXCL";
+	struct recording a, b, c;
+	const struct diff_subject *x, *y;
+	struct diff_result d;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	record_roles(&a, 400, 50, 100, true);
+	record_roles(&b, 4, 50, 5000, true);
+	run(&a, &b, &d);
+	x = find_role(&d, wr);
+	y = find_role(&d, ww);
+	CHECK(x && x->class == ILOCK_CLASS_I_RWSEM && !x->is_inode);
+	CHECK(x && x->m[DM_WAITS_PER_S].tested && x->m[DM_WAITS_PER_S].verdict == DV_LOWER);
+	CHECK(x && x->m[DM_WAIT_PER_S].verdict == DV_LOWER);
+	/* both threads of each side summed: about 400 a second before, 4 after */
+	CHECK(x && x->m[DM_WAITS_PER_S].before >= 400 && x->m[DM_WAITS_PER_S].before <= 440);
+	CHECK(x && x->m[DM_WAITS_PER_S].after >= 4 && x->m[DM_WAITS_PER_S].after <= 5);
+	CHECK(x && !x->m[DM_P99].present && !x->m[DM_HOLD_P99].present);
+	CHECK(y && y->m[DM_WAITS_PER_S].tested && y->m[DM_WAITS_PER_S].verdict == DV_SAME);
+	CHECK(!d.roles_without_ops);
+	/* roles are neither class nor inode rows */
+	CHECK(find(&d, false, DK_SHARED) && find(&d, false, DK_SHARED)->kind == DK_SHARED);
+	out = diff_text(&d, &a, &b);
+	CHECK(strstr(out, "\nBY COMMAND (holder -> waiter, the threads of a command summed; top 10 by "
+			  "wait time)\n  i_rwsem  writer buffered-write EXCL -> reader buffered-read "
+			  "SHARED\n    waits/s") != NULL);
+	CHECK(strstr(out, "\n  i_rwsem writer buffered-write EXCL -> reader buffered-read SHARED "
+			  "wait: ") != NULL);
+	/* a role is not a lock class: no "role" heading among the classes */
+	CHECK(strstr(out, " role\n") == NULL);
+	free(out);
+	f = open_memstream(&out, &len);
+	diff_render_json(f, &d, "a", "b", &a, &b);
+	fclose(f);
+	CHECK(strstr(out, "\"roles_by_op\":true,\"roles\":[{\"class\":\"i_rwsem\",\"kind\":\"role\","
+			  "\"label\":\"writer buffered-write EXCL -> reader buffered-read SHARED\","
+			  "\"holder\":{\"comm\":\"writer\",\"mode\":\"exclusive\",\"op\":"
+			  "\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"reader\"") != NULL);
+	CHECK(strstr(out, "\"classes\":[{\"class\":\"i_rwsem\",\"kind\":\"shared\"") != NULL);
+	free(out);
+	diff_free(&d);
+
+	/* after recorded with --ops off: roles by command and mode only, and they still match */
+	record_roles(&c, 4, 50, 9000, false);
+	run(&a, &c, &d);
+	CHECK(d.roles_without_ops);
+	x = find_role(&d, "writer EXCL -> reader SHARED");
+	CHECK(x && x->m[DM_WAITS_PER_S].tested && x->m[DM_WAITS_PER_S].verdict == DV_LOWER);
+	CHECK(find_role(&d, wr) == NULL);
+	out = diff_text(&d, &a, &c);
+	CHECK(strstr(out, "(ops not compared: a recording was made with --ops off)") != NULL);
+	free(out);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+	rec_free(&c);
+}
+
 int main(void)
 {
 	test_holds_off_is_not_gone();
@@ -454,5 +575,6 @@ int main(void)
 	test_effect_floors();
 	test_matching();
 	test_ranges();
+	test_roles();
 	UNIT_DONE();
 }
