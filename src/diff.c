@@ -621,21 +621,6 @@ out:
 	return err;
 }
 
-/* One side of a role: "fio buffered-write EXCL", or "fio EXCL" without ops. */
-static size_t role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t op,
-			uint8_t flags, bool ops)
-{
-	char c[ILOCK_COMM_LEN + 1], o[64];
-
-	if (mode == ILOCK_MODE_UNKNOWN)
-		return (size_t)snprintf(buf, len, "(no owner)");
-	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
-	if (!ops)
-		return (size_t)snprintf(buf, len, "%s %s", c[0] ? c : "?", mode_short(mode));
-	return (size_t)snprintf(buf, len, "%s %s %s", c[0] ? c : "?", op_label(o, sizeof(o), op, flags),
-				mode_short(mode));
-}
-
 void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool ops)
 {
 	char h[96], w[96];

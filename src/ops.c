@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ops.h"
+#include "util.h"
 
 static const char *const op_names[ILOCK_OP_MAX] = {
 	[ILOCK_OP_UNKNOWN] = "unknown",
@@ -104,6 +105,24 @@ const char *mode_short(uint8_t mode)
 	case ILOCK_MODE_QUEUED_SHARED: return "NEXT-SHARED";
 	default: return "?";
 	}
+}
+
+char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t op, uint8_t flags,
+		bool ops)
+{
+	char c[ILOCK_COMM_LEN + 1], o[64];
+
+	if (mode == ILOCK_MODE_UNKNOWN) {
+		snprintf(buf, len, "(no owner)");
+		return buf;
+	}
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	if (ops)
+		snprintf(buf, len, "%s %s %s", c[0] ? c : "?", op_label(o, sizeof(o), op, flags),
+			 mode_short(mode));
+	else
+		snprintf(buf, len, "%s %s", c[0] ? c : "?", mode_short(mode));
+	return buf;
 }
 
 bool pair_has_edge(const struct ilock_edge_key *p, const struct ilock_edge_key *e)

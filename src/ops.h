@@ -28,6 +28,13 @@ const char *range_name(uint8_t range);
 const char *mode_short(uint8_t mode);
 
 /*
+ * One side of a role, its thread left out: "fio buffered-write EXCL", or
+ * "fio EXCL" when ops is false; "(no owner)" for an unknown holder.
+ */
+char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t op, uint8_t flags,
+		bool ops);
+
+/*
  * One holder-to-waiter pair: the edges that differ only in range, or in
  * what snap_pairs was told to drop from the key.
  */

@@ -154,22 +154,6 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 		fprintf(f, "  ... %ld more pairs (use --json for all)\n", np - rows);
 }
 
-/* "fio buffered-write EXCL": a side of a role, its thread left out. */
-static char *role_side(char *buf, size_t len, const char *comm, uint8_t op, uint8_t flags,
-		       uint8_t mode)
-{
-	char c[ILOCK_COMM_LEN + 1], o[64];
-
-	if (mode == ILOCK_MODE_UNKNOWN)
-		snprintf(buf, len, "(no owner)");
-	else {
-		str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
-		snprintf(buf, len, "%s %s %s", c[0] ? c : "?", op_label(o, sizeof(o), op, flags),
-			 mode_short(mode));
-	}
-	return buf;
-}
-
 void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
 {
 	struct pair_row *p;
@@ -191,10 +175,10 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 		struct inode_view v;
 
 		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, &v);
-		role_side(left, sizeof(left), r->k.holder_comm, r->k.holder_op, r->k.holder_op_flags,
-			  r->k.holder_mode);
-		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_op, r->k.waiter_op_flags,
-			  r->k.waiter_mode);
+		role_side(left, sizeof(left), r->k.holder_comm, r->k.holder_mode, r->k.holder_op,
+			  r->k.holder_op_flags, true);
+		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
+			  r->k.waiter_op_flags, true);
 		fprintf(f, "  %-36s ->  %-36s %9s waits %9s  max %9s  %3u -> %-3u threads", left,
 			right, fmt_count(n, sizeof(n), r->s.count), fmt_ns(t, sizeof(t), r->s.total_ns),
 			fmt_ns(mx, sizeof(mx), r->s.max_ns), r->holders, r->waiters);

@@ -564,6 +564,46 @@ static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint
 	free(list);
 }
 
+/* The inode's pairs by command, op and mode, every thread summed (snap_pairs). */
+static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
+			 uint32_t magic)
+{
+	struct pair_row *p;
+	long np = snap_pairs(win, &p, PAIRS_OPS);
+	int shown = 0;
+
+	if (np < 0) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	for (long i = 0; i < np && shown < 20; i++) {
+		const struct pair_row *r = &p[i];
+		char h[96], w[96], c[24], t[24], mx[24], thr[24], d[16];
+		double share = pair_headroom(r);
+
+		if (r->k.dev != dev || r->k.ino != ino)
+			continue;
+		if (!shown++)
+			fprintf(f, "  %-34s    %-34s %-8s %9s %9s %9s %9s  %s\n", "HOLDER", "WAITER",
+				"LOCK", "THREADS", "WAITS", "WAITED", "MAX", "DISJOINT");
+		snprintf(thr, sizeof(thr), "%u->%u", r->holders, r->waiters);
+		if (share < 0)
+			snprintf(d, sizeof(d), "-");
+		else
+			snprintf(d, sizeof(d), "%.0f%%", share * 100.0);
+		fprintf(f, "  %-34s -> %-34s %-8s %9s %9s %9s %9s  %s\n",
+			role_side(h, sizeof(h), r->k.holder_comm, r->k.holder_mode, r->k.holder_op,
+				  r->k.holder_op_flags, true),
+			role_side(w, sizeof(w), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
+				  r->k.waiter_op_flags, true),
+			top_class_name(r->k.class, magic), thr, fmt_count(c, sizeof(c), r->s.count),
+			fmt_ns(t, sizeof(t), r->s.total_ns), fmt_ns(mx, sizeof(mx), r->s.max_ns), d);
+	}
+	if (!shown)
+		fprintf(f, "  (none in this window)\n");
+	free(p);
+}
+
 /*
  * How this lock's waits in the window met their holders' byte ranges, from
  * its edges (docs/ranges.md): would a range lock have let them through?
@@ -728,7 +768,9 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 		fprintf(f, "  (not available: only XFS reports lock holds)\n");
 	}
 
-	fprintf(f, "\nHOLDER -> WAITER on this inode\n");
+	fprintf(f, "\nBY COMMAND on this inode (holder -> waiter, the threads of a command summed)\n");
+	detail_roles(f, edges, dev, ino, v.magic);
+	fprintf(f, "\nHOLDER -> WAITER on this inode, by thread\n");
 	detail_edges(f, edges, dev, ino, v.magic);
 
 	fprintf(f, "\nRANGES of this lock's waits (would a range lock have helped?)\n");

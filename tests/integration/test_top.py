@@ -177,7 +177,13 @@ def test_screen_top_row_sort_detail_quit(term, workload, ilocktop_bin):
     assert hot in s and f"ino {ino} " in s
     assert re.search(r"^\s+wait\s+shared\s+exclusive", s, re.M)
     assert re.search(r"\|\*+\s*\|", s), "no histogram bars"
-    assert "HOLDER -> WAITER" in s and "fio[" in s
+    # who waits for whom: by command first, then thread by thread
+    assert "BY COMMAND on this inode" in s
+    assert re.search(r"^\s+fio buffered-(read|write) \S+\s+-> fio buffered-(read|write) \S+", s, re.M)
+    if "HOLDER -> WAITER on this inode, by thread" not in s:
+        t.keys("NPage")
+        s = t.wait_re(r"^HOLDER -> WAITER on this inode, by thread")
+    assert "fio[" in s
     # the end of the detail: the kernel stacks behind this inode's waits
     t.keys("End")
     s = t.wait_re(r"^WAITER STACKS since start")

@@ -128,6 +128,15 @@ static void test_names(void)
 	CHECK_STR(range_name(ILOCK_RANGE_NO_HOLDER), "holder");
 	CHECK_STR(range_group_name(ILOCK_RANGE_NO_WAITER), "unknown");
 	CHECK_STR(mode_short(ILOCK_MODE_EXCL), "EXCL");
+	CHECK_STR(role_side(b, sizeof(b), "fio", ILOCK_MODE_EXCL, ILOCK_OP_BUFFERED_WRITE,
+			    ILOCK_OPF_APPEND, true), "fio buffered-write(append) EXCL");
+	CHECK_STR(role_side(b, sizeof(b), "fio", ILOCK_MODE_READERS, ILOCK_OP_BUFFERED_READ, 0, false),
+		  "fio READERS");
+	/* a 16-byte comm has no NUL of its own */
+	CHECK_STR(role_side(b, sizeof(b), "0123456789abcdefXX", ILOCK_MODE_SHARED, 0, 0, false),
+		  "0123456789abcdef SHARED");
+	CHECK_STR(role_side(b, sizeof(b), "", ILOCK_MODE_SHARED, 0, 0, false), "? SHARED");
+	CHECK_STR(role_side(b, sizeof(b), "fio", ILOCK_MODE_UNKNOWN, 0, 0, true), "(no owner)");
 }
 
 /* ---- a snapshot with ops, ranges, stacks and direct writes ---- */

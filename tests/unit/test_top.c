@@ -916,6 +916,11 @@ static void test_detail(void)
 	CHECK(strstr(text, "  unknown              1 waits   50.0 ms   missing: waiter's 0, "
 			   "holder's 0, both 1\n") != NULL);
 	CHECK(strstr(text, "range-lock headroom: 83.3% of the wait time was disjoint") != NULL);
+	/* by command first, the threads of a command summed */
+	CHECK(strstr(text, "BY COMMAND on this inode") < strstr(text, "HOLDER -> WAITER on this inode"));
+	CHECK(strstr(text, "  fio buffered-write EXCL            -> reader buffered-read SHARED        "
+			  "IOLOCK        1->1         2    250 ms    200 ms  100%\n") != NULL);
+	CHECK(strstr(text, "  cp unknown EXCL                    -> reader unknown SHARED") != NULL);
 	free(text);
 
 	text = NULL;
