@@ -986,6 +986,29 @@ double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX])
 	return ns ? (double)range[ILOCK_RANGE_DISJOINT].wait_ns / (double)ns : 0.0;
 }
 
+void snap_wait_load(const struct snapshot *s, double secs, struct wait_load *out)
+{
+	double per_s = secs > 0 ? 1e-9 / secs : 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < s->nlocks; i++) {
+		const struct lock_row *r = &s->locks[i];
+
+		if (r->class == ILOCK_CLASS_JBD2_WAIT) {
+			out->journal_waits += row_waits(r);
+			out->journal_ns += row_wait_ns(r);
+			continue;
+		}
+		out->waits += row_waits(r);
+		out->wait_ns += row_wait_ns(r);
+		if (row_wait_ns(r) && (!out->top || row_wait_ns(r) > row_wait_ns(out->top)))
+			out->top = r;
+	}
+	out->tasks = (double)out->wait_ns * per_s;
+	out->journal_tasks = (double)out->journal_ns * per_s;
+	out->top_tasks = out->top ? (double)row_wait_ns(out->top) * per_s : 0;
+}
+
 double row_headroom(const struct lock_row *r)
 {
 	return range_headroom(r->range);

@@ -167,6 +167,23 @@ double row_headroom(const struct lock_row *r);
 /* The same over a lock's (or a pair's) waits by range class. */
 double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 
+/*
+ * How much a window's waits held tasks up. Wait time over the window is
+ * the number of tasks waiting on average: a workload that is slow while
+ * that stays small is slow for another reason than its inode locks.
+ * ext4 fsyncs waiting for the journal are no lock wait, and kept apart.
+ */
+#define ILOCK_FEW_WAITING 0.05     /* tasks waiting on average: "too few to matter" */
+struct wait_load {
+	uint64_t waits, wait_ns;          /* inode-lock waits */
+	double tasks;                     /* wait_ns over the window */
+	uint64_t journal_waits, journal_ns;
+	double journal_tasks;
+	const struct lock_row *top;       /* the lock waited on longest; NULL: none */
+	double top_tasks;
+};
+void snap_wait_load(const struct snapshot *s, double secs, struct wait_load *out);
+
 const char *class_name(uint8_t class);
 /* XFS's own names (IOLOCK, MMAPLOCK, ILOCK) when on XFS. */
 const char *class_display_name(uint8_t class, uint32_t magic);

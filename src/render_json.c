@@ -68,6 +68,34 @@ static void lock_json(struct json *j, const struct snapshot *s, const struct rep
 	json_obj_end(j);
 }
 
+/* Tasks waiting on average (snap_wait_load), inode locks and journal apart. */
+static void summary_json(struct json *j, const struct snapshot *s, const struct report_meta *m)
+{
+	struct wait_load w;
+	char d[24];
+
+	snap_wait_load(s, m->duration_s, &w);
+	json_obj_begin(j, "summary");
+	json_u64(j, "waits", w.waits);
+	json_u64(j, "wait_ns", w.wait_ns);
+	json_double(j, "tasks_waiting", w.tasks);
+	json_bool(j, "few_waiting", w.tasks < ILOCK_FEW_WAITING);
+	if (w.top) {
+		json_obj_begin(j, "top");
+		json_str(j, "dev", fmt_kdev(d, sizeof(d), w.top->dev));
+		json_u64(j, "ino", w.top->ino);
+		json_str(j, "class", class_name(w.top->class));
+		json_double(j, "tasks_waiting", w.top_tasks);
+		json_obj_end(j);
+	} else {
+		json_null(j, "top");
+	}
+	json_u64(j, "journal_waits", w.journal_waits);
+	json_u64(j, "journal_wait_ns", w.journal_ns);
+	json_double(j, "journal_tasks_waiting", w.journal_tasks);
+	json_obj_end(j);
+}
+
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o)
 {
@@ -93,6 +121,7 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		json_u64(&j, counter_name(c), s->counters[c]);
 	json_u64(&j, "in_flight", s->in_flight);
 	json_obj_end(&j);
+	summary_json(&j, s, m);
 
 	json_arr_begin(&j, "locks");
 	for (size_t i = 0; i < s->nlocks; i++)

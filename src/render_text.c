@@ -260,6 +260,58 @@ static void losses(FILE *f, const struct snapshot *s)
 			fmt_count(n, sizeof(n), s->in_flight));
 }
 
+/* Tasks waiting on average, with as many digits as a small number needs. */
+static char *fmt_tasks(char *buf, size_t len, double t)
+{
+	if (t > 0 && t < 0.001)
+		snprintf(buf, len, "<0.001");
+	else
+		snprintf(buf, len, t >= 10 ? "%.0f" : t >= 0.1 ? "%.2f" : t > 0 ? "%.3f" : "0", t);
+	return buf;
+}
+
+/*
+ * The answer in two or three lines: how many tasks the inode locks held up
+ * on average, where, and whether a range lock would have helped; or that
+ * they held up too few to explain a slow workload (shared/seeds/003).
+ */
+static void in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
+{
+	struct wait_load w;
+	char a[24], b[24], c[24], d[24];
+
+	snap_wait_load(s, m->duration_s, &w);
+	fprintf(f, "\nIN SHORT\n");
+	if (!w.waits)
+		fprintf(f, "  no task waited for an inode lock: if this workload is slow, the cause is "
+			   "not its inode locks\n");
+	else
+		fprintf(f, "  %s tasks waited for inode locks on average (%s of waiting in %.1f s, %s "
+			   "waits)%s\n", fmt_tasks(a, sizeof(a), w.tasks), fmt_ns(b, sizeof(b), w.wait_ns),
+			m->duration_s, fmt_count(c, sizeof(c), w.waits),
+			w.tasks < ILOCK_FEW_WAITING ? ": too few to slow a workload down; if it is slow, "
+						      "look past the locks (I/O path, journal, device)" : "");
+	if (w.top && w.tasks >= ILOCK_FEW_WAITING) {
+		struct inode_view v;
+		char label[2 * ILOCK_PATH_MAX + 64];
+		double h = row_headroom(w.top);
+
+		describe_inode(s, m->mounts, w.top->dev, w.top->ino, w.top->has_hold, &v);
+		inode_label(label, sizeof(label), &v, w.top->dev, w.top->ino);
+		fprintf(f, "  most on %s %s: %s tasks (%.0f%%)", label,
+			class_display_name(w.top->class, v.magic), fmt_tasks(a, sizeof(a), w.top_tasks),
+			100.0 * (double)row_wait_ns(w.top) / (double)w.wait_ns);
+		if (h >= 0)
+			fprintf(f, ", %.0f%% of it between disjoint byte ranges (a range lock would have "
+				   "let those run)", 100.0 * h);
+		fprintf(f, "\n");
+	}
+	if (w.journal_waits)
+		fprintf(f, "  apart from that, ext4 fsyncs waited for the journal: %s tasks on average "
+			   "(%s in %s waits)\n", fmt_tasks(a, sizeof(a), w.journal_tasks),
+			fmt_ns(b, sizeof(b), w.journal_ns), fmt_count(d, sizeof(d), w.journal_waits));
+}
+
 void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o)
 {
@@ -277,6 +329,8 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	fprintf(f, "\nevents: %s inode lock waits of %s rw_semaphore waits\n",
 		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]),
 		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]));
+
+	in_short(f, s, m);
 
 	fprintf(f, "\nTOP INODE LOCKS by wait time\n");
 	if (!rows)

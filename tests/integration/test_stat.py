@@ -338,6 +338,30 @@ def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
     line = next(l for l in out.splitlines() if l.startswith(path))
     assert "xfs" in line and "IOLOCK" in line and f"lockhold[{htid}] exclusive" in line
     assert re.search(rf"lockhold\[{htid}\] exclusive\s+->\s+lockhold\[\d+\]\s+shared\s+1 waits", out)
+    # in short: two readers blocked most of 400 ms each, in 3 s: about 0.2 tasks waiting
+    m = re.search(r"\nIN SHORT\n  (\d\.\d\d) tasks waited for inode locks on average "
+                  r"\(\S+ \S+ of waiting in 3\.\d s, 2 waits\)\n  most on (\S+) IOLOCK: ", out)
+    assert m, out
+    assert 0.1 < float(m.group(1)) < 0.4 and m.group(2) == path
+
+
+def test_uncontended_writer_is_not_blamed_on_locks(ext4, procs, helpers_dir, ilock_bin):
+    """One thread writing alone (seed 003: a write path slow for other
+    reasons) waits for no inode lock, and ilock says the locks are not it."""
+    path = make_file(os.path.join(ext4.mnt, "alone.dat"), 1 << 20)
+    st = start_stat(procs, ilock_bin, "-D", ext4.mnt, "--class", "i_rwsem")
+    procs.start([lockhold(helpers_dir), "spin", path, 2, 1]).communicate(timeout=20)
+    doc = stop_stat(st)
+    assert doc["summary"]["few_waiting"] is True, doc["summary"]
+    assert doc["summary"]["tasks_waiting"] < 0.05
+    spin = procs.start([lockhold(helpers_dir), "spin", path, 4, 1])
+    text = subprocess.run([ilock_bin, "stat", "-d", "2", "-D", ext4.mnt, "--class", "i_rwsem"],
+                          capture_output=True, text=True, timeout=30)
+    spin.communicate(timeout=20)
+    assert text.returncode == 0, text.stderr
+    assert re.search(r"\nIN SHORT\n  (no task waited for an inode lock: if this workload is "
+                     r"slow, the cause is not its inode locks|.*too few to slow a workload down)",
+                     text.stdout), text.stdout
 
 
 def test_full_maps_count_every_lost_wait(xfs, procs, helpers_dir, ilock_bin):

@@ -3,6 +3,7 @@
  * Renderers against golden files, JSON escaping, formatting helpers and
  * CLI parsing errors. UPDATE_GOLDEN=1 rewrites the golden files.
  */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 
@@ -174,6 +175,73 @@ static void test_empty(void)
 	snap_free(&s);
 }
 
+/*
+ * IN SHORT: wait time over the window is tasks waiting on average; too few
+ * is said to be too few; the journal is kept apart; the top lock is named.
+ */
+static void test_in_short(void)
+{
+	static const uint64_t long_waits[] = { 4000000000ULL, 3000000000ULL, 1000000000ULL };
+	static const uint64_t short_waits[] = { 200000000ULL };
+	static const uint64_t tiny[] = { 1000000, 2000000 };
+	struct snapshot s;
+	struct report_meta m;
+	struct mount_table mt;
+	struct wait_load w;
+	struct ilock_range_key rk = { .ino = 131, .dev = ILOCK_KDEV(7, 0),
+				      .class = ILOCK_CLASS_I_RWSEM, .range = ILOCK_RANGE_DISJOINT };
+	struct ilock_range_stats rs = { 3, 6000000000ULL };
+	char *text, *json;
+
+	meta(&m, &mt);
+	snap_init(&s);
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "IN SHORT\n  no task waited for an inode lock") != NULL);
+	free(text);
+
+	/* 8 s of waiting on one lock, 0.2 s on another, in 10 s: 0.82 tasks */
+	add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, long_waits, 3, false);
+	add_wait(&s, 99, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_EXCL, short_waits, 1, false);
+	/* and 2 s of fsync waiting for the journal: apart */
+	add_wait(&s, 12, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, long_waits + 2, 1, false);
+	CHECK(snap_add_range(&s, &rk, &rs) == 0);
+	snap_wait_load(&s, m.duration_s, &w);
+	CHECK_EQ_U(w.waits, 4);
+	CHECK_EQ_U(w.wait_ns, 8200000000ULL);
+	CHECK(fabs(w.tasks - 0.82) < 1e-9 && fabs(w.journal_tasks - 0.1) < 1e-9);
+	CHECK(w.top && w.top->ino == 131 && fabs(w.top_tasks - 0.8) < 1e-9);
+	CHECK_EQ_U(w.journal_waits, 1);
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "\nIN SHORT\n  0.82 tasks waited for inode locks on average (8.20 s of "
+			  "waiting in 10.0 s, 4 waits)\n  most on 7:0:131 (not seen by the path walker) "
+			  "IOLOCK: 0.80 tasks (98%), 100% of it between disjoint byte ranges") != NULL);
+	CHECK(strstr(text, "  apart from that, ext4 fsyncs waited for the journal: 0.10 tasks on "
+			  "average (1.00 s in 1 waits)\n") != NULL);
+	CHECK(!strstr(text, "too few"));
+	free(text);
+	json = render(render_json, &s, &m);
+	CHECK(strstr(json, "\"summary\":{\"waits\":4,\"wait_ns\":8200000000,\"tasks_waiting\":0.82,"
+			  "\"few_waiting\":false,\"top\":{\"dev\":\"7:0\",\"ino\":131,"
+			  "\"class\":\"i_rwsem\",\"tasks_waiting\":0.8},\"journal_waits\":1") != NULL);
+	free(json);
+	snap_free(&s);
+
+	/* 3 ms of waiting in 10 s: too few to blame */
+	snap_init(&s);
+	add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, tiny, 2, false);
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "  <0.001 tasks waited") != NULL);
+	CHECK(strstr(text, "(3.00 ms of waiting in 10.0 s, 2 waits): too few to slow a workload "
+			  "down; if it is slow, look past the locks") != NULL);
+	CHECK(!strstr(text, "most on "));
+	free(text);
+	json = render(render_json, &s, &m);
+	CHECK(strstr(json, "\"few_waiting\":true") != NULL);
+	free(json);
+	snap_free(&s);
+	mounts_free(&mt);
+}
+
 static void test_format(void)
 {
 	char b[64];
@@ -257,6 +325,7 @@ int main(void)
 {
 	test_golden();
 	test_empty();
+	test_in_short();
 	test_format();
 	test_cli();
 	UNIT_DONE();
