@@ -270,8 +270,32 @@ static char *fmt_tasks(char *buf, size_t len, double t)
 	return buf;
 }
 
+/* Who made whom wait on lock r: its costliest role, with its share of r's wait time. */
+static void top_role(FILE *f, const struct snapshot *s, const struct lock_row *r)
+{
+	struct pair_row *p;
+	long np = snap_pairs(s, &p, PAIRS_OPS);
+	char h[96], w[96];
+
+	for (long i = 0; i < np; i++) {
+		const struct pair_row *q = &p[i];
+
+		if (q->k.dev != r->dev || q->k.ino != r->ino || q->k.class != r->class)
+			continue;
+		fprintf(f, "  the largest share there: %s -> %s, %.0f%% (%u -> %u threads)\n",
+			role_side(h, sizeof(h), q->k.holder_comm, q->k.holder_mode, q->k.holder_op,
+				  q->k.holder_op_flags, true),
+			role_side(w, sizeof(w), q->k.waiter_comm, q->k.waiter_mode, q->k.waiter_op,
+				  q->k.waiter_op_flags, true),
+			row_wait_ns(r) ? 100.0 * (double)q->s.total_ns / (double)row_wait_ns(r) : 0,
+			q->holders, q->waiters);
+		break;
+	}
+	free(p);
+}
+
 /*
- * The answer in two or three lines: how many tasks the inode locks held up
+ * The answer in a few lines: how many tasks the inode locks held up
  * on average, where, and whether a range lock would have helped; or that
  * they held up too few to explain a slow workload (shared/seeds/003).
  */
@@ -305,6 +329,7 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			fprintf(f, ", %.0f%% of it between disjoint byte ranges (a range lock would have "
 				   "let those run)", 100.0 * h);
 		fprintf(f, "\n");
+		top_role(f, s, w.top);
 	}
 	if (w.journal_waits)
 		fprintf(f, "  apart from that, ext4 fsyncs waited for the journal: %s tasks on average "

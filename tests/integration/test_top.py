@@ -180,10 +180,18 @@ def test_screen_top_row_sort_detail_quit(term, workload, ilocktop_bin):
     # who waits for whom: by command first, then thread by thread
     assert "BY COMMAND on this inode" in s
     assert re.search(r"^\s+fio buffered-(read|write) \S+\s+-> fio buffered-(read|write) \S+", s, re.M)
-    if "HOLDER -> WAITER on this inode, by thread" not in s:
+    # the per-thread pairs come below: page down until their heading and rows have shown
+    thread_row = re.compile(r"^\s+(readers, )?fio\[\d+\].*->\s+fio\[\d+\]", re.M)
+    seen_heading = seen_row = False
+    for _ in range(5):
+        seen_heading |= "HOLDER -> WAITER on this inode, by thread" in s
+        seen_row |= seen_heading and bool(thread_row.search(s.split("by thread", 1)[-1]))
+        if seen_row:
+            break
         t.keys("NPage")
-        s = t.wait_re(r"^HOLDER -> WAITER on this inode, by thread")
-    assert "fio[" in s
+        time.sleep(0.3)
+        s = t.screen()
+    assert seen_heading and seen_row, s
     # the end of the detail: the kernel stacks behind this inode's waits
     t.keys("End")
     s = t.wait_re(r"^WAITER STACKS since start")

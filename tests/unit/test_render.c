@@ -205,6 +205,26 @@ static void test_in_short(void)
 	/* and 2 s of fsync waiting for the journal: apart */
 	add_wait(&s, 12, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, long_waits + 2, 1, false);
 	CHECK(snap_add_range(&s, &rk, &rs) == 0);
+	/* writers held the readers up for 6 of the lock's 8 s; a reader held a writer up 1 s */
+	for (int i = 0; i < 3; i++) {
+		struct ilock_edge_key ek = { .ino = 131, .dev = ILOCK_KDEV(7, 0),
+					     .class = ILOCK_CLASS_I_RWSEM, .holder_mode = ILOCK_MODE_EXCL,
+					     .waiter_mode = ILOCK_MODE_SHARED, .holder_pid = 10 + (i > 0),
+					     .waiter_pid = 20 + i, .holder_op = ILOCK_OP_BUFFERED_WRITE,
+					     .waiter_op = ILOCK_OP_BUFFERED_READ };
+		struct ilock_edge_stats es = { 1, 2000000000ULL, 2000000000ULL };
+
+		memcpy(ek.holder_comm, "mysqld", 7);
+		memcpy(ek.waiter_comm, "mysqld", 7);
+		if (i == 2) {
+			ek.holder_mode = ILOCK_MODE_READERS;
+			ek.waiter_mode = ILOCK_MODE_EXCL;
+			ek.holder_op = ILOCK_OP_BUFFERED_READ;
+			ek.waiter_op = ILOCK_OP_BUFFERED_WRITE;
+			es.total_ns = es.max_ns = 1000000000ULL;
+		}
+		CHECK(snap_add_edge(&s, &ek, &es) == 0);
+	}
 	snap_wait_load(&s, m.duration_s, &w);
 	CHECK_EQ_U(w.waits, 4);
 	CHECK_EQ_U(w.wait_ns, 8200000000ULL);
@@ -215,6 +235,8 @@ static void test_in_short(void)
 	CHECK(strstr(text, "\nIN SHORT\n  0.82 tasks waited for inode locks on average (8.20 s of "
 			  "waiting in 10.0 s, 4 waits)\n  most on 7:0:131 (not seen by the path walker) "
 			  "IOLOCK: 0.80 tasks (98%), 100% of it between disjoint byte ranges") != NULL);
+	CHECK(strstr(text, "(a range lock would have let those run)\n  the largest share there: mysqld "
+			  "buffered-write EXCL -> mysqld buffered-read SHARED, 50% (2 -> 2 threads)\n") != NULL);
 	CHECK(strstr(text, "  apart from that, ext4 fsyncs waited for the journal: 0.10 tasks on "
 			  "average (1.00 s in 1 waits)\n") != NULL);
 	CHECK(!strstr(text, "too few"));
