@@ -545,7 +545,8 @@ static int decode_tasks(struct recording *r, struct rd *d)
 		t->pid = (uint32_t)pid;
 		t->tgid = (uint32_t)tgid;
 		{
-			char c[ILOCK_COMM_LEN + 1];
+			/* zeroed: keys built from comm are compared whole, padding included */
+			char c[ILOCK_COMM_LEN + 1] = { 0 };
 
 			rd_str(d, c, sizeof(c));
 			memcpy(t->comm, c, ILOCK_COMM_LEN);  /* a 16-byte comm has no NUL */

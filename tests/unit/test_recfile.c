@@ -127,6 +127,11 @@ static void test_round_trip(void)
 	CHECK_EQ_U(r.iv[1].t_start_ns, 1000000000ULL);
 	CHECK_EQ_U(r.iv[0].counters[ILOCK_EV_WAIT], 3);
 	CHECK_EQ_U(r.iv[0].counters[ILOCK_LOST_PATH], 1);
+	/* a task's comm is NUL-padded: keys built from it compare whole */
+	CHECK(r.ntasks > 0);
+	for (size_t t = 0; t < r.ntasks; t++)
+		for (size_t i = strnlen(r.tasks[t].comm, ILOCK_COMM_LEN); i < ILOCK_COMM_LEN; i++)
+			CHECK_EQ_U(r.tasks[t].comm[i], 0);
 
 	snap_init(&m);
 	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &m));
