@@ -147,8 +147,10 @@ struct sel {
 	uint8_t class, kind;
 	const int32_t *ent_of;   /* inode id -> entity; NULL for any inode */
 	int32_t ent;             /* -1 with ent_of NULL */
-	const struct ilock_edge_key *role;  /* DK_ROLE: role_key's */
-	bool role_ops;           /* role keys with ops */
+	/* DK_ROLE: the role's pairs, ascending (role_set), and where its interval starts */
+	const uint32_t *pairs;
+	size_t npairs;
+	size_t *cursor;
 };
 
 static void agg_free(struct agg *g)
@@ -162,22 +164,25 @@ static void agg_free(struct agg *g)
 static void interval_stats(const struct recording *r, const struct rec_interval *iv,
 			   const struct diff_opts *o, const struct sel *s, struct ilock_stats *st)
 {
+	if (s->kind == DK_ROLE) {
+		/* the role's own pairs: intervals come in order, so a cursor walks them once */
+		for (; *s->cursor < s->npairs && s->pairs[*s->cursor] < iv->edge0 + iv->nedges;
+		     ++*s->cursor) {
+			const struct rec_edge *e = &r->edges[s->pairs[*s->cursor]];
+
+			st->count += e->s.count;
+			st->total_ns += e->s.total_ns;
+		}
+		return;
+	}
 	if (is_pair_kind(s->kind)) {
 		/* from the pairs: counts and times, no histogram */
 		for (size_t k = iv->edge0; k < iv->edge0 + iv->nedges; k++) {
 			const struct rec_edge *e = &r->edges[k];
-			struct ilock_edge_key rk;
 
-			if (s->kind == DK_ROLE) {
-				if (e->class != s->class || !rec_edge_match(r, e, o->f))
-					continue;
-				role_key(r, e, s->role_ops, &rk);
-				if (memcmp(&rk, s->role, sizeof(rk)))
-					continue;
-			} else if (!edge_selected(r, e, o, s->class, s->kind) ||
-				   (s->ent_of && s->ent_of[e->inode] != s->ent)) {
+			if (!edge_selected(r, e, o, s->class, s->kind) ||
+			    (s->ent_of && s->ent_of[e->inode] != s->ent))
 				continue;
-			}
 			st->count += e->s.count;
 			st->total_ns += e->s.total_ns;
 		}
@@ -630,27 +635,198 @@ void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool
 	snprintf(buf, len, "%s -> %s", h, w);
 }
 
-/* Each role's wait time in one recording, summed into a snapshot keyed by role. */
-static int role_load(const struct recording *r, const struct diff_opts *o, bool ops,
-		     struct snapshot *out)
+/*
+ * One recording's roles: the distinct role keys, their waits over the
+ * whole recording, and their pairs. A role's identity is its commands,
+ * modes and ops, so each task's command becomes a small id first and a
+ * pair's role is found by two words instead of a 96-byte key: an hour of
+ * pairs (half a million) is read in one pass.
+ */
+struct role_set {
+	struct ilock_edge_key *key;
+	struct ilock_edge_stats *sum;
+	size_t n;
+	uint32_t *pairs;                 /* pair indexes, role by role, ascending within one */
+	size_t *first;                   /* role i's: pairs[first[i] .. first[i + 1]) */
+	/* the table from compact keys to roles, while building */
+	uint64_t (*slot)[2];
+	int32_t *slot_role;
+	size_t nslots;
+};
+
+static void role_set_free(struct role_set *rs)
 {
+	free(rs->key);
+	free(rs->sum);
+	free(rs->pairs);
+	free(rs->first);
+	free(rs->slot);
+	free(rs->slot_role);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static const struct recording *g_comm_rec;  /* qsort has no context */
+
+static int cmp_task_comm(const void *pa, const void *pb)
+{
+	return strncmp(g_comm_rec->tasks[*(const uint32_t *)pa].comm,
+		       g_comm_rec->tasks[*(const uint32_t *)pb].comm, ILOCK_COMM_LEN);
+}
+
+/* Per task, an id shared by the tasks of one command. malloc'ed; NULL: out of memory. */
+static uint32_t *comm_ids(const struct recording *r)
+{
+	uint32_t *order = malloc((r->ntasks + 1) * sizeof(*order));
+	uint32_t *id = malloc((r->ntasks + 1) * sizeof(*id));
+	uint32_t next = 0;
+
+	if (!order || !id) {
+		free(order);
+		free(id);
+		return NULL;
+	}
+	for (size_t i = 0; i < r->ntasks; i++)
+		order[i] = (uint32_t)i;
+	g_comm_rec = r;
+	qsort(order, r->ntasks, sizeof(*order), cmp_task_comm);
+	for (size_t i = 0; i < r->ntasks; i++) {
+		if (i && cmp_task_comm(&order[i - 1], &order[i]))
+			next++;
+		id[order[i]] = next;
+	}
+	free(order);
+	return id;
+}
+
+/* The role of compact key ck, added (with key k) when new; -ENOMEM, else its index. */
+static int64_t role_find_add(struct role_set *rs, const uint64_t ck[2], const struct recording *r,
+			     const struct rec_edge *e, bool ops)
+{
+	struct ilock_edge_key *key;
+	struct ilock_edge_stats *sum;
+	size_t h;
+
+	if ((rs->n + 1) * 2 > rs->nslots) {
+		size_t nn = rs->nslots ? rs->nslots * 2 : 256;
+		uint64_t (*slot)[2] = malloc(nn * sizeof(*slot));
+		int32_t *role = malloc(nn * sizeof(*role));
+
+		if (!slot || !role) {
+			free(slot);
+			free(role);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < nn; i++)
+			role[i] = -1;
+		for (size_t i = 0; i < rs->nslots; i++) {
+			if (rs->slot_role[i] < 0)
+				continue;
+			h = (size_t)((rs->slot[i][0] * 0x9E3779B97F4A7C15ULL) ^ rs->slot[i][1]) *
+			    0x9E3779B97F4A7C15ULL >> 20 & (nn - 1);
+			while (role[h] >= 0)
+				h = (h + 1) & (nn - 1);
+			memcpy(slot[h], rs->slot[i], sizeof(slot[h]));
+			role[h] = rs->slot_role[i];
+		}
+		free(rs->slot);
+		free(rs->slot_role);
+		rs->slot = slot;
+		rs->slot_role = role;
+		rs->nslots = nn;
+		/* key and sum grow with the table: n stays under nslots / 2 */
+		key = realloc(rs->key, nn / 2 * sizeof(*key));
+		if (key)
+			rs->key = key;
+		sum = realloc(rs->sum, nn / 2 * sizeof(*sum));
+		if (sum)
+			rs->sum = sum;
+		if (!key || !sum)
+			return -ENOMEM;
+	}
+	h = (size_t)((ck[0] * 0x9E3779B97F4A7C15ULL) ^ ck[1]) * 0x9E3779B97F4A7C15ULL >> 20 &
+	    (rs->nslots - 1);
+	for (; rs->slot_role[h] >= 0; h = (h + 1) & (rs->nslots - 1))
+		if (rs->slot[h][0] == ck[0] && rs->slot[h][1] == ck[1])
+			return rs->slot_role[h];
+	memcpy(rs->slot[h], ck, sizeof(rs->slot[h]));
+	rs->slot_role[h] = (int32_t)rs->n;
+	role_key(r, e, ops, &rs->key[rs->n]);
+	memset(&rs->sum[rs->n], 0, sizeof(rs->sum[0]));
+	return (int64_t)rs->n++;
+}
+
+/* The roles of r's pairs that the filters keep (ops: keyed by ops too). */
+static int role_load(const struct recording *r, const struct diff_opts *o, bool ops,
+		     struct role_set *rs)
+{
+	uint32_t *cid = comm_ids(r);
+	int32_t *of = malloc((r->nedges + 1) * sizeof(*of));
+	int err = -ENOMEM;
+
+	memset(rs, 0, sizeof(*rs));
+	if (!cid || !of)
+		goto out;
 	for (size_t k = 0; k < r->nedges; k++) {
 		const struct rec_edge *e = &r->edges[k];
-		struct ilock_edge_key rk;
-		int err;
+		uint64_t ck[2];
+		int64_t id;
 
+		of[k] = -1;
 		if (e->class >= ILOCK_CLASS_MAX || !e->s.count || !rec_edge_match(r, e, o->f))
 			continue;
-		role_key(r, e, ops, &rk);
-		if ((err = snap_add_edge(out, &rk, &e->s)))
-			return err;
+		/* what role_key keeps, in two words */
+		ck[0] = (uint64_t)cid[e->holder] << 32 | cid[e->waiter];
+		ck[1] = (uint64_t)e->class | (uint64_t)e->holder_mode << 8 |
+			(uint64_t)e->waiter_mode << 16;
+		if (ops)
+			ck[1] |= (uint64_t)e->holder_op << 24 | (uint64_t)e->holder_op_flags << 32 |
+				 (uint64_t)e->waiter_op << 40 | (uint64_t)e->waiter_op_flags << 48;
+		if ((id = role_find_add(rs, ck, r, e, ops)) < 0)
+			goto out;
+		of[k] = (int32_t)id;
+		rs->sum[id].count += e->s.count;
+		rs->sum[id].total_ns += e->s.total_ns;
+		if (e->s.max_ns > rs->sum[id].max_ns)
+			rs->sum[id].max_ns = e->s.max_ns;
 	}
-	return 0;
+	/* each role's pairs together, in pair order (a counting sort) */
+	rs->first = calloc(rs->n + 2, sizeof(*rs->first));
+	rs->pairs = malloc((r->nedges + 1) * sizeof(*rs->pairs));
+	if (!rs->first || !rs->pairs)
+		goto out;
+	for (size_t k = 0; k < r->nedges; k++)
+		if (of[k] >= 0)
+			rs->first[of[k] + 2]++;
+	for (size_t i = 2; i < rs->n + 2; i++)
+		rs->first[i] += rs->first[i - 1];
+	/* first[i + 1] is role i's fill position; it ends at role i + 1's start */
+	for (size_t k = 0; k < r->nedges; k++)
+		if (of[k] >= 0)
+			rs->pairs[rs->first[of[k] + 1]++] = (uint32_t)k;
+	err = 0;
+out:
+	free(cid);
+	free(of);
+	return err;
+}
+
+static const struct role_set *g_role_set;  /* qsort and bsearch have no context */
+
+static int cmp_role_idx(const void *pa, const void *pb)
+{
+	return memcmp(&g_role_set->key[*(const uint32_t *)pa], &g_role_set->key[*(const uint32_t *)pb],
+		      sizeof(struct ilock_edge_key));
+}
+
+/* bsearch's: a key against the role an index names */
+static int cmp_key_role_idx(const void *key, const void *pb)
+{
+	return memcmp(key, &g_role_set->key[*(const uint32_t *)pb], sizeof(struct ilock_edge_key));
 }
 
 struct role_rank {
-	struct ilock_edge_key k;
 	double score;             /* wait time per second, both recordings added */
+	int32_t ia, ib;           /* its index on each side, -1 where absent */
 };
 
 static int cmp_role_rank(const void *pa, const void *pb)
@@ -659,7 +835,35 @@ static int cmp_role_rank(const void *pa, const void *pb)
 
 	if (a->score != b->score)
 		return a->score > b->score ? -1 : 1;
-	return memcmp(&a->k, &b->k, sizeof(a->k));
+	return a->ia != b->ia ? (a->ia < b->ia ? -1 : 1) : (a->ib < b->ib ? -1 : a->ib > b->ib);
+}
+
+/* One role subject: its key from either side, each side's pairs. */
+static int role_subject(struct diff_result *d, const struct recording *a, const struct role_set *ra,
+			const struct recording *b, const struct role_set *rb,
+			const struct role_rank *rk, bool ops)
+{
+	struct diff_subject *s = new_subject(d);
+	size_t ca = 0, cb = 0;
+	struct sel sa = { .kind = DK_ROLE, .ent = -1, .cursor = &ca };
+	struct sel sb = { .kind = DK_ROLE, .ent = -1, .cursor = &cb };
+
+	if (!s)
+		return -ENOMEM;
+	if (rk->ia >= 0) {
+		sa.pairs = ra->pairs + ra->first[rk->ia];
+		sa.npairs = ra->first[rk->ia + 1] - ra->first[rk->ia];
+	}
+	if (rk->ib >= 0) {
+		sb.pairs = rb->pairs + rb->first[rk->ib];
+		sb.npairs = rb->first[rk->ib + 1] - rb->first[rk->ib];
+	}
+	s->role = rk->ia >= 0 ? ra->key[rk->ia] : rb->key[rk->ib];
+	s->class = sa.class = sb.class = s->role.class;
+	s->kind = DK_ROLE;
+	s->match = DMATCH_CLASS;
+	diff_role_label(s->label, sizeof(s->label), &s->role, ops);
+	return fill_subject(s, a, &sa, b, &sb, &d->o);
 }
 
 /*
@@ -673,55 +877,57 @@ static int role_subjects(struct diff_result *d, const struct recording *a,
 	const struct diff_opts *o = &d->o;
 	double secs_a = (double)rec_end_ns(a) / 1e9, secs_b = (double)rec_end_ns(b) / 1e9;
 	bool ops = !d->roles_without_ops;
-	struct snapshot ra, rb;
+	struct role_set ra, rb;
 	struct role_rank *rk = NULL;
+	uint32_t *by_key = NULL;
+	bool *matched = NULL;
 	size_t n = 0;
 	int err;
 
-	snap_init(&ra);
-	snap_init(&rb);
+	memset(&ra, 0, sizeof(ra));
+	memset(&rb, 0, sizeof(rb));
 	if ((err = role_load(a, o, ops, &ra)) || (err = role_load(b, o, ops, &rb)))
 		goto out;
-	rk = calloc(ra.nedges + rb.nedges + 1, sizeof(*rk));
-	if (!rk) {
-		err = -ENOMEM;
+	err = -ENOMEM;
+	rk = calloc(ra.n + rb.n + 1, sizeof(*rk));
+	by_key = malloc((rb.n + 1) * sizeof(*by_key));
+	matched = calloc(rb.n + 1, sizeof(*matched));
+	if (!rk || !by_key || !matched)
 		goto out;
-	}
-	for (size_t i = 0; i < ra.nedges; i++) {
-		const struct edge_row *eb = snap_find_edge(&rb, &ra.edges[i].k);
+	/* b's roles by key, to find a's among them */
+	for (size_t i = 0; i < rb.n; i++)
+		by_key[i] = (uint32_t)i;
+	g_role_set = &rb;
+	qsort(by_key, rb.n, sizeof(*by_key), cmp_role_idx);
+	for (size_t i = 0; i < ra.n; i++) {
+		const uint32_t *hit;
+		int32_t j = -1;
 
-		rk[n].k = ra.edges[i].k;
-		rk[n++].score = (double)ra.edges[i].s.total_ns / (secs_a > 0 ? secs_a : 1) +
-				(eb ? (double)eb->s.total_ns / (secs_b > 0 ? secs_b : 1) : 0);
-	}
-	for (size_t i = 0; i < rb.nedges; i++)
-		if (!snap_find_edge(&ra, &rb.edges[i].k)) {
-			rk[n].k = rb.edges[i].k;
-			rk[n++].score = (double)rb.edges[i].s.total_ns / (secs_b > 0 ? secs_b : 1);
+		hit = rb.n ? bsearch(&ra.key[i], by_key, rb.n, sizeof(*by_key), cmp_key_role_idx)
+			   : NULL;
+		if (hit) {
+			j = (int32_t)*hit;
+			matched[j] = true;
 		}
+		rk[n].ia = (int32_t)i;
+		rk[n].ib = j;
+		rk[n++].score = (double)ra.sum[i].total_ns / (secs_a > 0 ? secs_a : 1) +
+				(j >= 0 ? (double)rb.sum[j].total_ns / (secs_b > 0 ? secs_b : 1) : 0);
+	}
+	for (size_t j = 0; j < rb.n; j++)
+		if (!matched[j])
+			rk[n++] = (struct role_rank){ (double)rb.sum[j].total_ns / (secs_b > 0 ? secs_b : 1),
+						      -1, (int32_t)j };
 	qsort(rk, n, sizeof(*rk), cmp_role_rank);
-	for (size_t i = 0; i < n && i < (size_t)o->top_n; i++) {
-		struct diff_subject *s = new_subject(d);
-		struct sel sel = { .class = rk[i].k.class, .kind = DK_ROLE, .ent = -1,
-				   .role_ops = ops };
-
-		if (!s) {
-			err = -ENOMEM;
-			goto out;
-		}
-		s->class = rk[i].k.class;
-		s->kind = DK_ROLE;
-		s->match = DMATCH_CLASS;
-		s->role = rk[i].k;
-		sel.role = &s->role;
-		diff_role_label(s->label, sizeof(s->label), &s->role, ops);
-		if ((err = fill_subject(s, a, &sel, b, &sel, o)))
-			goto out;
-	}
+	err = 0;
+	for (size_t i = 0; i < n && i < (size_t)o->top_n && !err; i++)
+		err = role_subject(d, a, &ra, b, &rb, &rk[i], ops);
 out:
 	free(rk);
-	snap_free(&ra);
-	snap_free(&rb);
+	free(by_key);
+	free(matched);
+	role_set_free(&ra);
+	role_set_free(&rb);
 	return err;
 }
 

@@ -492,6 +492,40 @@ static void record_roles(struct recording *r, uint64_t rr, uint64_t ww, uint32_t
 	add_meta(r, "attach.ops", ops ? "tp_btf (syscalls)" : "off");
 }
 
+/*
+ * 300 holder commands h000..h299 each blocking "reader", role i waiting
+ * 300 - i ms an interval: the costliest roles are the first ones seen.
+ */
+static void record_many_roles(struct recording *r, uint32_t tid)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, MNT_A);
+	snap_init(&d);
+	for (int i = 0; i < 6; i++) {
+		snap_reset(&d);
+		for (uint32_t k = 0; k < 300; k++) {
+			struct ilock_edge_key ek = { .ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+						     .holder_mode = ILOCK_MODE_EXCL,
+						     .waiter_mode = ILOCK_MODE_SHARED,
+						     .holder_pid = tid + k, .holder_tgid = tid,
+						     .waiter_pid = tid + 1000, .waiter_tgid = tid,
+						     .holder_op = ILOCK_OP_BUFFERED_WRITE,
+						     .waiter_op = ILOCK_OP_BUFFERED_READ };
+			struct ilock_edge_stats es = { 1, (300 - k) * 1000000ULL, (300 - k) * 1000000ULL };
+
+			snprintf(ek.holder_comm, sizeof(ek.holder_comm), "h%03u", k);
+			memcpy(ek.waiter_comm, "reader", 7);
+			CHECK(snap_add_edge(&d, &ek, &es) == 0);
+		}
+		synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 300, 150000000);
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+	add_meta(r, "attach.ops", "tp_btf (syscalls)");
+}
+
 static const struct diff_subject *find_role(const struct diff_result *d, const char *label)
 {
 	for (size_t i = 0; i < d->n; i++)
@@ -565,6 +599,32 @@ static void test_roles(void)
 	rec_free(&a);
 	rec_free(&b);
 	rec_free(&c);
+
+	/* many roles: the ten with most wait time, each matched on both sides */
+	record_many_roles(&a, 100);
+	record_many_roles(&b, 7000);
+	run(&a, &b, &d);
+	{
+		size_t nroles = 0;
+
+		for (size_t i = 0; i < d.n; i++) {
+			char want[96];
+
+			if (d.s[i].kind != DK_ROLE)
+				continue;
+			snprintf(want, sizeof(want),
+				 "h%03zu buffered-write EXCL -> reader buffered-read SHARED", nroles);
+			CHECK_STR(d.s[i].label, want);
+			CHECK(d.s[i].m[DM_WAITS_PER_S].before == d.s[i].m[DM_WAITS_PER_S].after);
+			/* all six intervals' waits of the role, in one subject */
+			CHECK(fabs(d.s[i].m[DM_WAIT_PER_S].before - (300.0 - (double)nroles) * 1e6) < 1e3);
+			nroles++;
+		}
+		CHECK_EQ_U(nroles, 10);
+	}
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
 }
 
 int main(void)
