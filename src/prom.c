@@ -568,6 +568,33 @@ static void render_pairs(struct renderer *r, const struct prom_series *ps, bool 
 	}
 }
 
+/* The pairs by what each side was doing: buffered-write exclusive -> buffered-read shared. */
+static void render_op_pairs(struct renderer *r, const struct prom_series *ps, bool seconds)
+{
+	const char *name = seconds ? "ilock_serialised_op_wait_seconds_total"
+				   : "ilock_serialised_op_waits_total";
+
+	if (seconds)
+		family(r, "ilock_serialised_op_wait_seconds", FAM_COUNTER, "seconds",
+		       "Time waiters spent behind holders, by what each was doing (op) and lock mode.");
+	else
+		family(r, "ilock_serialised_op_waits", FAM_COUNTER, NULL,
+		       "Waits behind a holder, by what each side was doing (op) and lock mode.");
+	for (size_t i = 0; i < ps->nops; i++) {
+		const struct prom_op_pair *o = &ps->ops[i];
+
+		lock_labels(r, ps, o->dev, o->class, NULL);
+		lbl_add(r, "holder_op", op_name(o->holder_op));
+		lbl_add(r, "holder_mode", mode_name(o->holder_mode));
+		lbl_add(r, "waiter_op", op_name(o->waiter_op));
+		lbl_add(r, "waiter_mode", mode_name(o->waiter_mode));
+		if (seconds)
+			sample_seconds(r, name, o->ns);
+		else
+			sample_u64(r, name, o->count);
+	}
+}
+
 /*
  * Range-lock headroom: a group's waits by how the holder's and the waiter's
  * byte ranges met, the three groups of the text report. All three series
@@ -710,6 +737,8 @@ void prom_render(struct prom_buf *b, enum prom_format f, const struct prom_serie
 	render_holds(&r, ps);
 	render_pairs(&r, ps, false);
 	render_pairs(&r, ps, true);
+	render_op_pairs(&r, ps, false);
+	render_op_pairs(&r, ps, true);
 	render_ranges(&r, ps, false);
 	render_ranges(&r, ps, true);
 	render_counters(&r, ps);

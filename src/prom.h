@@ -6,8 +6,8 @@
  *  - prom_series_update() (prom_series.c) turns one cumulative snapshot into
  *    the series to export: aggregates per (device, class, mode), the inodes
  *    that own a series (admitted once, never dropped, at most 2 * top_k),
- *    everything else folded into inode="other", and holder/waiter pairs by
- *    command name (never pid), capped the same way.
+ *    everything else folded into inode="other", holder/waiter pairs by
+ *    command name (never pid), capped the same way, and by op and mode.
  *  - prom_render() (prom.c) prints that state in the Prometheus text format
  *    0.0.4 or in OpenMetrics 1.0.0.
  * docs/exporter.md describes the metrics and the series bound.
@@ -98,6 +98,19 @@ struct prom_pair {
 	uint64_t count, ns;            /* what is exported */
 };
 
+/*
+ * Waits behind a holder by what each side was doing and in which mode,
+ * commands left out: at most ops x modes per (device, class), so every
+ * combination seen gets a series and none is folded.
+ */
+struct prom_op_pair {
+	uint32_t dev;
+	uint8_t class;
+	uint8_t holder_op, holder_mode;
+	uint8_t waiter_op, waiter_mode;
+	uint64_t count, ns;
+};
+
 struct prom_devfs {
 	uint32_t dev;
 	char fs[16];                   /* sticky: decided at first sight */
@@ -126,6 +139,8 @@ struct prom_series {
 	size_t nfolded, cap_folded;
 	struct prom_devfs *devs;
 	size_t ndevs, cap_devs;
+	struct prom_op_pair *ops;      /* sorted by key */
+	size_t nops, cap_ops;
 
 	struct prom_ino_total *totals;  /* this update's, reused */
 	size_t ntotals, cap_totals;

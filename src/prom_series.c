@@ -53,6 +53,7 @@ void prom_series_free(struct prom_series *ps)
 	free(ps->pairs);
 	free(ps->folded);
 	free(ps->devs);
+	free(ps->ops);
 	free(ps->totals);
 	free(ps->agg);
 	free(ps->prev_agg);
@@ -545,6 +546,53 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s,
 	return 0;
 }
 
+/* ---- holder/waiter pairs by op and mode ---- */
+
+static int cmp_op_pair(const void *pa, const void *pb)
+{
+	const struct prom_op_pair *a = pa, *b = pb;
+	const uint8_t ka[] = { a->class, a->holder_op, a->holder_mode, a->waiter_op, a->waiter_mode };
+	const uint8_t kb[] = { b->class, b->holder_op, b->holder_mode, b->waiter_op, b->waiter_mode };
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	return memcmp(ka, kb, sizeof(ka));
+}
+
+/*
+ * From the cumulative edges, every update: their ops and modes never change
+ * and edges are never removed, so no series ever goes away.
+ */
+static int build_ops(struct prom_series *ps, const struct snapshot *s)
+{
+	struct prom_op_pair *o = grow(ps->ops, &ps->cap_ops, s->nedges ? s->nedges : 1, sizeof(*o));
+	size_t n = 0, j = 0;
+
+	if (!o)
+		return -ENOMEM;
+	ps->ops = o;
+	for (size_t i = 0; i < s->nedges; i++) {
+		const struct ilock_edge_key *k = &s->edges[i].k;
+
+		o[n++] = (struct prom_op_pair){ .dev = k->dev, .class = k->class,
+						.holder_op = k->holder_op, .holder_mode = k->holder_mode,
+						.waiter_op = k->waiter_op, .waiter_mode = k->waiter_mode,
+						.count = s->edges[i].s.count,
+						.ns = s->edges[i].s.total_ns };
+	}
+	sort_n(o, n, sizeof(*o), cmp_op_pair);
+	for (size_t i = 0; i < n; i++) {
+		if (j && !cmp_op_pair(&o[j - 1], &o[i])) {
+			o[j - 1].count += o[i].count;
+			o[j - 1].ns += o[i].ns;
+		} else {
+			o[j++] = o[i];
+		}
+	}
+	ps->nops = j;
+	return 0;
+}
+
 int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 		       const struct snapshot *prev, const struct mount_table *mt)
 {
@@ -564,7 +612,7 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 	if (ps->top_k && (err = admit_inodes(ps, s, prev, mt)))
 		return err;
 	settle_inodes(ps, s);
-	if ((err = update_pairs(ps, s, prev)))
+	if ((err = update_pairs(ps, s, prev)) || (err = build_ops(ps, s)))
 		return err;
 	ps->updates++;
 	return 0;

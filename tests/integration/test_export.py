@@ -297,6 +297,12 @@ def test_range_metrics_and_no_stacks(xfs, procs, helpers_dir, ilock_bin, ops):
     assert ranges[want] == waits and sum(ranges.values()) == waits, ranges
     secs = value(text, "ilock_range_wait_seconds_total", range=want, **sel)
     assert 0 < secs <= value(text, "ilock_lock_wait_seconds_sum", mode="shared", **sel)
+    # by what each side was doing: a buffered write held the readers up (unknown without ops)
+    hop, wop = ("buffered-write", "buffered-read") if ops == "syscalls" else ("unknown", "unknown")
+    assert value(text, "ilock_serialised_op_waits_total", holder_op=hop, holder_mode="exclusive",
+                 waiter_op=wop, waiter_mode="shared", **sel) == waits
+    assert value(text, "ilock_serialised_op_wait_seconds_total", holder_op=hop,
+                 holder_mode="exclusive", waiter_op=wop, waiter_mode="shared", **sel) == secs
     for ev in ("holder_stacks", "holder_running", "waiter_stacks_reused"):
         assert value(text, "ilock_events_total", event=ev) == 0, ev
 
@@ -430,6 +436,11 @@ def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
     headroom = wait_for(lambda: nonzero(f"device_class:ilock_range_headroom:ratio_rate1h{{{dc}}}"),
                         30, "the headroom recording rule")
     assert len(headroom) == 1 and 0.5 <= headroom[0] <= 1, headroom
+    # readers behind writers, by op: the question of shared/seeds/000, in PromQL
+    rw = wait_for(lambda: nonzero(
+        f'sum(rate(ilock_serialised_op_wait_seconds_total{{{dc},holder_op="buffered-write",'
+        f'waiter_op="buffered-read"}}[1m]))'), 30, "writes holding up reads")
+    assert len(rw) == 1 and rw[0] < 64, rw
 
 
 # ---------------------------------------------------------------- bad clients

@@ -529,6 +529,81 @@ static void test_ranges(void)
 	snap_free(&s);
 }
 
+static void add_op_edge(struct snapshot *s, uint64_t ino, uint8_t class, const char *holder,
+			uint8_t hop, uint8_t hmode, uint8_t wop, uint8_t wmode, uint64_t count)
+{
+	struct ilock_edge_key k = { .ino = ino, .dev = DEV_A, .class = class, .holder_mode = hmode,
+				    .waiter_mode = wmode, .holder_pid = 10, .waiter_pid = 11,
+				    .holder_op = hop, .waiter_op = wop };
+	struct ilock_edge_stats st = { .count = count, .total_ns = count * 1000, .max_ns = 1000 };
+
+	snprintf(k.holder_comm, sizeof(k.holder_comm), "%s", holder);
+	snprintf(k.waiter_comm, sizeof(k.waiter_comm), "r");
+	CHECK(snap_add_edge(s, &k, &st) == 0);
+}
+
+/* Pairs by op and mode: commands, threads and inodes summed, every combination its series. */
+static void test_op_pairs(void)
+{
+	const char *wr = "ilock_serialised_op_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			 "holder_op=\"buffered-write\",holder_mode=\"exclusive\","
+			 "waiter_op=\"buffered-read\",waiter_mode=\"shared\"}";
+	struct snapshot s, s2;
+	struct prom_series ps;
+	char *t;
+
+	snap_init(&s);
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 10);
+	add_wait(&s, DEV_A, 4, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, 1000, 1);
+	add_inode(&s, DEV_A, 1, "/a");
+	/* two writers' commands, two inodes: one series */
+	add_op_edge(&s, 1, ILOCK_CLASS_I_RWSEM, "fio", ILOCK_OP_BUFFERED_WRITE, ILOCK_MODE_EXCL,
+		    ILOCK_OP_BUFFERED_READ, ILOCK_MODE_SHARED, 5);
+	add_op_edge(&s, 2, ILOCK_CLASS_I_RWSEM, "mysqld", ILOCK_OP_BUFFERED_WRITE, ILOCK_MODE_EXCL,
+		    ILOCK_OP_BUFFERED_READ, ILOCK_MODE_SHARED, 3);
+	/* another holder op, another series; so is another holder mode */
+	add_op_edge(&s, 1, ILOCK_CLASS_I_RWSEM, "fio", ILOCK_OP_DIRECT_READ, ILOCK_MODE_EXCL,
+		    ILOCK_OP_BUFFERED_READ, ILOCK_MODE_SHARED, 2);
+	add_op_edge(&s, 1, ILOCK_CLASS_I_RWSEM, "fio", ILOCK_OP_BUFFERED_WRITE,
+		    ILOCK_MODE_QUEUED_EXCL, ILOCK_OP_BUFFERED_READ, ILOCK_MODE_SHARED, 1);
+	/* the journal: fsync behind the commit */
+	add_op_edge(&s, 4, ILOCK_CLASS_JBD2_WAIT, "jbd2/loop0-8", ILOCK_OP_JOURNAL_COMMIT,
+		    ILOCK_MODE_EXCL, ILOCK_OP_FSYNC, ILOCK_MODE_EXCL, 1);
+	prom_series_init(&ps, 20, 10);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, wr) == 8);
+	CHECK(strstr(t, "ilock_serialised_op_wait_seconds_total{fs=\"xfs\",device=\"7:0\","
+			"class=\"i_rwsem\",holder_op=\"buffered-write\",holder_mode=\"exclusive\","
+			"waiter_op=\"buffered-read\",waiter_mode=\"shared\"} 0.000008000\n") != NULL);
+	CHECK(sample(t, "ilock_serialised_op_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"holder_op=\"direct-read\",holder_mode=\"exclusive\",waiter_op=\"buffered-read\","
+			"waiter_mode=\"shared\"}") == 2);
+	CHECK(sample(t, "ilock_serialised_op_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"holder_op=\"buffered-write\",holder_mode=\"queued-exclusive\","
+			"waiter_op=\"buffered-read\",waiter_mode=\"shared\"}") == 1);
+	CHECK(sample(t, "ilock_serialised_op_waits_total{fs=\"xfs\",device=\"7:0\",class=\"jbd2_wait\","
+			"holder_op=\"journal-commit\",holder_mode=\"exclusive\",waiter_op=\"fsync\","
+			"waiter_mode=\"exclusive\"}") == 1);
+	CHECK_EQ_U(count_lines(t, "ilock_serialised_op_waits_total{"), 4);
+	CHECK(strstr(t, "# TYPE ilock_serialised_op_waits_total counter\n") != NULL);
+	free(t);
+
+	/* the next read grows the counter; nothing disappears */
+	snap_init(&s2);
+	CHECK(snap_copy(&s2, &s) == 0);
+	add_op_edge(&s2, 1, ILOCK_CLASS_I_RWSEM, "fio", ILOCK_OP_BUFFERED_WRITE, ILOCK_MODE_EXCL,
+		    ILOCK_OP_BUFFERED_READ, ILOCK_MODE_SHARED, 4);
+	CHECK(prom_series_update(&ps, &s2, &s, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, wr) == 12);
+	CHECK_EQ_U(count_lines(t, "ilock_serialised_op_waits_total{"), 4);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+	snap_free(&s2);
+}
+
 static void test_formats(void)
 {
 	struct snapshot s;
@@ -641,6 +716,7 @@ int main(void)
 	test_series_bound();
 	test_pairs();
 	test_ranges();
+	test_op_pairs();
 	test_formats();
 	test_sticky_labels();
 	test_buf();
