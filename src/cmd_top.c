@@ -124,6 +124,7 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->nattach = a->t.nattach;
 	st->events_ps = a->smp.events_ps;
 	st->waits_ps = a->smp.waits_ps;
+	st->tasks_waiting = top_view_tasks_waiting(&a->view);
 	st->in_flight = latest->in_flight;
 	st->tracked = latest->nlocks;
 	st->active = a->view.total;

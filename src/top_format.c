@@ -426,9 +426,10 @@ int top_format_status(const struct top_status *st, int width,
 		addf(&l, " none");
 	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 
-	addf(&l, "events %s/s  inode lock waits %s/s  in flight %" PRIu64 "  locks: %s tracked, ",
-	     top_fmt_rate(a, sizeof(a), st->events_ps), top_fmt_rate(b, sizeof(b), st->waits_ps),
-	     st->in_flight, fmt_count(c, sizeof(c), st->tracked));
+	addf(&l, "events %s/s  inode lock waits %s/s (%.2f tasks waiting)  in flight %" PRIu64
+		 "  locks: %s tracked, ", top_fmt_rate(a, sizeof(a), st->events_ps),
+	     top_fmt_rate(b, sizeof(b), st->waits_ps), st->tasks_waiting, st->in_flight,
+	     fmt_count(c, sizeof(c), st->tracked));
 	addf(&l, "%s with waits", fmt_count(a, sizeof(a), st->active));
 	if (st->filter && st->filter[0])
 		addf(&l, ", %s match", fmt_count(b, sizeof(b), st->shown));

@@ -63,6 +63,7 @@ struct top_status {
 	int nattach;
 	double events_ps;              /* BPF program runs per second */
 	double waits_ps;               /* inode lock waits recorded per second */
+	double tasks_waiting;          /* on average over the window (top_view_tasks_waiting) */
 	uint64_t in_flight;
 	size_t tracked;                /* locks in the maps since start */
 	size_t active;                 /* rows with waits in the window */

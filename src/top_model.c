@@ -8,6 +8,16 @@
 #include "top_model.h"
 #include "util.h"
 
+double top_view_tasks_waiting(const struct top_view *v)
+{
+	double t = 0;
+
+	for (size_t i = 0; i < v->nrows; i++)
+		if (v->rows[i].class != ILOCK_CLASS_JBD2_WAIT)
+			t += v->rows[i].wait_sps;
+	return t;
+}
+
 double top_rate(uint64_t n, double secs)
 {
 	return secs > 0 ? (double)n / secs : 0.0;

@@ -52,6 +52,13 @@ struct top_view {
 	size_t row_of_cap;
 };
 
+/*
+ * Tasks waiting for an inode lock on average over the window: the rows'
+ * wait seconds per second added up (the journal's fsync waits are no lock
+ * waits and left out), as `ilock stat`'s IN SHORT counts them.
+ */
+double top_view_tasks_waiting(const struct top_view *v);
+
 /* Per-second rates from a count over secs; 0 for an empty window. */
 double top_rate(uint64_t n, double secs);
 

@@ -5,6 +5,7 @@
  * filters, sorting, partial sorting), and the text (layout and rows at
  * several widths, path abbreviation, status lines, the detail view).
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include "hist.h"
@@ -446,6 +447,17 @@ static void test_view_rates(void)
 	CHECK(r && r->wait_sps > 0.1499 && r->wait_sps < 0.1501);
 	CHECK(r && r->rate[0] == 0.5 && r->rate[1] == 0.5);
 	CHECK(r && r->holder == NULL);
+	/* the rows' wait seconds per second, added: tasks waiting on average */
+	{
+		double sum = 0;
+
+		for (size_t i = 0; i < v.nrows; i++)
+			sum += v.rows[i].wait_sps;
+		CHECK(sum > 0.3 && fabs(top_view_tasks_waiting(&v) - sum) < 1e-9);
+		v.rows[0].class = ILOCK_CLASS_JBD2_WAIT;  /* the journal is no lock wait */
+		CHECK(fabs(top_view_tasks_waiting(&v) - (sum - v.rows[0].wait_sps)) < 1e-9);
+		v.rows[0].class = v.rows[0].lock->class;
+	}
 	/* 1.0 s/s means one thread blocked the whole time */
 	CHECK(top_rate(5, 0) == 0.0);
 	CHECK(top_rate(5, 2.5) == 2.0);
@@ -830,7 +842,8 @@ static void test_status(void)
 	uint64_t counters[ILOCK_COUNTER_MAX] = {};
 	struct top_status st = {
 		.host = "db1", .kernel = "6.18.0", .uptime_s = 75, .interval_s = 1, .window_s = 1,
-		.attach = att, .nattach = 3, .events_ps = 12345, .waits_ps = 812, .tracked = 10000,
+		.attach = att, .nattach = 3, .events_ps = 12345, .waits_ps = 812, .tasks_waiting = 3.126,
+		.tracked = 10000,
 		.active = 42, .lost = counters, .bpf_stats = true, .bpf_ns_ps = 2.5e6,
 		.cpu_pct = 0.42, .sort = SORT_WAIT_TIME,
 	};
@@ -842,6 +855,7 @@ static void test_status(void)
 	CHECK(strstr(l.text[0], "every 1 s") != NULL);
 	CHECK(strstr(l.text[1], "contention_begin,contention_end (tp_btf); xfs_ilock (raw_tp)") != NULL);
 	CHECK(strstr(l.text[2], "12.3k/s") && strstr(l.text[2], "10,000 tracked"));
+	CHECK(strstr(l.text[2], "inode lock waits 812/s (3.13 tasks waiting)") != NULL);
 	CHECK(strstr(l.text[3], "2.50 ms/s") && strstr(l.text[3], "0.42%"));
 	CHECK(strstr(l.text[4], "lost events: none") && l.kind[4] == TOP_LINE_NORMAL);
 	CHECK(strstr(l.text[5], "sort: wait time") && strstr(l.text[5], "rates over the last"));
