@@ -639,7 +639,7 @@ void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool
  * One recording's roles: the distinct role keys, their waits over the
  * whole recording, and their pairs. A role's identity is its commands,
  * modes and ops, so each task's command becomes a small id first and a
- * pair's role is found by two words instead of a 96-byte key: an hour of
+ * pair's role is found by two words instead of a 72-byte key: an hour of
  * pairs (half a million) is read in one pass.
  */
 struct role_set {
@@ -698,54 +698,60 @@ static uint32_t *comm_ids(const struct recording *r)
 	return id;
 }
 
-/* The role of compact key ck, added (with key k) when new; -ENOMEM, else its index. */
+static size_t role_hash(const uint64_t ck[2], size_t nslots)
+{
+	return (size_t)(((ck[0] * 0x9E3779B97F4A7C15ULL) ^ ck[1]) * 0x9E3779B97F4A7C15ULL >> 20) &
+	       (nslots - 1);
+}
+
+/* Twice the slots (256 at first), and room for as many roles as keep them half empty. */
+static int role_table_grow(struct role_set *rs)
+{
+	size_t nn = rs->nslots ? rs->nslots * 2 : 256, h;
+	uint64_t (*slot)[2] = malloc(nn * sizeof(*slot));
+	int32_t *role = malloc(nn * sizeof(*role));
+	struct ilock_edge_key *key;
+	struct ilock_edge_stats *sum;
+
+	if (!slot || !role) {
+		free(slot);
+		free(role);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nn; i++)
+		role[i] = -1;
+	for (size_t i = 0; i < rs->nslots; i++) {
+		if (rs->slot_role[i] < 0)
+			continue;
+		for (h = role_hash(rs->slot[i], nn); role[h] >= 0; h = (h + 1) & (nn - 1))
+			;
+		memcpy(slot[h], rs->slot[i], sizeof(slot[h]));
+		role[h] = rs->slot_role[i];
+	}
+	free(rs->slot);
+	free(rs->slot_role);
+	rs->slot = slot;
+	rs->slot_role = role;
+	rs->nslots = nn;
+	key = realloc(rs->key, nn / 2 * sizeof(*key));
+	if (key)
+		rs->key = key;
+	sum = realloc(rs->sum, nn / 2 * sizeof(*sum));
+	if (sum)
+		rs->sum = sum;
+	return key && sum ? 0 : -ENOMEM;
+}
+
+/* The role of compact key ck, added with e's full key when new; -ENOMEM, else its index. */
 static int64_t role_find_add(struct role_set *rs, const uint64_t ck[2], const struct recording *r,
 			     const struct rec_edge *e, bool ops)
 {
-	struct ilock_edge_key *key;
-	struct ilock_edge_stats *sum;
 	size_t h;
+	int err;
 
-	if ((rs->n + 1) * 2 > rs->nslots) {
-		size_t nn = rs->nslots ? rs->nslots * 2 : 256;
-		uint64_t (*slot)[2] = malloc(nn * sizeof(*slot));
-		int32_t *role = malloc(nn * sizeof(*role));
-
-		if (!slot || !role) {
-			free(slot);
-			free(role);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < nn; i++)
-			role[i] = -1;
-		for (size_t i = 0; i < rs->nslots; i++) {
-			if (rs->slot_role[i] < 0)
-				continue;
-			h = (size_t)((rs->slot[i][0] * 0x9E3779B97F4A7C15ULL) ^ rs->slot[i][1]) *
-			    0x9E3779B97F4A7C15ULL >> 20 & (nn - 1);
-			while (role[h] >= 0)
-				h = (h + 1) & (nn - 1);
-			memcpy(slot[h], rs->slot[i], sizeof(slot[h]));
-			role[h] = rs->slot_role[i];
-		}
-		free(rs->slot);
-		free(rs->slot_role);
-		rs->slot = slot;
-		rs->slot_role = role;
-		rs->nslots = nn;
-		/* key and sum grow with the table: n stays under nslots / 2 */
-		key = realloc(rs->key, nn / 2 * sizeof(*key));
-		if (key)
-			rs->key = key;
-		sum = realloc(rs->sum, nn / 2 * sizeof(*sum));
-		if (sum)
-			rs->sum = sum;
-		if (!key || !sum)
-			return -ENOMEM;
-	}
-	h = (size_t)((ck[0] * 0x9E3779B97F4A7C15ULL) ^ ck[1]) * 0x9E3779B97F4A7C15ULL >> 20 &
-	    (rs->nslots - 1);
-	for (; rs->slot_role[h] >= 0; h = (h + 1) & (rs->nslots - 1))
+	if ((rs->n + 1) * 2 > rs->nslots && (err = role_table_grow(rs)))
+		return err;
+	for (h = role_hash(ck, rs->nslots); rs->slot_role[h] >= 0; h = (h + 1) & (rs->nslots - 1))
 		if (rs->slot[h][0] == ck[0] && rs->slot[h][1] == ck[1])
 			return rs->slot_role[h];
 	memcpy(rs->slot[h], ck, sizeof(rs->slot[h]));
