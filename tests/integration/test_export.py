@@ -397,7 +397,7 @@ def test_contrib_rules_check():
     r = subprocess.run(["promtool", "check", "rules", RULES], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "SUCCESS: 5 rules found" in r.stdout, r.stdout
+    assert "SUCCESS: 6 rules found" in r.stdout, r.stdout
 
 
 def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
@@ -441,6 +441,10 @@ def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
         f'sum(rate(ilock_serialised_op_wait_seconds_total{{{dc},holder_op="buffered-write",'
         f'waiter_op="buffered-read"}}[1m]))'), 30, "writes holding up reads")
     assert len(rw) == 1 and rw[0] < 64, rw
+    # and contrib's recording rule for readers behind writers, at most all the waiting
+    behind = wait_for(lambda: nonzero(f"device_class:ilock_readers_behind_writers:rate5m{{{dc}}}"),
+                      30, "the readers-behind-writers recording rule")
+    assert len(behind) == 1 and behind[0] <= waiting[0] * 1.5, (behind, waiting)
 
 
 # ---------------------------------------------------------------- bad clients
