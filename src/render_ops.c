@@ -57,15 +57,6 @@ void render_stack_line(FILE *f, const struct ilock_stack_frames *fr, struct ksym
 	fprintf(f, "%s\n", line[0] ? line : "(empty)");
 }
 
-static char *pct(char *buf, size_t len, double share)
-{
-	if (share < 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.0f%%", share * 100.0);
-	return buf;
-}
-
 /* Top stacks of one kind behind a pair, by wait time. */
 static void print_pair_stacks(FILE *f, const struct snapshot *s, const struct pair_row *p,
 			      uint8_t kind, int max, struct ksyms *ks)
@@ -79,7 +70,7 @@ static void print_pair_stacks(FILE *f, const struct snapshot *s, const struct pa
 
 		fprintf(f, "      %s %9s %5s %7s waits: ", kind == ILOCK_STACK_WAITER ? "waiter" : "holder",
 			fmt_ns(t, sizeof(t), top[i].total_ns),
-			pct(share, sizeof(share),
+			fmt_share(share, sizeof(share),
 			    p->s.total_ns ? (double)top[i].total_ns / (double)p->s.total_ns : -1),
 			fmt_count(c, sizeof(c), top[i].count));
 		if (fr)
@@ -110,7 +101,7 @@ static void range_note(FILE *f, const struct pair_row *r)
 	else if (pair_headroom(r) < 0)
 		fprintf(f, "  (ranges unknown: %s)", unknown_side(r));
 	else
-		fprintf(f, "  (disjoint %s)", pct(share, sizeof(share), pair_headroom(r)));
+		fprintf(f, "  (disjoint %s)", fmt_share(share, sizeof(share), pair_headroom(r)));
 }
 
 static void serialisation(FILE *f, const struct snapshot *s, const struct report_meta *m,
@@ -215,7 +206,7 @@ static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *
 			fmt_count(c, sizeof(c), g[ILOCK_RANGE_DISJOINT].waits),
 			fmt_ns(d, sizeof(d), g[ILOCK_RANGE_DISJOINT].wait_ns),
 			fmt_count(e, sizeof(e), unk.waits), fmt_ns(x, sizeof(x), unk.wait_ns));
-		fprintf(f, "  headroom %s\n", pct(share, sizeof(share), row_headroom(r)));
+		fprintf(f, "  headroom %s\n", fmt_share(share, sizeof(share), row_headroom(r)));
 		if (unk.waits)
 			fprintf(f, "  %-40s %-9s unknown: waiter's range missing %" PRIu64
 				   ", holder's %" PRIu64 ", both %" PRIu64 "\n", "", "",

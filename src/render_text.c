@@ -137,8 +137,7 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 		struct ilock_stats both = r->wait[0];
 		struct inode_view v;
 		char label[2 * ILOCK_PATH_MAX + 64], path[48], devino[40], d[24], sh[24], ex[24];
-		char tot[24], p50[24], p99[24], mx[24], holder[48] = "-", disj[16] = "-";
-		double headroom = row_headroom(r);
+		char tot[24], p50[24], p99[24], mx[24], holder[48] = "-", disj[16];
 
 		stats_merge(&both, &r->wait[1]);
 		describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
@@ -146,9 +145,6 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 		snprintf(devino, sizeof(devino), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
 		if (e)
 			fmt_holder(holder, sizeof(holder), &e->k);
-		/* range-lock headroom: the share of wait time with disjoint ranges */
-		if (headroom >= 0)
-			snprintf(disj, sizeof(disj), "%.0f%%", headroom * 100.0);
 		fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s %8s  %s\n",
 			fmt_path_left(path, sizeof(path), label, 40), devino, v.fs,
 			class_display_name(r->class, v.magic),
@@ -157,7 +153,9 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 			fmt_ns(tot, sizeof(tot), both.total_ns),
 			fmt_ns(p50, sizeof(p50), stats_percentile(&both, 0.50)),
 			fmt_ns(p99, sizeof(p99), stats_percentile(&both, 0.99)),
-			fmt_ns(mx, sizeof(mx), both.max_ns), disj, holder);
+			fmt_ns(mx, sizeof(mx), both.max_ns),
+			/* range-lock headroom: the share of wait time with disjoint ranges */
+			fmt_share(disj, sizeof(disj), row_headroom(r)), holder);
 	}
 }
 

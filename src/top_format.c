@@ -144,13 +144,7 @@ char *top_fmt_ns(char *buf, size_t len, uint64_t ns)
 
 char *top_fmt_headroom(char *buf, size_t len, const struct top_row *r)
 {
-	double h = range_headroom(r->range);
-
-	if (h < 0)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.0f%%", h * 100);
-	return buf;
+	return fmt_share(buf, len, range_headroom(r->range));
 }
 
 char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
@@ -580,7 +574,6 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 	for (long i = 0; i < np && shown < 20; i++) {
 		const struct pair_row *r = &p[i];
 		char h[96], w[96], c[24], t[24], mx[24], thr[24], d[16];
-		double share = pair_headroom(r);
 
 		if (r->k.dev != dev || r->k.ino != ino)
 			continue;
@@ -588,17 +581,14 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 			fprintf(f, "  %-34s    %-34s %-8s %9s %9s %9s %9s  %s\n", "HOLDER", "WAITER",
 				"LOCK", "THREADS", "WAITS", "WAITED", "MAX", "DISJOINT");
 		snprintf(thr, sizeof(thr), "%u->%u", r->holders, r->waiters);
-		if (share < 0)
-			snprintf(d, sizeof(d), "-");
-		else
-			snprintf(d, sizeof(d), "%.0f%%", share * 100.0);
 		fprintf(f, "  %-34s -> %-34s %-8s %9s %9s %9s %9s  %s\n",
 			role_side(h, sizeof(h), r->k.holder_comm, r->k.holder_mode, r->k.holder_op,
 				  r->k.holder_op_flags, true),
 			role_side(w, sizeof(w), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
 				  r->k.waiter_op_flags, true),
 			top_class_name(r->k.class, magic), thr, fmt_count(c, sizeof(c), r->s.count),
-			fmt_ns(t, sizeof(t), r->s.total_ns), fmt_ns(mx, sizeof(mx), r->s.max_ns), d);
+			fmt_ns(t, sizeof(t), r->s.total_ns), fmt_ns(mx, sizeof(mx), r->s.max_ns),
+			fmt_share(d, sizeof(d), pair_headroom(r)));
 	}
 	if (!shown)
 		fprintf(f, "  (none in this window)\n");

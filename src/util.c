@@ -33,6 +33,15 @@ char *fmt_ns(char *buf, size_t len, uint64_t ns)
 	return buf;
 }
 
+char *fmt_share(char *buf, size_t len, double share)
+{
+	if (share < 0)
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.0f%%", share * 100.0);
+	return buf;
+}
+
 char *fmt_count(char *buf, size_t len, uint64_t n)
 {
 	char tmp[32];

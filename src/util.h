@@ -15,6 +15,8 @@ char *fmt_ns(char *buf, size_t len, uint64_t ns);
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 /* "2,113" */
 char *fmt_count(char *buf, size_t len, uint64_t n);
+/* A share (0..1) as "97%"; "-" when negative (nothing to share: range_headroom's -1). */
+char *fmt_share(char *buf, size_t len, double share);
 /* "MAJ:MIN" from the kernel's dev encoding. */
 char *fmt_kdev(char *buf, size_t len, uint32_t kdev);
 /* Parse "MAJ:MIN" into the kernel encoding; false on bad input. */

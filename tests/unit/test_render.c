@@ -275,6 +275,9 @@ static void test_format(void)
 	CHECK_STR(fmt_count(b, sizeof(b), 2113), "2,113");
 	CHECK_STR(fmt_count(b, sizeof(b), 1234567), "1,234,567");
 	CHECK_STR(fmt_count(b, sizeof(b), 12), "12");
+	CHECK_STR(fmt_share(b, sizeof(b), 0.974), "97%");
+	CHECK_STR(fmt_share(b, sizeof(b), 0), "0%");
+	CHECK_STR(fmt_share(b, sizeof(b), -1), "-");
 	CHECK_STR(fmt_path_left(b, sizeof(b), "/very/long/path/to/file", 12), ".../to/file");
 	CHECK_STR(fmt_path_left(b, sizeof(b), "/short", 12), "/short");
 	CHECK_STR(fmt_task(b, sizeof(b), "fio", 42), "fio[42]");
