@@ -145,20 +145,21 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 		fprintf(f, "  ... %ld more pairs (use --json for all)\n", np - rows);
 }
 
-void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)
+bool render_have_pairs(FILE *f, long np)
 {
-	struct pair_row *p;
-	long np = snap_pairs(s, &p, PAIRS_OPS);
-
-	fprintf(f, "\nWHO SERIALISES WHOM, BY COMMAND (the threads of a command summed)\n");
-	if (np < 0) {
+	if (np < 0)
 		fprintf(f, "  (out of memory)\n");
-		return;
-	}
-	if (!np) {
+	else if (!np)
 		fprintf(f, "  (no holder-to-waiter pairs)\n");
+	return np > 0;
+}
+
+void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		       const struct pair_row *p, long np, int rows)
+{
+	fprintf(f, "\nWHO SERIALISES WHOM, BY COMMAND (the threads of a command summed)\n");
+	if (!render_have_pairs(f, np))
 		return;
-	}
 	for (long i = 0; i < np && i < rows; i++) {
 		const struct pair_row *r = &p[i];
 		char left[96], right[96], n[24], t[24], mx[24];
@@ -179,7 +180,6 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 	}
 	if (np > rows)
 		fprintf(f, "  ... %ld more (use --json for all)\n", np - rows);
-	free(p);
 }
 
 static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows)

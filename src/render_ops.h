@@ -3,11 +3,14 @@
 #ifndef ILOCK_RENDER_OPS_H
 #define ILOCK_RENDER_OPS_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "ksyms.h"
 #include "model.h"
 #include "render.h"
+
+struct pair_row;
 
 /*
  * The serialisation table by operation (with the top stacks of the top
@@ -17,10 +20,16 @@
 void render_ops_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		     const struct render_opts *o);
 /*
- * Holder-to-waiter pairs by command, op and mode, every thread of a
- * command summed (snap_pairs without PAIRS_THREADS): at most rows lines.
+ * Says why a table of pairs is empty: np is snap_pairs' return, and below
+ * 0 it ran out of memory. True when there are pairs to show.
  */
-void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m, int rows);
+bool render_have_pairs(FILE *f, long np);
+/*
+ * Holder-to-waiter pairs by command, op and mode, every thread of a
+ * command summed: p and np from snap_pairs(s, .., PAIRS_OPS); at most rows lines.
+ */
+void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		       const struct pair_row *p, long np, int rows);
 /* A frame's symbol name, else its address in hex; snprintf's return. */
 int render_frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip);
 /* "a < b < c", innermost first, tracing frames dropped, at most width columns. */

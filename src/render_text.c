@@ -211,14 +211,8 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 	long np = snap_pairs(s, &p, PAIRS_THREADS);
 	int shown = 0;
 
-	if (np < 0) {
-		fprintf(f, "  (out of memory)\n");
+	if (!render_have_pairs(f, np))
 		return;
-	}
-	if (!np) {
-		fprintf(f, "  (no holder-to-waiter pairs)\n");
-		return;
-	}
 	for (long i = 0; i < np && shown < max_rows; i++, shown++) {
 		const struct pair_row *e = &p[i];
 		struct inode_view v;
@@ -268,11 +262,12 @@ static char *fmt_tasks(char *buf, size_t len, double t)
 	return buf;
 }
 
-/* Who made whom wait on lock r: its costliest role, with its share of r's wait time. */
-static void top_role(FILE *f, const struct snapshot *s, const struct lock_row *r)
+/*
+ * Who made whom wait on lock r: its costliest role (roles: snap_pairs'
+ * by wait time), with its share of r's wait time.
+ */
+static void top_role(FILE *f, const struct pair_row *p, long np, const struct lock_row *r)
 {
-	struct pair_row *p;
-	long np = snap_pairs(s, &p, PAIRS_OPS);
 	char h[96], w[96];
 
 	for (long i = 0; i < np; i++) {
@@ -289,7 +284,6 @@ static void top_role(FILE *f, const struct snapshot *s, const struct lock_row *r
 			q->holders, q->waiters);
 		break;
 	}
-	free(p);
 }
 
 /*
@@ -297,7 +291,8 @@ static void top_role(FILE *f, const struct snapshot *s, const struct lock_row *r
  * on average, where, and whether a range lock would have helped; or that
  * they held up too few to explain a slow workload (shared/seeds/003).
  */
-static void in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
+static void in_short(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		     const struct pair_row *roles, long nroles)
 {
 	struct wait_load w;
 	char a[24], b[24], c[24], d[24];
@@ -327,7 +322,7 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			fprintf(f, ", %.0f%% of it between disjoint byte ranges (a range lock would have "
 				   "let those run)", 100.0 * h);
 		fprintf(f, "\n");
-		top_role(f, s, w.top);
+		top_role(f, roles, nroles, w.top);
 	}
 	if (w.journal_waits)
 		fprintf(f, "  apart from that, ext4 fsyncs waited for the journal: %s tasks on average "
@@ -340,6 +335,9 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 {
 	int rows = shown_rows(s, o);
 	char n1[24], n2[24];
+	/* by command: IN SHORT names the top one, the table lists them */
+	struct pair_row *roles;
+	long nroles = snap_pairs(s, &roles, PAIRS_OPS);
 
 	if (o->title)
 		fprintf(f, "%s\n", o->title);
@@ -353,7 +351,7 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]),
 		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]));
 
-	in_short(f, s, m);
+	in_short(f, s, m, roles, nroles);
 
 	fprintf(f, "\nTOP INODE LOCKS by wait time\n");
 	if (!rows)
@@ -366,7 +364,8 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		histograms(f, s, m, rows);
 	}
 
-	render_roles_text(f, s, m, o->top_n * 2);
+	render_roles_text(f, s, m, roles, nroles, o->top_n * 2);
+	free(roles);
 	fprintf(f, "\nWHO SERIALISES WHOM, BY THREAD (holder -> waiter)\n");
 	edges(f, s, m, o->top_n * 3);
 	render_ops_text(f, s, m, o);

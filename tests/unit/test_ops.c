@@ -383,9 +383,10 @@ static void test_roles(void)
 		struct render_opts o = { .top_n = 10 };
 		char *buf = NULL;
 		size_t len = 0;
+		long nroles = snap_pairs(&s, &p, PAIRS_OPS);
 		FILE *f = open_memstream(&buf, &len);
 
-		render_roles_text(f, &s, &m, 2);
+		render_roles_text(f, &s, &m, p, nroles, 2);
 		fclose(f);
 		check_golden("roles.txt", buf);
 		CHECK(strstr(buf, "fio buffered-write EXCL              ->  fio buffered-read SHARED"
@@ -395,12 +396,13 @@ static void test_roles(void)
 		free(buf);
 
 		f = open_memstream(&buf, &len);
-		render_roles_text(f, &s, &m, 10);
+		render_roles_text(f, &s, &m, p, nroles, 10);
 		fclose(f);
 		CHECK(strstr(buf, "(no owner)                           ->  fio buffered-read SHARED") != NULL);
 		CHECK(strstr(buf, "fio buffered-write(append) EXCL") != NULL);
 		CHECK(strstr(buf, "more (use") == NULL);
 		free(buf);
+		free(p);
 
 		f = open_memstream(&buf, &len);
 		render_json(f, &s, &m, &o);
