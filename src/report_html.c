@@ -350,6 +350,29 @@ static void comm_cell(FILE *f, const char *comm)
 	fputs("</td>", f);
 }
 
+/* Says why a pairs table is empty (np: snap_pairs' return); true when it has rows. */
+static bool have_pairs(FILE *f, long np)
+{
+	if (np <= 0)
+		fputs(np ? "<p>Out of memory for the pairs.</p>\n" : "<p>No holder-to-waiter pairs.</p>\n", f);
+	return np > 0;
+}
+
+/* A pair row's last cells, from the waits on: waits, time, max, headroom, lock. */
+static void pair_cells(FILE *f, const struct report_ctx *c, const struct pair_row *e)
+{
+	char label[2 * ILOCK_PATH_MAX + 64], n[24], t[24], mx[24], d[16];
+	struct inode_view v;
+
+	describe_inode(c->merged, c->meta->mounts, e->k.dev, e->k.ino, false, &v);
+	report_label(c->merged, c->meta, e->k.dev, e->k.ino, false, label, sizeof(label));
+	fprintf(f, "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"l\">",
+		fmt_count(n, sizeof(n), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),
+		fmt_ns(mx, sizeof(mx), e->s.max_ns), fmt_share(d, sizeof(d), pair_headroom(e)));
+	esc(f, label);
+	fprintf(f, " %s</td></tr>\n", class_display_name(e->k.class, v.magic));
+}
+
 /* The pairs by command, op and mode, every thread of a command summed. */
 static void roles(FILE *f, const struct report_ctx *c)
 {
@@ -359,8 +382,7 @@ static void roles(FILE *f, const struct report_ctx *c)
 	long np = snap_pairs(s, &p, PAIRS_OPS);
 
 	fputs("<h2>Who serialises whom, by command (threads summed)</h2>\n", f);
-	if (np <= 0) {
-		fputs(np ? "<p>Out of memory for the pairs.</p>\n" : "<p>No holder-to-waiter pairs.</p>\n", f);
+	if (!have_pairs(f, np)) {
 		free(p);
 		return;
 	}
@@ -370,12 +392,7 @@ static void roles(FILE *f, const struct report_ctx *c)
 	      "<th>max</th><th>disjoint</th><th class=\"l\">lock</th></tr>\n", f);
 	for (; shown < (size_t)np && shown < max; shown++) {
 		const struct pair_row *e = &p[shown];
-		char label[2 * ILOCK_PATH_MAX + 64], n[24], t[24], mx[24];
-		double headroom = pair_headroom(e);
-		struct inode_view v;
 
-		describe_inode(s, c->meta->mounts, e->k.dev, e->k.ino, false, &v);
-		report_label(s, c->meta, e->k.dev, e->k.ino, false, label, sizeof(label));
 		fputs("<tr>", f);
 		if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
 			fputs("<td class=\"l\">(no owner)</td><td class=\"l\"></td><td class=\"l\"></td>", f);
@@ -386,17 +403,9 @@ static void roles(FILE *f, const struct report_ctx *c)
 		}
 		comm_cell(f, e->k.waiter_comm);
 		op_cell(f, e->k.waiter_op, e->k.waiter_op_flags);
-		fprintf(f, "<td class=\"l\">%s</td><td>%u &rarr; %u</td><td>%s</td><td>%s</td><td>%s</td>",
-			mode_name(e->k.waiter_mode), e->holders, e->waiters,
-			fmt_count(n, sizeof(n), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),
-			fmt_ns(mx, sizeof(mx), e->s.max_ns));
-		if (headroom < 0)
-			fputs("<td>-</td>", f);
-		else
-			fprintf(f, "<td>%.0f%%</td>", headroom * 100.0);
-		fputs("<td class=\"l\">", f);
-		esc(f, label);
-		fprintf(f, " %s</td></tr>\n", class_display_name(e->k.class, v.magic));
+		fprintf(f, "<td class=\"l\">%s</td><td>%u &rarr; %u</td>", mode_name(e->k.waiter_mode),
+			e->holders, e->waiters);
+		pair_cells(f, c, e);
 	}
 	fputs("</table>\n", f);
 	if ((size_t)np > shown)
@@ -418,8 +427,7 @@ static void edges(FILE *f, const struct report_ctx *c)
 	size_t shown = 0;
 
 	fputs("<h2>Who serialises whom, by thread (holder &rarr; waiter)</h2>\n", f);
-	if (np <= 0) {
-		fputs(np ? "<p>Out of memory for the pairs.</p>\n" : "<p>No holder-to-waiter pairs.</p>\n", f);
+	if (!have_pairs(f, np)) {
 		free(p);
 		return;
 	}
@@ -429,12 +437,7 @@ static void edges(FILE *f, const struct report_ctx *c)
 	      "<th>disjoint</th><th class=\"l\">lock</th></tr>\n", f);
 	for (; shown < (size_t)np && shown < max; shown++) {
 		const struct pair_row *e = &p[shown];
-		char label[2 * ILOCK_PATH_MAX + 64], n[24], t[24], mx[24];
-		double headroom = pair_headroom(e);
-		struct inode_view v;
 
-		describe_inode(s, c->meta->mounts, e->k.dev, e->k.ino, false, &v);
-		report_label(s, c->meta, e->k.dev, e->k.ino, false, label, sizeof(label));
 		fputs("<tr><td class=\"l\">", f);
 		holder(f, &e->k);
 		fputs("</td>", f);
@@ -443,16 +446,8 @@ static void edges(FILE *f, const struct report_ctx *c)
 		task(f, e->k.waiter_comm, e->k.waiter_pid);
 		fputs("</td>", f);
 		op_cell(f, e->k.waiter_op, e->k.waiter_op_flags);
-		fprintf(f, "<td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td>",
-			mode_name(e->k.waiter_mode), fmt_count(n, sizeof(n), e->s.count),
-			fmt_ns(t, sizeof(t), e->s.total_ns), fmt_ns(mx, sizeof(mx), e->s.max_ns));
-		if (headroom < 0)
-			fputs("<td>-</td>", f);
-		else
-			fprintf(f, "<td>%.0f%%</td>", headroom * 100.0);
-		fputs("<td class=\"l\">", f);
-		esc(f, label);
-		fprintf(f, " %s</td></tr>\n", class_display_name(e->k.class, v.magic));
+		fprintf(f, "<td class=\"l\">%s</td>", mode_name(e->k.waiter_mode));
+		pair_cells(f, c, e);
 		if (shown < with_stacks && s->nstacks) {
 			fputs("<tr><td colspan=\"10\" class=\"l\"><details><summary>kernel stacks</summary>\n",
 			      f);
