@@ -543,27 +543,45 @@ static void pair_labels(struct renderer *r, const struct prom_series *ps,
 	lbl_add(r, "waiter_mode", mode_name(k->waiter_mode));
 }
 
+/*
+ * One of a pair of counter families, BASE_waits and BASE_wait_seconds:
+ * declares the one asked for and gives its sample name (in buf).
+ */
+static const char *wait_family(struct renderer *r, bool seconds, const char *base,
+			       const char *help_waits, const char *help_seconds, char *buf,
+			       size_t len)
+{
+	snprintf(buf, len, "%s_%s", base, seconds ? "wait_seconds" : "waits");
+	family(r, buf, FAM_COUNTER, seconds ? "seconds" : NULL, seconds ? help_seconds : help_waits);
+	strncat(buf, "_total", len - strlen(buf) - 1);
+	return buf;
+}
+
+/* A sample of a wait_family: the waits, or their time. */
+static void sample_wait(struct renderer *r, const char *name, bool seconds, uint64_t waits,
+			uint64_t ns)
+{
+	if (seconds)
+		sample_seconds(r, name, ns);
+	else
+		sample_u64(r, name, waits);
+}
+
 static void render_pairs(struct renderer *r, const struct prom_series *ps, bool seconds)
 {
-	const char *name = seconds ? "ilock_serialised_wait_seconds_total"
-				   : "ilock_serialised_waits_total";
+	char buf[64];
+	const char *name = wait_family(r, seconds, "ilock_serialised",
+		"Waits behind a holder, by command name and lock mode (never pid).",
+		"Time waiters spent behind holders, by command name and lock mode (never pid).",
+		buf, sizeof(buf));
 
-	if (seconds)
-		family(r, "ilock_serialised_wait_seconds", FAM_COUNTER, "seconds",
-		       "Time waiters spent behind holders, by command name and lock mode (never pid).");
-	else
-		family(r, "ilock_serialised_waits", FAM_COUNTER, NULL,
-		       "Waits behind a holder, by command name and lock mode (never pid).");
 	for (int folded = 0; folded < 2; folded++) {
 		const struct prom_pair *arr = folded ? ps->folded : ps->pairs;
 		size_t n = folded ? ps->nfolded : ps->npairs;
 
 		for (size_t i = 0; i < n; i++) {
 			pair_labels(r, ps, &arr[i].k);
-			if (seconds)
-				sample_seconds(r, name, arr[i].ns);
-			else
-				sample_u64(r, name, arr[i].count);
+			sample_wait(r, name, seconds, arr[i].count, arr[i].ns);
 		}
 	}
 }
@@ -571,15 +589,12 @@ static void render_pairs(struct renderer *r, const struct prom_series *ps, bool 
 /* The pairs by what each side was doing: buffered-write exclusive -> buffered-read shared. */
 static void render_op_pairs(struct renderer *r, const struct prom_series *ps, bool seconds)
 {
-	const char *name = seconds ? "ilock_serialised_op_wait_seconds_total"
-				   : "ilock_serialised_op_waits_total";
+	char buf[64];
+	const char *name = wait_family(r, seconds, "ilock_serialised_op",
+		"Waits behind a holder, by what each side was doing (op) and lock mode.",
+		"Time waiters spent behind holders, by what each was doing (op) and lock mode.",
+		buf, sizeof(buf));
 
-	if (seconds)
-		family(r, "ilock_serialised_op_wait_seconds", FAM_COUNTER, "seconds",
-		       "Time waiters spent behind holders, by what each was doing (op) and lock mode.");
-	else
-		family(r, "ilock_serialised_op_waits", FAM_COUNTER, NULL,
-		       "Waits behind a holder, by what each side was doing (op) and lock mode.");
 	for (size_t i = 0; i < ps->nops; i++) {
 		const struct prom_op_pair *o = &ps->ops[i];
 
@@ -588,10 +603,7 @@ static void render_op_pairs(struct renderer *r, const struct prom_series *ps, bo
 		lbl_add(r, "holder_mode", mode_name(o->holder_mode));
 		lbl_add(r, "waiter_op", op_name(o->waiter_op));
 		lbl_add(r, "waiter_mode", mode_name(o->waiter_mode));
-		if (seconds)
-			sample_seconds(r, name, o->ns);
-		else
-			sample_u64(r, name, o->count);
+		sample_wait(r, name, seconds, o->count, o->ns);
 	}
 }
 
@@ -603,15 +615,12 @@ static void render_op_pairs(struct renderer *r, const struct prom_series *ps, bo
  */
 static void render_ranges(struct renderer *r, const struct prom_series *ps, bool seconds)
 {
-	const char *name = seconds ? "ilock_range_wait_seconds_total" : "ilock_range_waits_total";
+	char buf[64];
+	const char *name = wait_family(r, seconds, "ilock_range",
+		"Waits behind a holder, by whether their byte ranges overlapped.",
+		"Time waited behind a holder, by whether their byte ranges overlapped "
+		"(disjoint: a range lock would not have blocked).", buf, sizeof(buf));
 
-	if (seconds)
-		family(r, "ilock_range_wait_seconds", FAM_COUNTER, "seconds",
-		       "Time waited behind a holder, by whether their byte ranges overlapped "
-		       "(disjoint: a range lock would not have blocked).");
-	else
-		family(r, "ilock_range_waits", FAM_COUNTER, NULL,
-		       "Waits behind a holder, by whether their byte ranges overlapped.");
 	for (size_t i = 0; i < ps->ngroups; i++) {
 		const struct prom_group *g = &ps->groups[i];
 		const struct ilock_range_stats v[3] = {
@@ -626,10 +635,7 @@ static void render_ranges(struct renderer *r, const struct prom_series *ps, bool
 		for (int j = 0; j < 3; j++) {
 			lock_labels(r, ps, g->dev, g->class, NULL);
 			lbl_add(r, "range", range_group_name(label[j]));
-			if (seconds)
-				sample_seconds(r, name, v[j].wait_ns);
-			else
-				sample_u64(r, name, v[j].waits);
+			sample_wait(r, name, seconds, v[j].waits, v[j].wait_ns);
 		}
 	}
 }
