@@ -41,6 +41,7 @@ struct pending_wait {
 	struct ilock_op_info wop, hop;
 	u64 holder_stack;    /* hash of the holder's frames; 0: none */
 	s64 waiter_stack;    /* stack map id; < 0: none */
+	u32 weight;          /* waits this one stands for: 1, or the wait sampling rate */
 };
 
 /* Inode rwsems this thread holds (--holds=all: rwsem_hold.bpf.c). */
@@ -95,7 +96,7 @@ struct hold_rate {
 	u32 pad;
 };
 
-/* Per CPU: the sweep of stale hold entries, and jiffies as last read (xfs_hold.bpf.c). */
+/* Per CPU: the sweep of stale hold entries (xfs_hold.bpf.c), and jiffies as last read (sample_weight). */
 struct hold_sweeper {
 	u32 next;            /* the next bucket to look in */
 	u32 nowait_bucket;   /* + 1: the bucket of this CPU's last trylock; 0: none */
@@ -132,6 +133,7 @@ struct deferred_wait {
 	u64 ns;
 	u64 holder_stack;
 	s64 waiter_stack;
+	u32 weight;
 	u8 active;
 };
 
@@ -360,6 +362,11 @@ extern hold_table_t hold_table SEC(".maps");
 extern op_table_t op_table SEC(".maps");
 extern hold_rate_map_t hold_rates SEC(".maps");
 extern hold_sweeper_map_t hold_sweepers SEC(".maps");
+/*
+ * The wait sampler (--wait-sample): the same buckets, per CPU and lock
+ * address by hash, so that it decides before the lock is classified.
+ */
+extern hold_rate_map_t wait_rates SEC(".maps");
 
 /* Filters and switches, set by userspace between open and load. */
 extern const volatile __u32 cfg_tgid;          /* 0: any process */
@@ -384,6 +391,9 @@ extern const volatile __u32 cfg_xfs_holds;        /* the XFS hold programs are a
 extern const volatile __u32 cfg_hold_one_in;      /* time 1 in this many holds over the budget */
 extern const volatile __u32 cfg_hold_tokens_per_jiffy; /* hold tokens an inode gets a jiffy, per CPU */
 extern const volatile __u32 cfg_hold_burst;       /* ... and keeps at most */
+extern const volatile __u32 cfg_wait_one_in;      /* time 1 in this many waits over the budget */
+extern const volatile __u32 cfg_wait_tokens_per_jiffy; /* wait tokens a lock gets a jiffy, per CPU */
+extern const volatile __u32 cfg_wait_burst;       /* ... and keeps at most */
 
 /* Slots handed out so far; userspace reads these to know how far to look. */
 extern __u32 wait_slots_used;
@@ -684,7 +694,7 @@ static __always_inline void atomic_max(u64 *p, u64 v)
 	count(ILOCK_LOST_MAX_RACE);
 }
 
-/* One event of ns standing for w events (w > 1: a sampled XFS hold). */
+/* One event of ns standing for w events (w > 1: a sampled XFS hold or wait). */
 static __always_inline void stats_add_w(struct ilock_stats *s, u64 ns, u64 w)
 {
 	/*
@@ -706,6 +716,45 @@ static __always_inline void stats_add_w(struct ilock_stats *s, u64 ns, u64 w)
 static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
 {
 	stats_add_w(s, ns, 1);
+}
+
+/*
+ * A sampler's decision for one event of bucket r (struct hold_rate): 1
+ * while r has tokens (per_jiffy more each jiffy, kept up to burst), then
+ * 1 in one_in (a power of two) with weight one_in, so counts and
+ * histograms stay unbiased estimates; 0: not taken. Jiffies is a helper
+ * call (~20 ns here), so a CPU reads it on every 8th event out of tokens,
+ * into hold_sweepers, and buckets compare with that: a bucket last filled
+ * before it is filled at once, one filled at it (a hot one) waits for the
+ * next read. Both samplers share that per-CPU note; a program that nests
+ * can only make it a read staler.
+ */
+static __always_inline u32 sample_weight(struct hold_rate *r, u32 one_in, u32 per_jiffy, u32 burst)
+{
+	struct hold_sweeper *hs;
+	u32 skip, zero = 0;
+	u64 add;
+
+	if (r->tokens) {
+		r->tokens--;
+		return 1;
+	}
+	hs = bpf_map_lookup_elem(&hold_sweepers, &zero);
+	if (!per_jiffy || !hs)
+		goto sample;
+	if (!hs->jiffy || !(++hs->reads & 7))
+		hs->jiffy = (u32)bpf_jiffies64() | 1;
+	if (hs->jiffy != r->jiffy) {
+		add = (u64)(hs->jiffy - r->jiffy) * per_jiffy;
+		if (!r->jiffy)
+			add = burst;  /* never filled: a full bucket */
+		r->jiffy = hs->jiffy;
+		r->tokens = (add < burst ? add : burst) - 1;
+		return 1;
+	}
+sample:
+	skip = ++r->skip;
+	return (skip & (one_in - 1)) ? 0 : one_in;
 }
 
 static __always_inline u32 *hold_task_count(u64 task)
@@ -758,15 +807,16 @@ static __always_inline struct hold_entry *hold_lookup(u64 task, u32 dev, u64 ino
 	return b ? hold_find(b, task, dev, ino, class) : NULL;
 }
 
-/* One wait of ns on the pair k; its stats, NULL when the map is full. */
-static __always_inline struct ilock_edge_stats *edge_add(const struct ilock_edge_key *k, u64 ns)
+/* One wait of ns standing for w on the pair k; its stats, NULL when the map is full. */
+static __always_inline struct ilock_edge_stats *edge_add(const struct ilock_edge_key *k, u64 ns,
+							 u64 w)
 {
 	struct ilock_edge_stats *es = edge_stats(k);
 
 	if (!es)
 		return NULL;
-	__sync_fetch_and_add(&es->count, 1);
-	__sync_fetch_and_add(&es->total_ns, ns);
+	__sync_fetch_and_add(&es->count, w);
+	__sync_fetch_and_add(&es->total_ns, ns * w);
 	atomic_max(&es->max_ns, ns);
 	return es;
 }
@@ -776,20 +826,21 @@ static __always_inline struct ilock_edge_stats *edge_add(const struct ilock_edge
  * it is the pair's first one, claiming the slot's stack if none is yet.
  * False: another stack has it; count this one in stack_waits.
  */
-static __always_inline bool edge_wstack_add(struct ilock_edge_stats *es, u64 stack, u64 ns)
+static __always_inline bool edge_wstack_add(struct ilock_edge_stats *es, u64 stack, u64 ns,
+					    u64 w)
 {
-	struct ilock_edge_wstack *w = (void *)es + ILOCK_EDGE_WSTACK_FROM_STATS;
-	u64 mine = stack + 1, cur = *(volatile u64 *)&w->stack1;
+	struct ilock_edge_wstack *ws = (void *)es + ILOCK_EDGE_WSTACK_FROM_STATS;
+	u64 mine = stack + 1, cur = *(volatile u64 *)&ws->stack1;
 
 	if (!cur) {
-		cur = __sync_val_compare_and_swap(&w->stack1, 0, mine);
+		cur = __sync_val_compare_and_swap(&ws->stack1, 0, mine);
 		if (!cur)
 			cur = mine;
 	}
 	if (cur != mine)
 		return false;
-	__sync_fetch_and_add(&w->count, 1);
-	__sync_fetch_and_add(&w->total_ns, ns);
+	__sync_fetch_and_add(&ws->count, w);
+	__sync_fetch_and_add(&ws->total_ns, ns * w);
 	return true;
 }
 

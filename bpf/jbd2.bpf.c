@@ -174,7 +174,7 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 	ek.holder_op = ILOCK_OP_JOURNAL_COMMIT;
 	ek.waiter_op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
 	ek.range = ILOCK_RANGE_NO_BOTH;  /* a journal commit has no byte range */
-	edge_add(&ek, ns);
+	edge_add(&ek, ns, 1);
 }
 
 SEC("tp_btf/ext4_sync_file_exit")

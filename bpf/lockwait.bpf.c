@@ -120,6 +120,52 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 	}
 }
 
+static __always_inline u32 lock_slot(void *lock)
+{
+	return (u32)(((u64)lock * 0x9E3779B97F4A7C15ULL) >> 54) & (ILOCK_HOLD_RATE_SLOTS - 1);
+}
+
+/*
+ * Under --wait-sample, the timed waits in flight per lock (by lock_slot),
+ * for all CPUs: the end of a wait whose lock has none leaves before its
+ * task-storage lookup, which is most of what such an end costs (its
+ * waiter has just woken, its storage not in cache). A count left by a
+ * wait whose end never came only sends that lock's ends the long way.
+ */
+__u32 timed_in_flight[ILOCK_HOLD_RATE_SLOTS];
+
+static __always_inline void timed_begins(u64 lock)
+{
+	if (cfg_wait_one_in > 1 && lock)
+		__sync_fetch_and_add(&timed_in_flight[lock_slot((void *)lock)], 1);
+}
+
+static __always_inline void timed_ends(u64 lock)
+{
+	if (cfg_wait_one_in > 1 && lock)
+		__sync_fetch_and_sub(&timed_in_flight[lock_slot((void *)lock)], 1);
+}
+
+/*
+ * Is this rw_semaphore wait timed, and for how many does it stand (0: not
+ * timed)? Every one under --wait-sample 1, the default; otherwise the
+ * sampler's bucket for this CPU and lock address decides (sample_weight),
+ * before any of the lock is read: a wait left out costs two array loads.
+ */
+static __always_inline u32 wait_weight(void *lock)
+{
+	struct hold_rate *r;
+	u32 k;
+
+	if (cfg_wait_one_in <= 1)
+		return 1;
+	k = lock_slot(lock);
+	r = bpf_map_lookup_elem(&wait_rates, &k);
+	if (!r)
+		return 1;
+	return sample_weight(r, cfg_wait_one_in, cfg_wait_tokens_per_jiffy, cfg_wait_burst);
+}
+
 /*
  * ctx: the program's context, for stacks (NULL: none); btf: task kfuncs
  * may be called, so the holder's op and stack can be read (tp_btf only).
@@ -132,6 +178,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	struct pending_wait *p;
 	struct inode *inode;
 	u8 class = 0;
+	u32 weight;
 
 	count(ILOCK_EV_BEGIN);
 	/* rwsem waits only: excludes spin, mutex, percpu-rwsem and RT locks */
@@ -148,6 +195,11 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	me = bpf_get_current_task_btf();
 	if (!task_selected(pid_tgid_of(me)))
 		return 0;
+	weight = wait_weight(lock);
+	if (!weight) {
+		count(ILOCK_EV_WAIT_SAMPLED_OUT);
+		return 0;
+	}
 	inode = classify_lock(lock, &class, fast);
 	if (!inode)
 		return 0;
@@ -157,8 +209,10 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 		return 0;
 	}
 	p = &ts->wait;
-	if (p->lock)
+	if (p->lock) {
 		count(ILOCK_LOST_BEGIN_NO_END);
+		timed_ends(p->lock);
+	}
 	p->lock = 0;
 	fill_key(&p->key, inode, class,
 		 flags == ILOCK_LCB_F_READ ? ILOCK_MODE_SHARED : ILOCK_MODE_EXCL, fast);
@@ -172,12 +226,14 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	 * One clock read for the wait's start and the stack rate limits: the
 	 * waiter is held up by what follows as much as by the lock.
 	 */
+	p->weight = weight;
 	p->start_ns = bpf_ktime_get_ns();
 	read_holder(lock, p, fast);
 	ops_wait_begin(ctx, btf, ts, p, inode, me, p->start_ns);
 	note_inode(inode, &p->key, ts);
 	count(ILOCK_EV_WAIT_BEGUN);
 	p->lock = (u64)lock;
+	timed_begins(p->lock);
 	return 0;
 }
 
@@ -217,6 +273,8 @@ static __always_inline int on_end(void *lock, bool btf)
 		*spin = 0;
 		return 0;
 	}
+	if (cfg_wait_one_in > 1 && !*(volatile u32 *)&timed_in_flight[lock_slot(lock)])
+		return 0;
 	me = bpf_get_current_task_btf();
 	ts = bpf_task_storage_get(&task_states, me, 0, 0);
 	/*
@@ -232,7 +290,8 @@ static __always_inline int on_end(void *lock, bool btf)
 		struct inode *inode;
 		struct ilock_key k;
 
-		if (!task_selected(pid_tgid_of(me)))
+		/* a wait the sampler left out looks the same: not counted then */
+		if (cfg_wait_one_in > 1 || !task_selected(pid_tgid_of(me)))
 			return 0;
 		inode = classify_lock(lock, &class, KFAST(btf));
 		if (!inode)
@@ -252,9 +311,10 @@ static __always_inline int on_end(void *lock, bool btf)
 	count(ILOCK_EV_WAIT);
 	s = wait_stats(&p->key);
 	if (s)
-		stats_add(s, ns);
+		stats_add_w(s, ns, p->weight);
 	ops_wait_end(ts, p, me, ns);
 	hold_starts_now(p, now);
+	timed_ends(p->lock);
 	p->lock = 0;
 	return 0;
 }

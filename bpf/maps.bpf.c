@@ -21,6 +21,7 @@ hold_table_t hold_table SEC(".maps");
 op_table_t op_table SEC(".maps");
 hold_rate_map_t hold_rates SEC(".maps");
 hold_sweeper_map_t hold_sweepers SEC(".maps");
+hold_rate_map_t wait_rates SEC(".maps");
 
 const volatile __u32 cfg_tgid = 0;
 const volatile __u32 cfg_comm_on = 0;
@@ -44,6 +45,9 @@ const volatile __u32 cfg_xfs_holds = 0;
 const volatile __u32 cfg_hold_one_in = 1;
 const volatile __u32 cfg_hold_tokens_per_jiffy = 0;
 const volatile __u32 cfg_hold_burst = 0;
+const volatile __u32 cfg_wait_one_in = 1;
+const volatile __u32 cfg_wait_tokens_per_jiffy = 0;
+const volatile __u32 cfg_wait_burst = 0;
 
 __u32 wait_slots_used = 0;
 __u32 edge_slots_used = 0;

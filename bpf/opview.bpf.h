@@ -712,7 +712,8 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 	}
 }
 
-static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack, u8 kind, u64 ns)
+static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack, u8 kind, u64 ns,
+				      u64 w)
 {
 	struct ilock_stack_key sk = { .edge = *ek, .stack = stack, .kind = kind };
 	struct ilock_stack_stats *st;
@@ -720,8 +721,8 @@ static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack
 	st = lookup_or_init(&stack_waits, &sk, &zero_stack, ILOCK_LOST_STACK_MAP_FULL);
 	if (!st)
 		return;
-	__sync_fetch_and_add(&st->count, 1);
-	__sync_fetch_and_add(&st->total_ns, ns);
+	__sync_fetch_and_add(&st->count, w);
+	__sync_fetch_and_add(&st->total_ns, ns * w);
 }
 
 /*
@@ -732,7 +733,7 @@ static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack
  */
 static __always_inline void account_wait(struct ilock_edge_key *ek, const struct ilock_op_info *hop,
 					 const struct ilock_op_info *wop, u64 ns, u64 holder_stack,
-					 s64 waiter_stack)
+					 s64 waiter_stack, u32 w)
 {
 	u8 range = ilock_range_class(hop, wop);
 	struct ilock_edge_stats *es;
@@ -742,13 +743,13 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
 	ek->waiter_op = wop->op;
 	ek->waiter_op_flags = wop->flags & ILOCK_OPF_KEY_MASK;
 	ek->range = range;
-	es = edge_add(ek, ns);
+	es = edge_add(ek, ns, w);
 	if (!cfg_ops)
 		return;
-	if (waiter_stack >= 0 && !(es && edge_wstack_add(es, (u64)waiter_stack, ns)))
-		add_stack(ek, (u64)waiter_stack, ILOCK_STACK_WAITER, ns);
+	if (waiter_stack >= 0 && !(es && edge_wstack_add(es, (u64)waiter_stack, ns, w)))
+		add_stack(ek, (u64)waiter_stack, ILOCK_STACK_WAITER, ns, w);
 	if (holder_stack)
-		add_stack(ek, holder_stack, ILOCK_STACK_HOLDER, ns);
+		add_stack(ek, holder_stack, ILOCK_STACK_HOLDER, ns, w);
 }
 
 /* Pair up a deferred wait with the op its waiter (whose op slot is o) turned out to do. */
@@ -763,7 +764,7 @@ static __always_inline void finish_deferred(struct task_state *ts, struct cur_op
 		return;
 	d->active = 0;
 	count(wop->op == ILOCK_OP_UNKNOWN ? ILOCK_EV_OP_NEVER : ILOCK_EV_OP_DEFER_DONE);
-	account_wait(&d->ek, &d->hop, wop, d->ns, d->holder_stack, d->waiter_stack);
+	account_wait(&d->ek, &d->hop, wop, d->ns, d->holder_stack, d->waiter_stack, d->weight);
 }
 
 /* The op of the deferred waiter from an I/O tracepoint on `inode`, now in o. */
@@ -801,7 +802,7 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 	 * task storage, unreported, until the thread's next one.
 	 */
 	if (!cfg_ops || !cfg_ops_io || p->wop.op != ILOCK_OP_UNKNOWN) {
-		account_wait(&ek, &p->hop, &p->wop, ns, p->holder_stack, p->waiter_stack);
+		account_wait(&ek, &p->hop, &p->wop, ns, p->holder_stack, p->waiter_stack, p->weight);
 		return;
 	}
 	/* one deferred wait per thread: an older one never got its op */
@@ -814,6 +815,7 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 	ts->deferred.ns = ns;
 	ts->deferred.holder_stack = p->holder_stack;
 	ts->deferred.waiter_stack = p->waiter_stack;
+	ts->deferred.weight = p->weight;
 	ts->deferred.active = 1;
 	if (o)
 		o->late = 1;

@@ -81,10 +81,8 @@ static __always_inline bool hold_wanted(struct xfs_inode *ip, bool btf, u32 flag
  */
 static __always_inline u32 hold_weight(u32 dev, u64 ino)
 {
-	struct hold_sweeper *hs;
 	struct hold_rate *r;
-	u32 k, skip, zero = 0;
-	u64 add;
+	u32 k;
 
 	if (cfg_hold_one_in <= 1)
 		return 1;
@@ -93,32 +91,7 @@ static __always_inline u32 hold_weight(u32 dev, u64 ino)
 	r = bpf_map_lookup_elem(&hold_rates, &k);
 	if (!r)
 		return 1;
-	if (r->tokens) {
-		r->tokens--;
-		return 1;
-	}
-	/*
-	 * Out of tokens: a new jiffy brings more. Jiffies is a helper call
-	 * (~20 ns here), so this CPU reads it on every 8th such event and
-	 * buckets compare with that. A bucket last filled before it is filled
-	 * at once; one filled at it (a hot inode) waits for the next read.
-	 */
-	hs = bpf_map_lookup_elem(&hold_sweepers, &zero);
-	if (!cfg_hold_tokens_per_jiffy || !hs)
-		goto sample;
-	if (!hs->jiffy || !(++hs->reads & 7))
-		hs->jiffy = (u32)bpf_jiffies64() | 1;
-	if (hs->jiffy != r->jiffy) {
-		add = (u64)(hs->jiffy - r->jiffy) * cfg_hold_tokens_per_jiffy;
-		if (!r->jiffy)
-			add = cfg_hold_burst;  /* never filled: a full bucket */
-		r->jiffy = hs->jiffy;
-		r->tokens = (add < cfg_hold_burst ? add : cfg_hold_burst) - 1;
-		return 1;
-	}
-sample:
-	skip = ++r->skip;
-	return (skip & (cfg_hold_one_in - 1)) ? 0 : cfg_hold_one_in;
+	return sample_weight(r, cfg_hold_one_in, cfg_hold_tokens_per_jiffy, cfg_hold_burst);
 }
 
 /* A timed entry older than this may be taken over by another hold. */

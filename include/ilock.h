@@ -409,6 +409,7 @@ enum ilock_counter {
 	ILOCK_EV_HOLDER_STACK_SKIPPED, /* holder stacks not taken: per-CPU budget spent */
 	ILOCK_EV_JBD2_WAIT,        /* fsync waits for a journal commit recorded */
 	ILOCK_EV_STACK_REUSED,     /* waits given their thread's last stack on that path */
+	ILOCK_EV_WAIT_SAMPLED_OUT, /* rw_semaphore waits the wait sampler left out (--wait-sample) */
 	ILOCK_LOST_WAIT_MAP_FULL,  /* wait stats map full */
 	ILOCK_LOST_EDGE_MAP_FULL,  /* edge map full */
 	ILOCK_LOST_INODE_MAP_FULL, /* inode/path map full */

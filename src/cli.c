@@ -65,6 +65,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "      --ops MODE          syscalls (default), io, all or off, as for ilock stat;\n"
 "                          --no-stacks too\n"
 CLI_HOLDS_HELP
+CLI_WAIT_SAMPLE_HELP
 CLI_MAX_INODES_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
@@ -81,7 +82,8 @@ CLI_MAX_INODES_HELP
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
 "                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=off|xfs|all] [-j|--json|--folded]\n"
 "                  [--ops syscalls|io|all|off] [--no-stacks]\n"
-"                  [--hold-sample N] [--hold-exact-rate R] [-v]\n"
+"                  [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
+"                  [--wait-exact-rate R] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
 "wait histograms, and which holder made which waiters wait.\n"
@@ -109,6 +111,7 @@ CLI_MAX_INODES_HELP
 "      --no-stacks         take no kernel stacks\n"
 CLI_MAX_INODES_HELP
 CLI_HOLDS_HELP
+CLI_WAIT_SAMPLE_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
 "examples:\n"
@@ -289,8 +292,36 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 		o->hold_exact_rate = (uint32_t)v;
 		o->hold_exact_rate_set = true;
 		return 1;
+	case OPT_WAIT_SAMPLE:
+		if (!parse_u64(optarg, CLI_HOLD_SAMPLE_MAX, &v) || !v || (v & (v - 1))) {
+			snprintf(err, errlen, "--wait-sample %s: a power of 2 from 1 to %d", optarg,
+				 CLI_HOLD_SAMPLE_MAX);
+			return -1;
+		}
+		o->wait_sample = (uint32_t)v;
+		return 1;
+	case OPT_WAIT_EXACT_RATE:
+		if (!parse_u64(optarg, 1000000, &v)) {
+			snprintf(err, errlen, "--wait-exact-rate %s: waits per second, lock and CPU, "
+				 "0 to 1000000", optarg);
+			return -1;
+		}
+		o->wait_exact_rate = (uint32_t)v;
+		o->wait_exact_rate_set = true;
+		return 1;
 	}
 	return 0;
+}
+
+void cli_wait_sampling_name(const struct ilock_opts *o, char *buf, size_t len)
+{
+	uint32_t one_in, rate;
+
+	cli_wait_sampling(o, &one_in, &rate);
+	if (one_in <= 1)
+		snprintf(buf, len, "off");
+	else
+		snprintf(buf, len, "1/%u > %u/s/lock/cpu", one_in, rate);
 }
 
 void cli_hold_sampling_name(const struct ilock_opts *o, char *buf, size_t len)

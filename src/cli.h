@@ -41,6 +41,9 @@ struct ilock_opts {
 	uint32_t hold_sample;          /* --hold-sample N: 1 in N XFS holds over the rate; 0: default */
 	uint32_t hold_exact_rate;      /* --hold-exact-rate R: all holds up to R/s, inode, CPU */
 	bool hold_exact_rate_set;
+	uint32_t wait_sample;          /* --wait-sample N: 1 in N waits over the rate; 0: every wait */
+	uint32_t wait_exact_rate;      /* --wait-exact-rate R: all waits up to R/s, lock, CPU */
+	bool wait_exact_rate_set;
 	/* operations, ranges and stacks (docs/ranges.md) */
 	uint8_t ops_mode;              /* --ops: enum ilock_ops_mode */
 	bool no_stacks;                /* --no-stacks */
@@ -54,13 +57,18 @@ struct ilock_opts {
  */
 enum ilock_ops_mode { ILOCK_OPS_SYSCALLS = 0, ILOCK_OPS_OFF, ILOCK_OPS_ALL, ILOCK_OPS_IO };
 /* Long-only options of the ops feature; numbered clear of the shared enum. */
-enum { OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED, OPT_HOLD_SAMPLE, OPT_HOLD_EXACT_RATE };
+enum {
+	OPT_OPS = 280, OPT_NO_STACKS, OPT_FOLDED, OPT_HOLD_SAMPLE, OPT_HOLD_EXACT_RATE,
+	OPT_WAIT_SAMPLE, OPT_WAIT_EXACT_RATE
+};
 #define CLI_OPS_LONGOPTS                                                   \
 	{ "ops", required_argument, NULL, OPT_OPS },                       \
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },                 \
 	{ "holds", required_argument, NULL, OPT_HOLDS },                   \
 	{ "hold-sample", required_argument, NULL, OPT_HOLD_SAMPLE },       \
-	{ "hold-exact-rate", required_argument, NULL, OPT_HOLD_EXACT_RATE }
+	{ "hold-exact-rate", required_argument, NULL, OPT_HOLD_EXACT_RATE }, \
+	{ "wait-sample", required_argument, NULL, OPT_WAIT_SAMPLE },       \
+	{ "wait-exact-rate", required_argument, NULL, OPT_WAIT_EXACT_RATE }
 /*
  * XFS hold sampling: every hold is timed up to the exact rate per CPU, then
  * 1 in N, weighted by N (docs/output.md, "Hold times").
@@ -88,6 +96,27 @@ static inline void cli_hold_sampling(const struct ilock_opts *o, uint32_t *one_i
 }
 /* "1/64 > 250/s/inode/cpu" or "every hold": attach["hold_sampling"], diff's notes. */
 void cli_hold_sampling_name(const struct ilock_opts *o, char *buf, size_t len);
+/*
+ * Wait sampling, off by default: with --wait-sample N every wait of a lock
+ * is timed up to the exact rate per CPU, then 1 in N, weighted by N
+ * (docs/output.md, "Wait sampling").
+ */
+#define CLI_WAIT_EXACT_RATE_DEFAULT 250
+#define CLI_WAIT_SAMPLE_HELP                                                            \
+	"      --wait-sample N     above the exact rate, time 1 in N waits and count\n"   \
+	"                          each for N: cheaper on a hot lock, and every count\n" \
+	"                          an estimate (power of 2 up to 1024; default 1:\n"    \
+	"                          every wait)\n"                                        \
+	"      --wait-exact-rate R with --wait-sample, time every wait of a lock up to\n" \
+	"                          R per second and CPU (default 250)\n"
+/* The wait sampling in effect: 1 in *one_in (1: every wait) above *rate per second, lock and CPU. */
+static inline void cli_wait_sampling(const struct ilock_opts *o, uint32_t *one_in, uint32_t *rate)
+{
+	*one_in = o->wait_sample ? o->wait_sample : 1;
+	*rate = o->wait_exact_rate_set ? o->wait_exact_rate : CLI_WAIT_EXACT_RATE_DEFAULT;
+}
+/* "1/16 > 250/s/lock/cpu" or "off": attach["wait_sampling"]. */
+void cli_wait_sampling_name(const struct ilock_opts *o, char *buf, size_t len);
 /* Are kernel stacks taken? --no-stacks, and --ops off, turn them off. */
 static inline bool cli_stacks_on(const struct ilock_opts *o)
 {

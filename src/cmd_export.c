@@ -76,7 +76,8 @@ static void usage(FILE *f)
 "                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs xfs|ext4]\n"
 "                    [--class C] [--max-inodes N] [--ops syscalls|io|all|off]\n"
 "                    [--holds=off|xfs|all] [--hold-sample N]\n"
-"                    [--hold-exact-rate R] [-v]\n"
+"                    [--hold-exact-rate R] [--wait-sample N] [--wait-exact-rate R]\n"
+"                    [-v]\n"
 "\n"
 "Serve inode lock contention as Prometheus metrics on /metrics (text format\n"
 "0.0.4, or OpenMetrics 1.0.0 when the Accept header asks for it).\n"
@@ -98,6 +99,7 @@ CLI_MAX_INODES_HELP
 "                          ranges of ilock_range_wait_* (off: all unknown); no\n"
 "                          stacks are taken (--no-stacks is accepted)\n"
 CLI_HOLDS_HELP
+CLI_WAIT_SAMPLE_HELP
 "  -v, --verbose           probes, attach decisions, HTTP server errors\n"
 "\n"
 "examples:\n"

@@ -53,7 +53,8 @@ static void usage(FILE *f)
 "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
 "                    [--ino N] [--fs xfs|ext4] [--class C] [--max-inodes N]\n"
 "                    [--ops syscalls|io|all|off] [--no-stacks] [--holds=off|xfs|all]\n"
-"                    [--hold-sample N] [--hold-exact-rate R] [-f] [-v]\n"
+"                    [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
+"                    [--wait-exact-rate R] [-f] [-v]\n"
 "\n"
 "Trace inode lock waits and write them to FILE, one block per interval, for\n"
 "`ilock report` and `ilock diff` later. Each block holds that interval's\n"
@@ -75,6 +76,7 @@ CLI_MAX_INODES_HELP
 "                          page-cache events), off (cheapest)\n"
 "      --no-stacks         keep ops and ranges but record no kernel stacks\n"
 CLI_HOLDS_HELP
+CLI_WAIT_SAMPLE_HELP
 "  -f, --force             overwrite FILE if it exists\n"
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"

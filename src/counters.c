@@ -20,6 +20,9 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_EV_JBD2_WAIT] = { "jbd2_waits", "fsync waits for a journal commit recorded" },
 	[ILOCK_EV_STACK_REUSED] = { "waiter_stacks_reused",
 				    "waits given the stack their thread took on that path within 1 s" },
+	[ILOCK_EV_WAIT_SAMPLED_OUT] = { "rwsem_waits_sampled_out",
+					"rw_semaphore waits not timed: over the exact rate, 1 in N is "
+					"(--wait-sample)" },
 	[ILOCK_LOST_WAIT_MAP_FULL] = { "wait_map_full", "waits dropped: wait map full" },
 	[ILOCK_LOST_EDGE_MAP_FULL] = { "edge_map_full", "holder/waiter pairs dropped: edge map full" },
 	[ILOCK_LOST_INODE_MAP_FULL] = { "inode_map_full", "inodes without path: inode map full" },

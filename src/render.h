@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "model.h"
 #include "mounts.h"
@@ -21,6 +22,23 @@ struct attach_info {
 	const char *probe;   /* "contention_begin" */
 	const char *mode;    /* "tp_btf", "raw_tp", "off" */
 };
+
+/* The mode of probe in a[0..n), or NULL when it is not there. */
+static inline const char *attach_mode_of(const struct attach_info *a, int n, const char *probe)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(a[i].probe, probe))
+			return a[i].mode;
+	return NULL;
+}
+
+/* The wait sampling ("1/16 > 250/s/lock/cpu"), NULL when every wait was timed. */
+static inline const char *attach_wait_sampling(const struct attach_info *a, int n)
+{
+	const char *m = attach_mode_of(a, n, "wait_sampling");
+
+	return m && strcmp(m, "off") ? m : NULL;
+}
 
 struct report_meta {
 	const char *kernel;
@@ -60,6 +78,11 @@ char *fmt_path_left(char *buf, size_t len, const char *path, int width);
 /* Expects s sorted (snap_sort_locks, snap_sort_edges). */
 /* Were XFS holds sampled (attach "hold_sampling" neither "every hold" nor "off")? */
 bool meta_holds_sampled(const struct report_meta *m);
+/* The wait sampling of a report, as attach_wait_sampling. */
+static inline const char *meta_wait_sampling(const struct report_meta *m)
+{
+	return attach_wait_sampling(m->attach, m->nattach);
+}
 void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o);
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,

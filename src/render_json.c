@@ -80,6 +80,8 @@ static void summary_json(struct json *j, const struct snapshot *s, const struct 
 	json_u64(j, "wait_ns", w.wait_ns);
 	json_double(j, "tasks_waiting", w.tasks);
 	json_bool(j, "few_waiting", w.tasks < ILOCK_FEW_WAITING);
+	/* --wait-sample: the counts and times are estimates (attach.wait_sampling) */
+	json_bool(j, "estimated", meta_wait_sampling(m) != NULL);
 	if (w.top) {
 		json_obj_begin(j, "top");
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), w.top->dev));

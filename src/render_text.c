@@ -161,10 +161,9 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 
 bool meta_holds_sampled(const struct report_meta *m)
 {
-	for (int i = 0; i < m->nattach; i++)
-		if (!strcmp(m->attach[i].probe, "hold_sampling"))
-			return strcmp(m->attach[i].mode, "every hold") && strcmp(m->attach[i].mode, "off");
-	return false;
+	const char *h = attach_mode_of(m->attach, m->nattach, "hold_sampling");
+
+	return h && strcmp(h, "every hold") && strcmp(h, "off");
 }
 
 /*
@@ -304,8 +303,9 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			   "not its inode locks\n");
 	else
 		fprintf(f, "  %s tasks waited for inode locks on average (%s of waiting in %.1f s, %s "
-			   "waits)%s\n", fmt_tasks(a, sizeof(a), w.tasks), fmt_ns(b, sizeof(b), w.wait_ns),
-			m->duration_s, fmt_count(c, sizeof(c), w.waits),
+			   "waits%s)%s\n", fmt_tasks(a, sizeof(a), w.tasks),
+			fmt_ns(b, sizeof(b), w.wait_ns), m->duration_s, fmt_count(c, sizeof(c), w.waits),
+			meta_wait_sampling(m) ? ", estimated from a sample" : "",
 			w.tasks < ILOCK_FEW_WAITING ? ": too few to slow a workload down; if it is slow, "
 						      "look past the locks (I/O path, journal, device)" : "");
 	if (w.top && w.tasks >= ILOCK_FEW_WAITING) {
@@ -350,6 +350,12 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	fprintf(f, "\nevents: %s inode lock waits of %s rw_semaphore waits\n",
 		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]),
 		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]));
+	if (meta_wait_sampling(m))
+		fprintf(f, "sampled: %s rw_semaphore waits left out (wait_sampling=%s); each wait "
+			   "timed stands for those left out beside it, so every count, time and "
+			   "histogram below is an estimate, and MAX the longest wait timed\n",
+			fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT_SAMPLED_OUT]),
+			meta_wait_sampling(m));
 
 	in_short(f, s, m, roles, nroles);
 

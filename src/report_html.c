@@ -105,6 +105,12 @@ static void summary(FILE *f, const struct report_ctx *c)
 		 (double)r->interval_ns / 1e9);
 	meta_row(f, "intervals", buf);
 	meta_row(f, "filters when recorded", rec_meta(r, "filters"));
+	/* --wait-sample: say before any figure that the figures are estimates */
+	if (rec_meta(r, "attach.wait_sampling") && strcmp(rec_meta(r, "attach.wait_sampling"), "off")) {
+		snprintf(buf, sizeof(buf), "%s: waits, times and histograms are estimates; max is "
+			 "the longest wait timed", rec_meta(r, "attach.wait_sampling"));
+		meta_row(f, "wait sampling", buf);
+	}
 	if (r->status != REC_OK) {
 		fputs("<tr><th class=\"l\">damage</th><td class=\"warn\">", f);
 		esc(f, r->msg);

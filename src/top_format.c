@@ -420,9 +420,11 @@ int top_format_status(const struct top_status *st, int width,
 		addf(&l, " none");
 	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 
-	addf(&l, "events %s/s  inode lock waits %s/s (%.2f tasks waiting)  in flight %" PRIu64
+	/* --wait-sample: the rate is of the waits timed; the tasks waiting are estimated */
+	addf(&l, "events %s/s  inode lock waits %s/s%s (%.2f tasks waiting)  in flight %" PRIu64
 		 "  locks: %s tracked, ", top_fmt_rate(a, sizeof(a), st->events_ps),
-	     top_fmt_rate(b, sizeof(b), st->waits_ps), st->tasks_waiting, st->in_flight,
+	     top_fmt_rate(b, sizeof(b), st->waits_ps), attach_wait_sampling(st->attach, st->nattach) ? " timed" : "",
+	     st->tasks_waiting, st->in_flight,
 	     fmt_count(c, sizeof(c), st->tracked));
 	addf(&l, "%s with waits", fmt_count(a, sizeof(a), st->active));
 	if (st->filter && st->filter[0])

@@ -23,47 +23,71 @@ struct prog_pair {
 	struct bpf_program *btf, *raw;
 };
 
-static void set_mode(struct tracer *t, struct prog_pair *p, enum attach_mode m)
+/* This attach decision shown with the probes (the "probes:" line, recordings). */
+static void note_attach(struct tracer *t, const char *probe, const char *mode)
 {
-	bpf_program__set_autoload(p->btf, m == ATTACH_TP_BTF);
-	bpf_program__set_autoload(p->raw, m == ATTACH_RAW_TP);
 	if (t->nattach < RENDER_MAX_ATTACH) {
-		t->attach[t->nattach].probe = p->probe;
-		t->attach[t->nattach].mode = attach_mode_name(m);
+		t->attach[t->nattach].probe = probe;
+		t->attach[t->nattach].mode = mode;
 		t->nattach++;
 	}
 }
 
+static void set_mode(struct tracer *t, struct prog_pair *p, enum attach_mode m)
+{
+	bpf_program__set_autoload(p->btf, m == ATTACH_TP_BTF);
+	bpf_program__set_autoload(p->raw, m == ATTACH_RAW_TP);
+	note_attach(t, p->probe, attach_mode_name(m));
+}
+
 /*
- * The XFS hold sampler (xfs_hold.bpf.c): a token bucket per CPU and inode,
- * refilled with the exact rate in whole holds a jiffy (so the rate moves in
- * steps of HZ per second) and holding one second of it, so a burst after a
- * quiet second is timed whole; beyond it, 1 in N.
+ * A sampler's token bucket (sample_weight): refilled with the exact rate in
+ * whole events a jiffy (so the rate moves in steps of HZ per second) and
+ * holding one second of it, so a burst after a quiet second is taken whole.
  */
+static void sampler_budget(uint32_t rate, unsigned hz, uint32_t *per_jiffy, uint32_t *burst)
+{
+	uint64_t pj = ((uint64_t)rate + hz / 2) / hz;
+
+	if (rate && !pj)
+		pj = 1;
+	*per_jiffy = (uint32_t)pj;
+	*burst = (uint32_t)(pj * hz);
+}
+
+/* The XFS hold sampler (xfs_hold.bpf.c): per CPU and inode; beyond it, 1 in N. */
 static void configure_hold_sampling(struct tracer *t, const struct ilock_opts *o)
 {
 	struct ilock_bpf *s = t->skel;
-	unsigned hz = t->probe.hz;  /* never 0: probe_hz assumes 250 when it cannot tell */
-	uint32_t one_in, rate;
-	uint64_t per_jiffy;
+	uint32_t one_in, rate, per_jiffy, burst;
 
 	cli_hold_sampling(o, &one_in, &rate);
-	per_jiffy = ((uint64_t)rate + hz / 2) / hz;
-	if (rate && !per_jiffy)
-		per_jiffy = 1;
+	/* t->probe.hz is never 0: probe_hz assumes 250 when it cannot tell */
+	sampler_budget(rate, t->probe.hz, &per_jiffy, &burst);
 	s->rodata->cfg_xfs_holds = t->strat.xfs_holds != ATTACH_OFF;
 	s->rodata->cfg_hold_one_in = one_in;
-	s->rodata->cfg_hold_tokens_per_jiffy = (uint32_t)per_jiffy;
-	s->rodata->cfg_hold_burst = (uint32_t)(per_jiffy * hz);
+	s->rodata->cfg_hold_tokens_per_jiffy = per_jiffy;
+	s->rodata->cfg_hold_burst = burst;
 	if (t->strat.xfs_holds == ATTACH_OFF)
 		snprintf(t->hold_sampling, sizeof(t->hold_sampling), "off");
 	else
 		cli_hold_sampling_name(o, t->hold_sampling, sizeof(t->hold_sampling));
-	if (t->nattach < RENDER_MAX_ATTACH) {
-		t->attach[t->nattach].probe = "hold_sampling";
-		t->attach[t->nattach].mode = t->hold_sampling;
-		t->nattach++;
-	}
+	note_attach(t, "hold_sampling", t->hold_sampling);
+}
+
+/* The wait sampler (lockwait.bpf.c): per CPU and lock address; off unless asked for. */
+static void configure_wait_sampling(struct tracer *t, const struct ilock_opts *o)
+{
+	struct ilock_bpf *s = t->skel;
+	uint32_t one_in, rate, per_jiffy, burst;
+
+	cli_wait_sampling(o, &one_in, &rate);
+	sampler_budget(rate, t->probe.hz, &per_jiffy, &burst);
+	s->rodata->cfg_wait_one_in = one_in;
+	s->rodata->cfg_wait_tokens_per_jiffy = per_jiffy;
+	s->rodata->cfg_wait_burst = burst;
+	cli_wait_sampling_name(o, t->wait_sampling, sizeof(t->wait_sampling));
+	note_attach(t, "wait_sampling", t->wait_sampling);
 }
 
 static void configure(struct tracer *t, const struct ilock_opts *o)
@@ -94,6 +118,7 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 	 */
 	bpf_map__set_max_entries(s->maps.lock_holds, 4 * bpf_map__max_entries(s->maps.wait_slots));
 	configure_hold_sampling(t, o);
+	configure_wait_sampling(t, o);
 }
 
 /*

@@ -30,6 +30,7 @@ struct tracer {
 	unsigned fs_drop;        /* FS_* bits */
 	char scope_why[96];
 	char hold_sampling[32];        /* attach["hold_sampling"] */
+	char wait_sampling[32];        /* attach["wait_sampling"] */
 	/* the wait and pair slots, mapped read-only after load */
 	struct slot_region waits, edges;
 	/* batch-read buffers, reused across reads */

@@ -53,6 +53,10 @@ def started(procs, ilock_bin, *args):
     (["top", "--hold-sample=0"], "--hold-sample 0: a power of 2"),
     (["record", "-o", "/nonexistent/x", "--hold-exact-rate=-1"], "--hold-exact-rate -1"),
     (["export", "--hold-exact-rate", "lots"], "--hold-exact-rate lots"),
+    (["stat", "--wait-sample", "12"], "--wait-sample 12: a power of 2 from 1 to 1024"),
+    (["top", "--wait-sample=2048"], "--wait-sample 2048: a power of 2"),
+    (["record", "-o", "/nonexistent/x", "--wait-exact-rate=x"], "--wait-exact-rate x"),
+    (["export", "--wait-exact-rate", "-3"], "--wait-exact-rate -3"),
     (["nosuchcommand"], "unknown command"),
 ])
 def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):

@@ -712,6 +712,38 @@ static void test_cli_hold_sampling(void)
 	CHECK(parse(CLI_STAT, &o, err, 3, b5) < 0 && strstr(err, "--hold-exact-rate lots"));
 }
 
+/* --wait-sample and --wait-exact-rate: off unless asked for, and the name reports carry. */
+static void test_cli_wait_sampling(void)
+{
+	struct ilock_opts o;
+	uint32_t one_in, rate;
+	char err[256], name[32];
+	char *d[] = { "stat", NULL };
+	char *e1[] = { "stat", "--wait-sample=16", NULL };
+	char *e2[] = { "top", "--wait-sample", "1024", "--wait-exact-rate", "0", NULL };
+	char *b1[] = { "stat", "--wait-sample=12", NULL };
+	char *b2[] = { "stat", "--wait-sample=0", NULL };
+	char *b3[] = { "stat", "--wait-exact-rate", "1000001", NULL };
+
+	CHECK(parse(CLI_STAT, &o, err, 1, d) == 0);
+	cli_wait_sampling(&o, &one_in, &rate);
+	CHECK(one_in == 1 && rate == CLI_WAIT_EXACT_RATE_DEFAULT);
+	cli_wait_sampling_name(&o, name, sizeof(name));
+	CHECK_STR(name, "off");
+	CHECK(parse(CLI_STAT, &o, err, 2, e1) == 0);
+	cli_wait_sampling_name(&o, name, sizeof(name));
+	CHECK_STR(name, "1/16 > 250/s/lock/cpu");
+	CHECK(parse(CLI_TOP, &o, err, 5, e2) == 0);
+	cli_wait_sampling(&o, &one_in, &rate);
+	CHECK(one_in == 1024 && rate == 0 && o.wait_exact_rate_set);
+	cli_wait_sampling_name(&o, name, sizeof(name));
+	CHECK_STR(name, "1/1024 > 0/s/lock/cpu");
+	CHECK(parse(CLI_STAT, &o, err, 2, b1) < 0 &&
+	      strstr(err, "--wait-sample 12: a power of 2 from 1 to 1024"));
+	CHECK(parse(CLI_STAT, &o, err, 2, b2) < 0 && strstr(err, "--wait-sample 0"));
+	CHECK(parse(CLI_STAT, &o, err, 3, b3) < 0 && strstr(err, "--wait-exact-rate 1000001"));
+}
+
 /* The --max-inodes help states what each inode entry reserves: keep it true. */
 static void test_max_inodes_help(void)
 {
@@ -727,6 +759,7 @@ int main(void)
 	test_cli();
 	test_max_inodes_help();
 	test_cli_hold_sampling();
+	test_cli_wait_sampling();
 	test_range_rules();
 	test_range_class();
 	test_names();

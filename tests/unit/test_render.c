@@ -243,9 +243,36 @@ static void test_in_short(void)
 	free(text);
 	json = render(render_json, &s, &m);
 	CHECK(strstr(json, "\"summary\":{\"waits\":4,\"wait_ns\":8200000000,\"tasks_waiting\":0.82,"
-			  "\"few_waiting\":false,\"top\":{\"dev\":\"7:0\",\"ino\":131,"
+			  "\"few_waiting\":false,\"estimated\":false,\"top\":{\"dev\":\"7:0\",\"ino\":131,"
 			  "\"class\":\"i_rwsem\",\"tasks_waiting\":0.8},\"journal_waits\":1") != NULL);
 	free(json);
+	text = render(render_text, &s, &m);
+	CHECK(!strstr(text, "sampled:") && !strstr(text, "estimated"));
+	free(text);
+
+	/* --wait-sample: the same figures, said to be estimates, and what was left out */
+	{
+		struct report_meta ms = m;
+
+		ms.attach[ms.nattach].probe = "wait_sampling";
+		ms.attach[ms.nattach++].mode = "1/16 > 250/s/lock/cpu";
+		s.counters[ILOCK_EV_WAIT_SAMPLED_OUT] = 1234;
+		text = render(render_text, &s, &ms);
+		CHECK(strstr(text, "\nsampled: 1,234 rw_semaphore waits left out (wait_sampling=1/16 > "
+				  "250/s/lock/cpu); each wait timed stands for those left out beside it, "
+				  "so every count, time and histogram below is an estimate, and MAX the "
+				  "longest wait timed\n") != NULL);
+		CHECK(strstr(text, "(8.20 s of waiting in 10.0 s, 4 waits, estimated from a sample)\n")
+		      != NULL);
+		free(text);
+		json = render(render_json, &s, &ms);
+		CHECK(strstr(json, "\"few_waiting\":false,\"estimated\":true,") != NULL);
+		free(json);
+		/* "off" is every wait timed */
+		ms.attach[ms.nattach - 1].mode = "off";
+		CHECK(!meta_wait_sampling(&ms));
+		CHECK(meta_wait_sampling(&m) == NULL);
+	}
 	snap_free(&s);
 
 	/* 3 ms of waiting in 10 s: too few to blame */
