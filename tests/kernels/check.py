@@ -170,6 +170,8 @@ def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
 SCENARIOS = {
     # name: (attach expected, waiter kind, hold data expected, needs)
     "xfs-default": ({"contention_begin": "tp_btf", "xfs_ilock": "tp_btf"}, "read", True, None),
+    "xfs-sampled": ({"contention_begin": "tp_btf", "wait_sampling": "1/16 > 250/s/lock/cpu"},
+                    "read", False, None),
     "xfs-fentry": ({"contention_begin": "off", "rwsem_down_read_slowpath": "fentry",
                     "xfs_ilock": "tp_btf"}, "read", True, "fentry"),
     "xfs-kprobe": ({"contention_begin": "off", "rwsem_down_read_slowpath": "kprobe",

@@ -7,6 +7,7 @@
 #
 # Scenarios (NAME FS ENV... -- ILOCK ARGS):
 #   xfs-default   readers blocked by a writer on XFS, the chosen strategy
+#   xfs-sampled   same, with --wait-sample 16 (the waits are under its exact rate)
 #   xfs-fentry    same, rwsem slow paths with fentry (act as before 5.19)
 #   xfs-kprobe    same, rwsem slow paths with kprobes
 #   ext4-holds    a writer blocked by a writer on ext4, --holds=all
@@ -143,6 +144,8 @@ scenario() {
 
 # the default ops (from syscalls), with the XFS hold times asked for
 scenario xfs-default xfs read -- --holds=xfs
+# the wait sampler loads here, and a quiet lock's waits stay exact under it
+scenario xfs-sampled xfs read -- --wait-sample 16
 if can fentry; then
 	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 -- --holds=xfs
 	scenario ext4-holds ext4 pwrite -- --holds=all
