@@ -381,6 +381,7 @@ int cmd_export(int argc, char **argv)
 		goto out;
 	x.have_tracer = true;
 	x.meta.kernel = x.t.probe.kernel;
+	x.meta.wait_sampling = x.t.wait_sampling;
 	if (x.e.bpf_stats)
 		x.meta.have_bpf_stats = tracer_enable_stats(&x.t) == 0;
 

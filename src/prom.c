@@ -733,9 +733,12 @@ void prom_render(struct prom_buf *b, enum prom_format f, const struct prom_serie
 		prom_fmt_canonical(r.le[i - PROM_FIRST_SLOT], sizeof(r.le[0]),
 				   (double)hist_slot_hi(i) / 1e9);
 
-	family(&r, "ilock_build", FAM_INFO, NULL, "ilock's version and the kernel it runs on.");
+	family(&r, "ilock_build", FAM_INFO, NULL,
+	       "ilock's version, the kernel it runs on, and its wait sampling.");
 	lbl_add(&r, "version", m->version ? m->version : "");
 	lbl_add(&r, "kernel", m->kernel ? m->kernel : "");
+	/* not "off": every wait series is an estimate (--wait-sample) */
+	lbl_add(&r, "wait_sampling", m->wait_sampling ? m->wait_sampling : "off");
 	pbuf_printf(b, "ilock_build_info{%s} 1\n", lbl(&r));
 
 	render_waits(&r, ps);

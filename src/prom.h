@@ -173,6 +173,7 @@ const char *prom_dev_fs(const struct prom_series *ps, uint32_t dev);
 struct prom_meta {
 	const char *version;
 	const char *kernel;
+	const char *wait_sampling;     /* attach["wait_sampling"]: "off", or the wait figures are estimates */
 	bool have_bpf_stats;
 	uint64_t bpf_run_ns, bpf_run_cnt;
 	uint64_t collections, collect_errors;

@@ -217,8 +217,10 @@ def test_screen_keys_filter_cumulative_pause_resize(term, workload, ilocktop_bin
 
     # c: totals since start
     t.keys("c")
-    s = t.wait_re(r"showing: totals since start")
-    assert "SHARED" in _table_rows(s)[0] and "WAITED" in _table_rows(s)[0]
+    t.wait_re(r"showing: totals since start")
+    # the header may be caught half repainted: wait for the whole of it
+    t.wait(lambda s: "SHARED" in (_table_rows(s)[0] or "") and "WAITED" in (_table_rows(s)[0] or ""),
+           "cumulative header")
     t.keys("c")
     t.wait_re(r"showing: rates over the last")
 

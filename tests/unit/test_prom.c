@@ -630,7 +630,8 @@ static void test_formats(void)
 	CHECK(strstr(om, "# TYPE ilock_lost_events counter\n") != NULL);
 	CHECK(strstr(om, "\nilock_lost_events_total{reason=\"wait_map_full\"} 3\n") != NULL);
 	CHECK(strstr(om, "# TYPE ilock_build info\n") != NULL);
-	CHECK(strstr(om, "\nilock_build_info{version=\"0.1.0\",kernel=\"6.18.0-test\"} 1\n") != NULL);
+	CHECK(strstr(om, "\nilock_build_info{version=\"0.1.0\",kernel=\"6.18.0-test\","
+			"wait_sampling=\"off\"} 1\n") != NULL);
 	CHECK(strstr(om, "# UNIT ilock_lock_wait_seconds seconds\n") != NULL);
 	CHECK(strstr(om, "# TYPE ilock_bpf_run_seconds counter\n# UNIT ilock_bpf_run_seconds seconds\n"));
 	CHECK(strstr(om, "\nilock_bpf_run_seconds_total 1.500000000\n") != NULL);
@@ -652,6 +653,18 @@ static void test_formats(void)
 	CHECK_EQ_U(count_lines(om, "# TYPE ilock_lock_wait_seconds "), 1);
 	free(text);
 	free(om);
+	{
+		/* --wait-sample: the info says the wait series are estimates */
+		struct prom_meta ms = { .version = "0.1.0", .kernel = "k",
+					.wait_sampling = "1/16 > 250/s/lock/cpu" };
+		struct prom_buf b;
+
+		pbuf_init(&b);
+		prom_render(&b, PROM_FMT_TEXT, &ps, &ms);
+		CHECK(!b.oom && strstr(b.data, "\nilock_build_info{version=\"0.1.0\",kernel=\"k\","
+				       "wait_sampling=\"1/16 > 250/s/lock/cpu\"} 1\n") != NULL);
+		pbuf_free(&b);
+	}
 
 	/* --top-inodes 0: no per-inode family at all */
 	prom_series_free(&ps);

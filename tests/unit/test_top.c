@@ -857,6 +857,24 @@ static void test_status(void)
 	CHECK(strstr(l.text[2], "12.3k/s") && strstr(l.text[2], "10,000 tracked"));
 	CHECK(strstr(l.text[2], "inode lock waits 812/s (3.13 tasks waiting)") != NULL);
 	CHECK(strstr(l.text[3], "2.50 ms/s") && strstr(l.text[3], "0.42%"));
+	{
+		/* --wait-sample: the rate is of the waits timed, and says so */
+		struct attach_info sampled[] = {
+			{ "contention_begin", "tp_btf" }, { "wait_sampling", "1/16 > 250/s/lock/cpu" },
+		};
+		struct top_status s2 = st;
+		struct lines l2 = {};
+
+		s2.attach = sampled;
+		s2.nattach = 2;
+		top_format_status(&s2, 200, collect, &l2);
+		CHECK(strstr(l2.text[1], "wait_sampling (1/16 > 250/s/lock/cpu)") != NULL);
+		CHECK(strstr(l2.text[2], "inode lock waits 812/s timed (3.13 tasks waiting)") != NULL);
+		sampled[1].mode = "off";
+		l2.n = 0;
+		top_format_status(&s2, 200, collect, &l2);
+		CHECK(strstr(l2.text[2], "inode lock waits 812/s (3.13") != NULL);
+	}
 	CHECK(strstr(l.text[4], "lost events: none") && l.kind[4] == TOP_LINE_NORMAL);
 	CHECK(strstr(l.text[5], "sort: wait time") && strstr(l.text[5], "rates over the last"));
 
