@@ -247,10 +247,37 @@ bool cli_holds_value(const char *arg, uint8_t *holds)
 	return true;
 }
 
-int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen)
+/* A sampler's 1-in-N (--hold-sample, --wait-sample): 1 set, -1 bad. */
+static int sample_option(const char *flag, const char *optarg, uint32_t *out, char *err,
+			 size_t errlen)
 {
 	uint64_t v;
 
+	if (!parse_u64(optarg, CLI_HOLD_SAMPLE_MAX, &v) || !v || (v & (v - 1))) {
+		snprintf(err, errlen, "%s %s: a power of 2 from 1 to %d", flag, optarg,
+			 CLI_HOLD_SAMPLE_MAX);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 1;
+}
+
+/* A sampler's exact rate (--hold-exact-rate, --wait-exact-rate): 1 set, -1 bad. */
+static int rate_option(const char *flag, const char *what, const char *optarg, uint32_t *out,
+		       char *err, size_t errlen)
+{
+	uint64_t v;
+
+	if (!parse_u64(optarg, 1000000, &v)) {
+		snprintf(err, errlen, "%s %s: %s, 0 to 1000000", flag, optarg, what);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 1;
+}
+
+int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, size_t errlen)
+{
 	switch (c) {
 	case OPT_OPS:
 		if (!strcmp(optarg, "syscalls"))
@@ -276,39 +303,17 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 		}
 		return 1;
 	case OPT_HOLD_SAMPLE:
-		if (!parse_u64(optarg, CLI_HOLD_SAMPLE_MAX, &v) || !v || (v & (v - 1))) {
-			snprintf(err, errlen, "--hold-sample %s: a power of 2 from 1 to %d", optarg,
-				 CLI_HOLD_SAMPLE_MAX);
-			return -1;
-		}
-		o->hold_sample = (uint32_t)v;
-		return 1;
+		return sample_option("--hold-sample", optarg, &o->hold_sample, err, errlen);
 	case OPT_HOLD_EXACT_RATE:
-		if (!parse_u64(optarg, 1000000, &v)) {
-			snprintf(err, errlen, "--hold-exact-rate %s: holds per second, inode and CPU, "
-				 "0 to 1000000", optarg);
-			return -1;
-		}
-		o->hold_exact_rate = (uint32_t)v;
-		o->hold_exact_rate_set = true;
-		return 1;
+		o->hold_exact_rate_set = rate_option("--hold-exact-rate", "holds per second, inode and CPU",
+						   optarg, &o->hold_exact_rate, err, errlen) > 0;
+		return o->hold_exact_rate_set ? 1 : -1;
 	case OPT_WAIT_SAMPLE:
-		if (!parse_u64(optarg, CLI_HOLD_SAMPLE_MAX, &v) || !v || (v & (v - 1))) {
-			snprintf(err, errlen, "--wait-sample %s: a power of 2 from 1 to %d", optarg,
-				 CLI_HOLD_SAMPLE_MAX);
-			return -1;
-		}
-		o->wait_sample = (uint32_t)v;
-		return 1;
+		return sample_option("--wait-sample", optarg, &o->wait_sample, err, errlen);
 	case OPT_WAIT_EXACT_RATE:
-		if (!parse_u64(optarg, 1000000, &v)) {
-			snprintf(err, errlen, "--wait-exact-rate %s: waits per second, lock and CPU, "
-				 "0 to 1000000", optarg);
-			return -1;
-		}
-		o->wait_exact_rate = (uint32_t)v;
-		o->wait_exact_rate_set = true;
-		return 1;
+		o->wait_exact_rate_set = rate_option("--wait-exact-rate", "waits per second, lock and CPU",
+						   optarg, &o->wait_exact_rate, err, errlen) > 0;
+		return o->wait_exact_rate_set ? 1 : -1;
 	}
 	return 0;
 }
