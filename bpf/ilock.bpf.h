@@ -718,10 +718,17 @@ static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
 	stats_add_w(s, ns, 1);
 }
 
+/* A sampler's bucket for key (an inode, a lock address) in its hold_rate_map_t. */
+static __always_inline u32 rate_slot(u64 key)
+{
+	return (u32)((key * 0x9E3779B97F4A7C15ULL) >> 54) & (ILOCK_HOLD_RATE_SLOTS - 1);
+}
+
 /*
- * A sampler's decision for one event of bucket r (struct hold_rate): 1
- * while r has tokens (per_jiffy more each jiffy, kept up to burst), then
- * 1 in one_in (a power of two) with weight one_in, so counts and
+ * A sampler's decision for one event of key, in this CPU's bucket of it
+ * in rates (struct hold_rate): every one under one_in <= 1; else 1 while
+ * the bucket has tokens (per_jiffy more each jiffy, kept up to burst),
+ * then 1 in one_in (a power of two) with weight one_in, so counts and
  * histograms stay unbiased estimates; 0: not taken. Jiffies is a helper
  * call (~20 ns here), so a CPU reads it on every 8th event out of tokens,
  * into hold_sweepers, and buckets compare with that: a bucket last filled
@@ -729,12 +736,20 @@ static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
  * next read. Both samplers share that per-CPU note; a program that nests
  * can only make it a read staler.
  */
-static __always_inline u32 sample_weight(struct hold_rate *r, u32 one_in, u32 per_jiffy, u32 burst)
+static __always_inline u32 sample_weight(void *rates, u64 key, u32 one_in, u32 per_jiffy,
+					 u32 burst)
 {
 	struct hold_sweeper *hs;
-	u32 skip, zero = 0;
+	struct hold_rate *r;
+	u32 k, skip, zero = 0;
 	u64 add;
 
+	if (one_in <= 1)
+		return 1;
+	k = rate_slot(key);
+	r = bpf_map_lookup_elem(rates, &k);
+	if (!r)
+		return 1;
 	if (r->tokens) {
 		r->tokens--;
 		return 1;

@@ -120,13 +120,8 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 	}
 }
 
-static __always_inline u32 lock_slot(void *lock)
-{
-	return (u32)(((u64)lock * 0x9E3779B97F4A7C15ULL) >> 54) & (ILOCK_HOLD_RATE_SLOTS - 1);
-}
-
 /*
- * Under --wait-sample, the timed waits in flight per lock (by lock_slot),
+ * Under --wait-sample, the timed waits in flight per lock (by rate_slot),
  * for all CPUs: the end of a wait whose lock has none leaves before its
  * task-storage lookup, which is most of what such an end costs (its
  * waiter has just woken, its storage not in cache). A count left by a
@@ -137,13 +132,13 @@ __u32 timed_in_flight[ILOCK_HOLD_RATE_SLOTS];
 static __always_inline void timed_begins(u64 lock)
 {
 	if (cfg_wait_one_in > 1 && lock)
-		__sync_fetch_and_add(&timed_in_flight[lock_slot((void *)lock)], 1);
+		__sync_fetch_and_add(&timed_in_flight[rate_slot(lock)], 1);
 }
 
 static __always_inline void timed_ends(u64 lock)
 {
 	if (cfg_wait_one_in > 1 && lock)
-		__sync_fetch_and_sub(&timed_in_flight[lock_slot((void *)lock)], 1);
+		__sync_fetch_and_sub(&timed_in_flight[rate_slot(lock)], 1);
 }
 
 /*
@@ -154,16 +149,8 @@ static __always_inline void timed_ends(u64 lock)
  */
 static __always_inline u32 wait_weight(void *lock)
 {
-	struct hold_rate *r;
-	u32 k;
-
-	if (cfg_wait_one_in <= 1)
-		return 1;
-	k = lock_slot(lock);
-	r = bpf_map_lookup_elem(&wait_rates, &k);
-	if (!r)
-		return 1;
-	return sample_weight(r, cfg_wait_one_in, cfg_wait_tokens_per_jiffy, cfg_wait_burst);
+	return sample_weight(&wait_rates, (u64)lock, cfg_wait_one_in, cfg_wait_tokens_per_jiffy,
+			     cfg_wait_burst);
 }
 
 /*
@@ -273,7 +260,7 @@ static __always_inline int on_end(void *lock, bool btf)
 		*spin = 0;
 		return 0;
 	}
-	if (cfg_wait_one_in > 1 && !*(volatile u32 *)&timed_in_flight[lock_slot(lock)])
+	if (cfg_wait_one_in > 1 && !*(volatile u32 *)&timed_in_flight[rate_slot((u64)lock)])
 		return 0;
 	me = bpf_get_current_task_btf();
 	ts = bpf_task_storage_get(&task_states, me, 0, 0);

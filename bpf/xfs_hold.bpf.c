@@ -81,17 +81,8 @@ static __always_inline bool hold_wanted(struct xfs_inode *ip, bool btf, u32 flag
  */
 static __always_inline u32 hold_weight(u32 dev, u64 ino)
 {
-	struct hold_rate *r;
-	u32 k;
-
-	if (cfg_hold_one_in <= 1)
-		return 1;
-	k = (u32)(((ino ^ ((u64)dev << 32)) * 0x9E3779B97F4A7C15ULL) >> 54) &
-	    (ILOCK_HOLD_RATE_SLOTS - 1);
-	r = bpf_map_lookup_elem(&hold_rates, &k);
-	if (!r)
-		return 1;
-	return sample_weight(r, cfg_hold_one_in, cfg_hold_tokens_per_jiffy, cfg_hold_burst);
+	return sample_weight(&hold_rates, ino ^ ((u64)dev << 32), cfg_hold_one_in,
+			     cfg_hold_tokens_per_jiffy, cfg_hold_burst);
 }
 
 /* A timed entry older than this may be taken over by another hold. */
