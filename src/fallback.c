@@ -8,15 +8,6 @@
 #include "ilock.skel.h"
 #include "tracer.h"
 
-static void note_attach(struct tracer *t, const char *probe, enum attach_mode m)
-{
-	if (t->nattach < RENDER_MAX_ATTACH) {
-		t->attach[t->nattach].probe = probe;
-		t->attach[t->nattach].mode = attach_mode_name(m);
-		t->nattach++;
-	}
-}
-
 static void configure_slowpath(struct tracer *t)
 {
 	struct ilock_bpf *k = t->skel;
@@ -39,8 +30,8 @@ static void configure_slowpath(struct tracer *t)
 	}
 	if (m != ATTACH_FENTRY && m != ATTACH_KPROBE)
 		m = ATTACH_OFF;
-	note_attach(t, "rwsem_down_read_slowpath", m);
-	note_attach(t, "rwsem_down_write_slowpath", m);
+	tracer_note_attach(t, "rwsem_down_read_slowpath", attach_mode_name(m));
+	tracer_note_attach(t, "rwsem_down_write_slowpath", attach_mode_name(m));
 }
 
 static void configure_rwsem_holds(struct tracer *t)
@@ -57,7 +48,7 @@ static void configure_rwsem_holds(struct tracer *t)
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++)
 		bpf_program__set_autoload(progs[i], on);
 	k->rodata->cfg_rwsem_holds_skip_xfs = t->strat.xfs_holds != ATTACH_OFF;
-	note_attach(t, "rwsem_holds", t->strat.rwsem_holds);
+	tracer_note_attach(t, "rwsem_holds", attach_mode_name(t->strat.rwsem_holds));
 }
 
 void fallback_configure(struct tracer *t)

@@ -23,8 +23,7 @@ struct prog_pair {
 	struct bpf_program *btf, *raw;
 };
 
-/* This attach decision shown with the probes (the "probes:" line, recordings). */
-static void note_attach(struct tracer *t, const char *probe, const char *mode)
+void tracer_note_attach(struct tracer *t, const char *probe, const char *mode)
 {
 	if (t->nattach < RENDER_MAX_ATTACH) {
 		t->attach[t->nattach].probe = probe;
@@ -37,7 +36,7 @@ static void set_mode(struct tracer *t, struct prog_pair *p, enum attach_mode m)
 {
 	bpf_program__set_autoload(p->btf, m == ATTACH_TP_BTF);
 	bpf_program__set_autoload(p->raw, m == ATTACH_RAW_TP);
-	note_attach(t, p->probe, attach_mode_name(m));
+	tracer_note_attach(t, p->probe, attach_mode_name(m));
 }
 
 /*
@@ -72,7 +71,7 @@ static void configure_hold_sampling(struct tracer *t, const struct ilock_opts *o
 		snprintf(t->hold_sampling, sizeof(t->hold_sampling), "off");
 	else
 		cli_hold_sampling_name(o, t->hold_sampling, sizeof(t->hold_sampling));
-	note_attach(t, "hold_sampling", t->hold_sampling);
+	tracer_note_attach(t, "hold_sampling", t->hold_sampling);
 }
 
 /* The wait sampler (lockwait.bpf.c): per CPU and lock address; off unless asked for. */
@@ -87,7 +86,7 @@ static void configure_wait_sampling(struct tracer *t, const struct ilock_opts *o
 	s->rodata->cfg_wait_tokens_per_jiffy = per_jiffy;
 	s->rodata->cfg_wait_burst = burst;
 	cli_wait_sampling_name(o, t->wait_sampling, sizeof(t->wait_sampling));
-	note_attach(t, "wait_sampling", t->wait_sampling);
+	tracer_note_attach(t, "wait_sampling", t->wait_sampling);
 }
 
 static void configure(struct tracer *t, const struct ilock_opts *o)

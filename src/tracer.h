@@ -43,6 +43,8 @@ struct tracer {
  * line saying why, cleans up, and returns a negative errno.
  */
 int tracer_start(struct tracer *t, const struct ilock_opts *o);
+/* Note an attach decision (probe=mode) for the "probes:" line and recordings; t->attach. */
+void tracer_note_attach(struct tracer *t, const char *probe, const char *mode);
 /* Read every map into s (reset first). */
 int tracer_read(struct tracer *t, struct snapshot *s);
 /*

@@ -134,15 +134,6 @@ static bool tp_in_btf(const struct btfs *b, const char *tp, const char *arg0)
 	return false;
 }
 
-static void add_attach(struct tracer *t, const char *probe, const char *mode)
-{
-	if (t->nattach < RENDER_MAX_ATTACH) {
-		t->attach[t->nattach].probe = probe;
-		t->attach[t->nattach].mode = mode;
-		t->nattach++;
-	}
-}
-
 void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 {
 	struct ilock_bpf *s = t->skel;
@@ -190,11 +181,11 @@ void tracer_ops_configure(struct tracer *t, const struct ilock_opts *o)
 	if (!want)
 		bpf_map__set_max_entries(s->maps.stack_traces, 1);
 	/* recordings keep this, so ilock diff can tell two captures apart */
-	add_attach(t, "ops", !want || !on_ops       ? "off"
-			     : on_ops < n_ops        ? "tp_btf (partial)"
-			     : want == OPS_SYSCALLS  ? "tp_btf (syscalls)"
-			     :                         "tp_btf");
-	add_attach(t, "jbd2_wait", want && n_j && on_j == n_j ? "tp_btf" : "off");
+	tracer_note_attach(t, "ops", !want || !on_ops       ? "off"
+				     : on_ops < n_ops        ? "tp_btf (partial)"
+				     : want == OPS_SYSCALLS  ? "tp_btf (syscalls)"
+				     :                         "tp_btf");
+	tracer_note_attach(t, "jbd2_wait", want && n_j && on_j == n_j ? "tp_btf" : "off");
 }
 
 /* ---- reading ---- */
