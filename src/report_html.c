@@ -106,9 +106,9 @@ static void summary(FILE *f, const struct report_ctx *c)
 	meta_row(f, "intervals", buf);
 	meta_row(f, "filters when recorded", rec_meta(r, "filters"));
 	/* --wait-sample: say before any figure that the figures are estimates */
-	if (rec_meta(r, "attach.wait_sampling") && strcmp(rec_meta(r, "attach.wait_sampling"), "off")) {
+	if (meta_wait_sampling(c->meta)) {
 		snprintf(buf, sizeof(buf), "%s: waits, times and histograms are estimates; max is "
-			 "the longest wait timed", rec_meta(r, "attach.wait_sampling"));
+			 "the longest wait timed", meta_wait_sampling(c->meta));
 		meta_row(f, "wait sampling", buf);
 	}
 	if (r->status != REC_OK) {
