@@ -318,15 +318,22 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 	return 0;
 }
 
+/* A sampler's setting: "1/64 > 250/s/<per>/cpu", or unsampled when one_in <= 1. */
+static void sampling_name(char *buf, size_t len, uint32_t one_in, uint32_t rate,
+			  const char *unsampled, const char *per)
+{
+	if (one_in <= 1)
+		snprintf(buf, len, "%s", unsampled);
+	else
+		snprintf(buf, len, "1/%u > %u/s/%s/cpu", one_in, rate, per);
+}
+
 void cli_wait_sampling_name(const struct ilock_opts *o, char *buf, size_t len)
 {
 	uint32_t one_in, rate;
 
 	cli_wait_sampling(o, &one_in, &rate);
-	if (one_in <= 1)
-		snprintf(buf, len, "off");
-	else
-		snprintf(buf, len, "1/%u > %u/s/lock/cpu", one_in, rate);
+	sampling_name(buf, len, one_in, rate, "off", "lock");
 }
 
 void cli_hold_sampling_name(const struct ilock_opts *o, char *buf, size_t len)
@@ -334,10 +341,7 @@ void cli_hold_sampling_name(const struct ilock_opts *o, char *buf, size_t len)
 	uint32_t one_in, rate;
 
 	cli_hold_sampling(o, &one_in, &rate);
-	if (one_in <= 1)
-		snprintf(buf, len, "every hold");
-	else
-		snprintf(buf, len, "1/%u > %u/s/inode/cpu", one_in, rate);
+	sampling_name(buf, len, one_in, rate, "every hold", "inode");
 }
 
 int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, char *err,
