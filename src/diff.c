@@ -950,6 +950,28 @@ static void add_probe_change(struct diff_result *d, const char *probe, const cha
 	snprintf(pc->after, sizeof(pc->after), "%s", after ? after : "-");
 }
 
+static bool has_attach_meta(const struct recording *r)
+{
+	for (size_t i = 0; i < r->nmeta; i++)
+		if (!strncmp(r->meta[i].key, "attach.", 7))
+			return true;
+	return false;
+}
+
+/*
+ * A probe one recording names and the other does not, where the other
+ * names some: the build that wrote it had no such probe or mode, so it
+ * ran as "off" does (a recording from before --wait-sample timed every
+ * wait). That is no change, and listing it would flag every recording
+ * older than the newest probe. Without any attach meta nothing is known.
+ */
+static bool same_probe_mode(const struct recording *other, const char *mine, const char *theirs)
+{
+	if (!theirs)
+		return has_attach_meta(other) && !strcmp(mine, "off");
+	return !strcmp(mine, theirs);
+}
+
 /* The probes ("attach.*" meta) whose mode differs between the recordings. */
 static void probe_changes(struct diff_result *d, const struct recording *a,
 			  const struct recording *b)
@@ -960,13 +982,14 @@ static void probe_changes(struct diff_result *d, const struct recording *a,
 		if (strncmp(k, "attach.", 7))
 			continue;
 		vb = rec_meta(b, k);
-		if (!vb || strcmp(vb, a->meta[i].val))
+		if (!same_probe_mode(b, a->meta[i].val, vb))
 			add_probe_change(d, k + 7, a->meta[i].val, vb);
 	}
 	for (size_t i = 0; i < b->nmeta; i++) {
 		const char *k = b->meta[i].key;
 
-		if (!strncmp(k, "attach.", 7) && !rec_meta(a, k))
+		if (!strncmp(k, "attach.", 7) && !rec_meta(a, k) &&
+		    !same_probe_mode(a, b->meta[i].val, NULL))
 			add_probe_change(d, k + 7, NULL, b->meta[i].val);
 	}
 }

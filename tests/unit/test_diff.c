@@ -183,6 +183,59 @@ static void test_holds_off_is_not_gone(void)
 	rec_free(&c);
 }
 
+/*
+ * A probe the older build did not have is "off" there: no probe change
+ * unless the newer side has it on; with no attach meta at all, unknown.
+ */
+static void test_probe_missing_on_one_side(void)
+{
+	struct recording a, b, c;
+	struct diff_result d;
+
+	record_holds(&a, true, "tp_btf");
+	record_holds(&b, true, "tp_btf");
+	add_meta(&b, "attach.wait_sampling", "off");
+	run(&a, &b, &d);
+	CHECK_EQ_U(d.nprobes, 0);
+	diff_free(&d);
+	run(&b, &a, &d);
+	CHECK_EQ_U(d.nprobes, 0);
+	diff_free(&d);
+	rec_free(&b);
+
+	record_holds(&b, true, "tp_btf");
+	add_meta(&b, "attach.wait_sampling", "1/16 > 250/s/lock/cpu");
+	run(&a, &b, &d);
+	CHECK_EQ_U(d.nprobes, 1);
+	CHECK_STR(d.probes[0].probe, "wait_sampling");
+	CHECK_STR(d.probes[0].before, "-");
+	CHECK_STR(d.probes[0].after, "1/16 > 250/s/lock/cpu");
+	diff_free(&d);
+	run(&b, &a, &d);
+	CHECK_EQ_U(d.nprobes, 1);
+	CHECK_STR(d.probes[0].before, "1/16 > 250/s/lock/cpu");
+	CHECK_STR(d.probes[0].after, "-");
+	diff_free(&d);
+
+	/* a side with no attach meta says nothing: even "off" is listed */
+	record_holds(&c, false, "off");
+	for (size_t i = 0; i < c.nmeta; i++)
+		if (!strncmp(c.meta[i].key, "attach.", 7))
+			c.meta[i].key[0] = 'x';
+	add_meta(&c, "attach.wait_sampling", "off");
+	c.meta[c.nmeta - 1].key[0] = 'x';
+	add_meta(&a, "attach.wait_sampling", "off");
+	run(&c, &a, &d);
+	CHECK_EQ_U(d.nprobes, 3);  /* contention_begin, xfs_ilock, wait_sampling */
+	for (size_t i = 0; i < d.nprobes && i < 3; i++)
+		CHECK_STR(d.probes[i].before, "-");
+	CHECK_STR(d.probes[d.nprobes - 1].after, "off");
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+	rec_free(&c);
+}
+
 static void test_same_condition(void)
 {
 	struct cond c = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1, 0 };
@@ -630,6 +683,7 @@ static void test_roles(void)
 int main(void)
 {
 	test_holds_off_is_not_gone();
+	test_probe_missing_on_one_side();
 	test_same_condition();
 	test_changed_condition();
 	test_effect_floors();
