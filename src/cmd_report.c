@@ -164,7 +164,7 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 	const struct recording *r = c->r;
 	uint64_t from = r->iv[c->i0].t_start_ns;
 	uint64_t to = r->iv[c->i1 - 1].t_start_ns + r->iv[c->i1 - 1].dur_ns;
-	char t1[32], t2[32];
+	char t0[32], t1[32], t2[32];
 	const char *host = rec_meta(r, "hostname"), *kernel = rec_meta(r, "kernel");
 	const char *boot = rec_meta(r, "boot_id"), *filt = rec_meta(r, "filters");
 
@@ -173,7 +173,7 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 		 "recorded: %s, %zu intervals of %g s, %.1f s; boot %s; filters when recorded: %s\n"
 		 "window: %s to %s (%.1f s to %.1f s from the start, %zu intervals, %.1f s)",
 		 c->file, host ? host : "?", kernel ? kernel : "?",
-		 report_fmt_time(t1, sizeof(t1), r->start_realtime_ns), r->niv,
+		 report_fmt_time(t0, sizeof(t0), r->start_realtime_ns), r->niv,
 		 (double)r->interval_ns / 1e9, (double)rec_end_ns(r) / 1e9, boot ? boot : "?",
 		 filt ? filt : "?", report_fmt_time(t1, sizeof(t1), r->start_realtime_ns + from),
 		 report_fmt_time(t2, sizeof(t2), r->start_realtime_ns + to), (double)from / 1e9,

@@ -442,6 +442,22 @@ def test_report_window_and_csv(recordings, ilock_bin):
     part = json.loads(report(ilock_bin, recordings["a1"], "-j", "--from", "1", "--to", "3").stdout)
     assert 0 < len(part["intervals"]) < n
     assert all(1 <= iv["t_start_s"] + iv["duration_s"] / 2 < 3 for iv in part["intervals"])
+    # the text title: "recorded:" is the recording's start, "window:" the window's
+    text = report(ilock_bin, recordings["a1"], "--from", "2", "--to", "5").stdout
+    stamp = r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?)"
+    rec_at = re.search(r"^recorded: " + stamp, text, re.M)
+    win = re.search(r"^window: " + stamp + " to " + stamp + r" \(([\d.]+) s to", text, re.M)
+    assert rec_at and win, text[:600]
+    def secs(t):
+        d, hms = t.split(" ")
+        h, m, sec = hms.split(":")
+        return int(h) * 3600 + int(m) * 60 + float(sec)
+    first = float(win.group(3))
+    assert first >= 1.9, win.group(0)
+    # whole seconds at least; a shift of "from" seconds between the two
+    assert abs(secs(win.group(1)) - secs(rec_at.group(1)) - first) < 1.01, (rec_at.group(0), win.group(0))
+    whole = report(ilock_bin, recordings["a1"]).stdout
+    assert re.search(r"^recorded: " + stamp, whole, re.M).group(1) == rec_at.group(1)
     csv = report(ilock_bin, recordings["a1"], "--csv").stdout.splitlines()
     assert csv[0].startswith("interval,t_start_s,duration_s,dev,ino,path,fs,class,")
     rows = [r.split(",") for r in csv[1:]]
