@@ -54,9 +54,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
 "      --fs xfs|ext4       only this filesystem type\n"
-"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock\n"
-"                          (or IOLOCK, MMAPLOCK, ILOCK), or jbd2_wait (ext4\n"
-"                          fsync waiting for the journal); may repeat\n"
+CLI_CLASS_HELP
 "  -o, --sort KEY          wait (default), waits, max, p99, shared, exclusive\n"
 "  -b, --batch             plain text, one table per interval (automatic when\n"
 "                          stdout is not a terminal)\n"
@@ -81,7 +79,7 @@ CLI_MAX_INODES_HELP
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
 "                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=off|xfs|all] [-j|--json|--folded]\n"
-"                  [--ops syscalls|io|all|off] [--no-stacks]\n"
+"                  [--ops syscalls|io|all|off] [--no-stacks] [--max-inodes N]\n"
 "                  [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
 "                  [--wait-exact-rate R] [-v]\n"
 "\n"
@@ -95,9 +93,7 @@ CLI_MAX_INODES_HELP
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
 "      --fs xfs|ext4       only this filesystem type\n"
-"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock\n"
-"                          (or IOLOCK, MMAPLOCK, ILOCK), or jbd2_wait (ext4\n"
-"                          fsync waiting for the journal); may repeat\n"
+CLI_CLASS_HELP
 "  -n, --top N             rows in the tables (default 10)\n"
 "  -j, --json              one JSON document (docs/json-schema.md)\n"
 "      --folded            waiter stacks weighted by wait time, folded for\n"
@@ -157,6 +153,25 @@ void cli_getopt_error(int c, char **argv, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown option -%c", optopt);
 	else
 		snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+}
+
+void cli_bad_value(int c, const char *value, const struct option *long_opts, const char *hint,
+		   char *err, size_t errlen)
+{
+	const char *sep = hint ? ": " : "", *h = hint ? hint : "";
+
+	/* not argv[optind - 1]: with "-i 0" that is the value, not the option */
+	if (c > 0 && c < 256) {
+		snprintf(err, errlen, "invalid value '%s' for -%c%s%s", value, c, sep, h);
+		return;
+	}
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		if (lo->val == c) {
+			snprintf(err, errlen, "invalid value '%s' for --%s%s%s", value, lo->name, sep, h);
+			return;
+		}
+	}
+	snprintf(err, errlen, "invalid value '%s'%s%s", value, sep, h);
 }
 
 int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen)
@@ -439,17 +454,6 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	return 0;
 
 bad_value:
-	/* not argv[optind - 1]: with "-i 0" that is the value, not the option */
-	if (c > 0 && c < 256) {
-		snprintf(err, errlen, "invalid value '%s' for -%c", optarg, c);
-		return -1;
-	}
-	for (const struct option *lo = long_opts; lo->name; lo++) {
-		if (lo->val == c) {
-			snprintf(err, errlen, "invalid value '%s' for --%s", optarg, lo->name);
-			return -1;
-		}
-	}
-	snprintf(err, errlen, "invalid value '%s'", optarg);
+	cli_bad_value(c, optarg, long_opts, NULL, err, errlen);
 	return -1;
 }

@@ -77,6 +77,11 @@ enum {
 #define CLI_HOLD_EXACT_RATE_DEFAULT 250
 #define CLI_HOLD_SAMPLE_MAX 1024
 /* --holds in every tracing command's help: the largest cost knob on XFS. */
+#define CLI_CLASS_HELP                                                               \
+	"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock\n" \
+	"                          (or IOLOCK, MMAPLOCK, ILOCK), or jbd2_wait (ext4\n"    \
+	"                          fsync waiting for the journal); may repeat\n"
+
 #define CLI_HOLDS_HELP                                                                  \
 	"      --holds=off|xfs|all hold times: none (default; waits and pairs alone),\n"  \
 	"                          from the XFS tracepoints (2-3 events per XFS I/O,\n"    \
@@ -159,6 +164,14 @@ enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
  * (its value is missing; needs a ':'-prefixed optstring) or '?' (unknown).
  */
 void cli_getopt_error(int c, char **argv, char *err, size_t errlen);
+struct option;
+
+/*
+ * "invalid value 'V' for -x" (or --long, named from long_opts by c), then
+ * ": hint" when given: the allowed values or range.
+ */
+void cli_bad_value(int c, const char *value, const struct option *long_opts, const char *hint,
+		   char *err, size_t errlen);
 /* 1: handled; 0: not a filter option; -1: bad value, reason in err. */
 int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen);
 /* Does an inode lock row / an edge pass the filters (for recorded data)? */

@@ -98,8 +98,7 @@ int cmd_diff(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			if (!parse_u64(optarg, 100000, &v) || !v) {
-				snprintf(err, sizeof(err), "invalid value '%s' for %s", optarg,
-					 argv[optind - 1]);
+				cli_bad_value(c, optarg, long_opts, "1 to 100000", err, sizeof(err));
 				goto bad;
 			}
 			o.top_n = (int)v;

@@ -68,7 +68,7 @@ static void usage(FILE *f)
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
 "      --fs xfs|ext4       only this filesystem type\n"
-"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock; may repeat\n"
+CLI_CLASS_HELP
 CLI_MAX_INODES_HELP
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
 "                          syscalls (default; no event on every buffered I/O),\n"
@@ -97,6 +97,7 @@ struct record_args {
 
 static int parse(int argc, char **argv, struct record_args *a, char *err, size_t errlen)
 {
+	const char *hint = NULL;
 	uint64_t v;
 	int c, r;
 
@@ -119,14 +120,17 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 			a->path = optarg;
 			break;
 		case 'd':
+			hint = "seconds, up to 10000000";
 			if (!parse_seconds(optarg, 1e7, &a->o.duration_s))
 				goto bad_value;
 			break;
 		case 'i':
+			hint = "seconds, 0.05 to 86400";
 			if (!parse_seconds(optarg, 86400, &a->o.interval_s) || a->o.interval_s < 0.05)
 				goto bad_value;
 			break;
 		case OPT_MAX_INODES:
+			hint = "64 to 4194304";
 			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)
 				goto bad_value;
 			a->o.max_locks = (uint32_t)v;
@@ -154,7 +158,7 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 	}
 	return 0;
 bad_value:
-	snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
+	cli_bad_value(c, optarg, long_opts, hint, err, errlen);
 	return -1;
 }
 

@@ -64,7 +64,7 @@ static void usage(FILE *f)
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
 "      --fs xfs|ext4       only this filesystem type\n"
-"      --class C           only this lock: i_rwsem, invalidate_lock, xfs_ilock; may repeat\n"
+CLI_CLASS_HELP
 "  -n, --top N             rows in the tables and timelines (default 10)\n"
 "  -j, --json              the `ilock stat --json` document plus recording, window\n"
 "                          and intervals keys (docs/record-report.md)\n"
@@ -117,7 +117,7 @@ static int parse(int argc, char **argv, struct report_args *a, char *err, size_t
 			break;
 		case 'n':
 			if (!parse_u64(optarg, 1000000, &v) || !v) {
-				snprintf(err, errlen, "invalid value '%s' for %s", optarg, argv[optind - 1]);
+				cli_bad_value(c, optarg, long_opts, "1 to 1000000", err, errlen);
 				return -1;
 			}
 			a->top_n = (int)v;

@@ -109,7 +109,7 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 {
 	int rows = o->top_n * 3, with_stacks = o->top_n / 2 ? o->top_n / 2 : 1;
 
-	fprintf(f, "\nSERIALISATION BY OPERATION (holder op mode -> waiter op mode)\n");
+	fprintf(f, "\nSERIALISATION BY THREAD AND OPERATION (holder[tid] op mode -> waiter[tid] op mode)\n");
 	if (!np) {
 		fprintf(f, "  (no holder-to-waiter pairs)\n");
 		return;

@@ -58,6 +58,14 @@ def started(procs, ilock_bin, *args):
     (["record", "-o", "/nonexistent/x", "--wait-exact-rate=x"], "--wait-exact-rate x"),
     (["export", "--wait-exact-rate", "-3"], "--wait-exact-rate -3"),
     (["nosuchcommand"], "unknown command"),
+    # the option is named, not the value again, with what is allowed
+    (["record", "-o", "/nonexistent/x", "-i", "0.01"],
+     "invalid value '0.01' for -i: seconds, 0.05 to 86400"),
+    (["record", "-o", "/nonexistent/x", "-d", "abc"], "invalid value 'abc' for -d: seconds"),
+    (["record", "-o", "/nonexistent/x", "--max-inodes", "3"],
+     "invalid value '3' for --max-inodes: 64 to"),
+    (["report", "/nonexistent/x", "-n", "0"], "invalid value '0' for -n: 1 to"),
+    (["diff", "a", "b", "-n", "abc"], "invalid value 'abc' for -n: 1 to"),
 ])
 def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):
     r = run([ilock_bin, *args])

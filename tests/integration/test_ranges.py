@@ -362,7 +362,7 @@ def test_text_table_and_folded_stacks(xfs, procs, helpers_dir, ilock_bin):
         runs[mode] = (out, htid)
 
     out, htid = runs["text"]
-    assert "SERIALISATION BY OPERATION" in out and "BYTE RANGES" in out
+    assert "SERIALISATION BY THREAD AND OPERATION" in out and "BYTE RANGES" in out
     assert re.search(rf"lockhold\[{htid}\] buffered-write EXCL\s+->\s+lockhold\[\d+\] "
                      rf"buffered-read SHARED\s+1 waits\s+\S+ \S+\s+\(disjoint 100%\)", out), out
     assert re.search(r"waiter .*rwsem_down_read_slowpath < .*xfs_file_buffered_read", out), out
