@@ -199,17 +199,28 @@ static void unmap_slots(struct slot_region *r)
 }
 
 /*
- * The programs that see a lock wait begin. They go first: contention_end
- * relies on it to tell a wait that began before we attached (the thread has
- * no task storage yet) from one begin let go, without classifying the lock.
+ * The programs that see a lock wait begin, and those that see it end. The
+ * ends go first, then the begins, then the rest. contention_end tells a
+ * wait that began before we attached (the thread has no task storage yet:
+ * every program that makes storage comes after the begins) from one begin
+ * let go, without classifying the lock. And with the ends already there,
+ * every wait begun under us is seen to end: a wait caught between the two
+ * attaches is one that began before tracing (end_without_begin), not a
+ * loss (begin_without_end, which the next wait of its thread would count).
  */
-static bool begins_waits(const struct tracer *t, const struct bpf_program *prog)
+static int wait_side(const struct tracer *t, const struct bpf_program *prog)
 {
 	const struct ilock_bpf *s = t->skel;
 
-	return prog == s->progs.contention_begin_btf || prog == s->progs.contention_begin_raw ||
-	       prog == s->progs.slow_read_begin_fentry || prog == s->progs.slow_write_begin_fentry ||
-	       prog == s->progs.slow_read_begin_kprobe || prog == s->progs.slow_write_begin_kprobe;
+	if (prog == s->progs.contention_end_btf || prog == s->progs.contention_end_raw ||
+	    prog == s->progs.slow_read_end_fexit || prog == s->progs.slow_write_end_fexit ||
+	    prog == s->progs.slow_read_end_kretprobe || prog == s->progs.slow_write_end_kretprobe)
+		return 0;
+	if (prog == s->progs.contention_begin_btf || prog == s->progs.contention_begin_raw ||
+	    prog == s->progs.slow_read_begin_fentry || prog == s->progs.slow_write_begin_fentry ||
+	    prog == s->progs.slow_read_begin_kprobe || prog == s->progs.slow_write_begin_kprobe)
+		return 1;
+	return 2;
 }
 
 static int attach_one(struct tracer *t, struct bpf_program *prog)
@@ -233,10 +244,10 @@ static int attach_all(struct tracer *t)
 	struct bpf_program *prog;
 	int err;
 
-	/* pass 0: the wait begins; pass 1: everything else */
-	for (int pass = 0; pass < 2; pass++) {
+	/* pass 0: the wait ends; 1: the begins; 2: everything else */
+	for (int pass = 0; pass < 3; pass++) {
 		bpf_object__for_each_program(prog, t->skel->obj) {
-			if (!bpf_program__autoload(prog) || begins_waits(t, prog) != (pass == 0))
+			if (!bpf_program__autoload(prog) || wait_side(t, prog) != pass)
 				continue;
 			err = attach_one(t, prog);
 			if (err)
