@@ -131,6 +131,7 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->shown = a->view.nrows;
 	st->lost = latest->counters;
 	st->lost_window = a->smp.lost_window;
+	st->undercount_window = a->smp.undercount_window;
 	st->bpf_stats = a->smp.bpf_stats;
 	st->bpf_ns_ps = a->smp.bpf_ns_ps;
 	st->cpu_pct = a->smp.cpu_pct;

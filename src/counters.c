@@ -57,3 +57,21 @@ const char *counter_help(int c)
 {
 	return c >= 0 && c < ILOCK_COUNTER_MAX && counters[c].help ? counters[c].help : "?";
 }
+
+bool counter_undercounts(int c)
+{
+	switch (c) {
+	case ILOCK_LOST_WAIT_MAP_FULL:
+	case ILOCK_LOST_EDGE_MAP_FULL:
+	case ILOCK_LOST_HOLD_MAP_FULL:
+	case ILOCK_LOST_PENDING_FULL:
+	case ILOCK_LOST_HOLD_START_FULL:
+	case ILOCK_LOST_BEGIN_NO_END:
+	case ILOCK_LOST_HOLD_NO_START:
+	case ILOCK_LOST_HOLD_REPLACED:
+	case ILOCK_LOST_DIO_MAP_FULL:
+		return true;
+	default:
+		return false;
+	}
+}

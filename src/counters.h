@@ -3,6 +3,8 @@
 #ifndef ILOCK_COUNTERS_H
 #define ILOCK_COUNTERS_H
 
+#include <stdbool.h>
+
 #include "ilock.h"
 
 /* Stable machine name, used as the JSON key. */
@@ -13,5 +15,12 @@ static inline int counter_is_loss(int c)
 {
 	return c >= ILOCK_FIRST_LOST && c < ILOCK_COUNTER_MAX;
 }
+/*
+ * A loss that leaves waits, pairs or holds out of the counts while tracing
+ * (a full map, a wait whose end never came), as against one that loses a
+ * detail (a path, a stack, an op) or a wait that began before tracing
+ * (end_without_begin, which comes at start).
+ */
+bool counter_undercounts(int c);
 
 #endif

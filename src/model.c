@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "hist.h"
 #include "model.h"
 #include "util.h"
@@ -591,6 +592,16 @@ uint64_t snap_lost_total(const struct snapshot *s)
 
 	for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++)
 		t += s->counters[i];
+	return t;
+}
+
+uint64_t snap_undercount_total(const struct snapshot *s)
+{
+	uint64_t t = 0;
+
+	for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++)
+		if (counter_undercounts(i))
+			t += s->counters[i];
 	return t;
 }
 

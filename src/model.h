@@ -132,6 +132,8 @@ void snap_sort_edges(struct snapshot *s);
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
 				       uint8_t class);
 uint64_t snap_lost_total(const struct snapshot *s);
+/* ... of those that leave waits, pairs or holds uncounted (counter_undercounts) */
+uint64_t snap_undercount_total(const struct snapshot *s);
 
 /* Operations, ranges and stacks. */
 int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,

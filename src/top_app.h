@@ -42,7 +42,7 @@ struct top_sampler {
 	bool bpf_stats;
 	uint64_t bpf_ns, bpf_cnt, cpu_ns;
 	double bpf_ns_ps, events_ps, waits_ps, cpu_pct;
-	uint64_t lost_window;
+	uint64_t lost_window, undercount_window;
 	uint64_t fail_after;           /* tests: fail reads after this many */
 	/* the inode whose stacks a scan collects, and where */
 	uint32_t stk_dev;

@@ -453,7 +453,12 @@ int top_format_status(const struct top_status *st, int width,
 			     fmt_count(a, sizeof(a), st->lost[i]));
 			first = false;
 		}
-		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
+		/*
+		 * Alarm only while counts are being lost: not for the waits that
+		 * began before tracing, nor for a stack or path missed, nor for
+		 * the rest of the session once they stop.
+		 */
+		flush(&l, st->undercount_window ? TOP_LINE_ALERT : TOP_LINE_NORMAL, emit, ctx, &count);
 	} else {
 		addf(&l, "lost events: none");
 		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);

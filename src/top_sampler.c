@@ -229,6 +229,7 @@ int sampler_sample(struct top_sampler *s)
 
 	s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], secs);
 	s->lost_window = snap_lost_total(&s->delta);
+	s->undercount_window = snap_undercount_total(&s->delta);
 	if (s->bpf_stats && !tracer_prog_stats(s->t, &bpf_ns, &bpf_cnt)) {
 		s->bpf_ns_ps = secs > 0 ? (double)sub0(bpf_ns, s->bpf_ns) / secs : 0;
 		s->events_ps = top_rate(sub0(bpf_cnt, s->bpf_cnt), secs);

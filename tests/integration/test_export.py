@@ -446,6 +446,16 @@ def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
     behind = wait_for(lambda: nonzero(f"device_class:ilock_readers_behind_writers:rate5m{{{dc}}}"),
                       30, "the readers-behind-writers recording rule")
     assert len(behind) == 1 and behind[0] <= waiting[0] * 1.5, (behind, waiting)
+    # the lost-events alert stays quiet: the waits under way at the start
+    # (end_without_begin) leave no count low, and nothing else was lost
+    lost = promql(base, 'sum by (reason) (ilock_lost_events_total) > 0')
+    alerts = promql(base, 'ALERTS{alertname="IlockLostEvents"}')
+    assert not alerts, (alerts, lost)
+    with urllib.request.urlopen(base + "/api/v1/rules?type=alert", timeout=5) as r:
+        rules = [x for g in json.load(r)["data"]["groups"] for x in g["rules"]]
+    (rule,) = [x for x in rules if x["name"] == "IlockLostEvents"]
+    assert rule["health"] == "ok" and rule["state"] == "inactive", rule
+    assert not rule["lastEvaluation"].startswith("0001-"), rule
 
 
 # ---------------------------------------------------------------- bad clients

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counters.h"
 #include "hist.h"
 #include "prom.h"
 #include "unit.h"
@@ -719,8 +720,48 @@ static void test_buf(void)
 	pbuf_free(&b);
 }
 
+/*
+ * contrib/ilock-rules.yml alerts on the reasons that leave waits out of the
+ * counts: its list must be counter_undercounts', no more and no fewer.
+ */
+static void test_rules_alert_on_undercounts(void)
+{
+	FILE *f = fopen("contrib/ilock-rules.yml", "r");
+	char line[1024], *alt = NULL;
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	while (!alt && fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "ilock_lost_events_total{reason=~\"");
+
+		if (p) {
+			p += strlen("ilock_lost_events_total{reason=~\"");
+			p[strcspn(p, "\"")] = 0;
+			alt = strdup(p);
+		}
+	}
+	fclose(f);
+	CHECK(alt != NULL);
+	if (!alt)
+		return;
+	for (int c = ILOCK_FIRST_LOST; c < ILOCK_COUNTER_MAX; c++) {
+		char *save = NULL, *copy = strdup(alt);
+		bool listed = false;
+
+		for (char *t = strtok_r(copy, "|", &save); t; t = strtok_r(NULL, "|", &save))
+			listed |= !strcmp(t, counter_name(c));
+		free(copy);
+		if (listed != counter_undercounts(c))
+			fprintf(stderr, "rules and counter_undercounts differ on %s\n", counter_name(c));
+		CHECK(listed == counter_undercounts(c));
+	}
+	free(alt);
+}
+
 int main(void)
 {
+	test_rules_alert_on_undercounts();
 	test_canonical_numbers();
 	test_escaping();
 	test_negotiation();

@@ -353,7 +353,16 @@ static void test_store_edges_and_counters(void)
 	CHECK(top_store_counters(&st, &delta, counters));
 	CHECK_EQ_U(delta.counters[ILOCK_EV_WAIT], 15);
 	CHECK_EQ_U(snap_lost_total(&delta), 2);
+	CHECK_EQ_U(snap_undercount_total(&delta), 2);
 	CHECK_EQ_U(st.cum.counters[ILOCK_EV_WAIT], 25);
+	/* waits begun before tracing, a stack, a path: lost, but no count is low */
+	counters[ILOCK_LOST_END_NO_BEGIN] = 6;
+	counters[ILOCK_LOST_HOLDER_STACK] = 3;
+	counters[ILOCK_LOST_PATH] = 1;
+	counters[ILOCK_LOST_BEGIN_NO_END] = 4;
+	CHECK(top_store_counters(&st, &delta, counters));
+	CHECK_EQ_U(snap_lost_total(&delta), 14);
+	CHECK_EQ_U(snap_undercount_total(&delta), 4);
 
 	top_store_free(&st);
 	snap_free(&delta);
@@ -894,6 +903,7 @@ static void test_status(void)
 	counters[ILOCK_LOST_WAIT_MAP_FULL] = 1234;
 	counters[ILOCK_LOST_PATH] = 1;
 	st.lost_window = 7;
+	st.undercount_window = 7;
 	st.paused = true;
 	st.cumulative = true;
 	st.filter = "fio";
@@ -907,6 +917,24 @@ static void test_status(void)
 		CHECK(strstr(l.text[i], "wait_map_full 1,234") != NULL);
 	}
 	CHECK(loud);
+	{
+		/* past losses, or only a stack, a path or a wait begun before tracing: said, not alarmed */
+		struct lines l2 = {};
+		bool listed = false;
+
+		st.undercount_window = 0;
+		st.lost_window = 3;
+		top_format_status(&st, 200, collect, &l2);
+		for (int i = 0; i < l2.n; i++) {
+			CHECK(l2.kind[i] != TOP_LINE_ALERT);
+			if (strstr(l2.text[i], "LOST EVENTS: 1,235") && strstr(l2.text[i], "3 in the last") &&
+			    strstr(l2.text[i], "wait_map_full 1,234"))
+				listed = true;
+		}
+		CHECK(listed);
+		st.undercount_window = 7;
+		st.lost_window = 7;
+	}
 	CHECK(strstr(l.text[0], "[PAUSED]") != NULL);
 	CHECK(strstr(l.text[5], "totals since start") && strstr(l.text[5], "filter: \"fio\""));
 	/* every line fits the width asked for */
