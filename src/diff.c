@@ -286,6 +286,37 @@ static int compare(const struct agg *a, const struct agg *b, enum diff_metric m,
 	return 0;
 }
 
+/*
+ * Could any test of this family have been significant? Holm multiplies
+ * the smallest p by the number of tests, and with few intervals even two
+ * samples that do not overlap have a p floor (2 / C(na + nb, na) below
+ * MW_EXACT_MAX_N values): 5 against 5 cannot beat 0.01 over two tests.
+ */
+static void reachability(struct diff_result *d)
+{
+	double best = 1.0;
+
+	d->unreachable = false;
+	d->intervals_needed = 0;
+	if (!d->ntests)
+		return;
+	for (size_t i = 0; i < d->n; i++)
+		for (int m = 0; m < DM_COUNT; m++) {
+			const struct diff_cmp *c = &d->s[i].m[m];
+
+			if (c->tested)
+				best = fmin(best, mw_min_p(c->na, c->nb));
+		}
+	if (best * (double)d->ntests < d->o.alpha)
+		return;
+	d->unreachable = true;
+	for (size_t n = d->o.min_samples; n < 10000; n++)
+		if (mw_min_p(n, n) * (double)d->ntests < d->o.alpha) {
+			d->intervals_needed = n;
+			break;
+		}
+}
+
 /* ------------------------------------------------------------ entities */
 
 /* One inode of one recording (its ids merged), and whom it matched. */
@@ -1123,6 +1154,7 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 	if ((err = holm_adjust(p, adj, nt)))
 		goto out;
 	d->ntests = nt;
+	reachability(d);
 	nt = 0;
 	for (size_t i = 0; i < d->n; i++)
 		for (int m = 0; m < DM_COUNT; m++) {
@@ -1384,6 +1416,11 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 	else if (!d->ntests)
 		fprintf(f, "verdict: cannot tell: too few intervals to test (need %zu per recording)\n",
 			d->o.min_samples);
+	else if (d->unreachable)
+		fprintf(f, "verdict: cannot tell: with %zu and %zu intervals no change could be "
+			   "significant over %zu tests (need about %zu per recording: record longer, "
+			   "or with a shorter -i)\n",
+			d->niv_a, d->niv_b, d->ntests, d->intervals_needed);
 	else
 		fprintf(f, "verdict: no significant change (%zu comparisons)\n", d->ntests);
 }
@@ -1489,7 +1526,8 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_side(&j, "after", name_b, b);
 	json_obj_begin(&j, "method");
 	json_str(&j, "test", "mann-whitney-u");
-	json_str(&j, "approximation", "normal, tie-corrected variance, continuity correction 0.5");
+	json_str(&j, "approximation", "exact without ties up to 40 intervals in all; else normal, "
+				      "tie-corrected variance, continuity correction 0.5");
 	json_str(&j, "adjustment", "holm");
 	json_double(&j, "alpha", d->o.alpha);
 	json_double(&j, "min_change", d->o.min_change);
@@ -1536,8 +1574,11 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 		json_str(&j, NULL, line);
 	}
 	json_arr_end(&j);
-	json_str(&j, "verdict", d->nsig ? "significant change" : d->ntests ? "no significant change"
-								       : "too few intervals");
+	json_str(&j, "verdict", d->nsig ? "significant change"
+				: d->ntests && !d->unreachable ? "no significant change"
+							       : "too few intervals");
+	/* 0 unless more intervals would be needed (unreachable) */
+	json_u64(&j, "intervals_needed", !d->ntests ? d->o.min_samples : d->intervals_needed);
 	json_obj_end(&j);
 	json_obj_end(&j);
 }

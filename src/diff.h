@@ -105,6 +105,13 @@ struct diff_result {
 	struct diff_probe_change probes[DIFF_MAX_PROBE_CHANGES];
 	size_t nprobes;
 	size_t ntests, nsig, nlower, nhigher;
+	/*
+	 * No test could have been significant: even two samples that do not
+	 * overlap give a p (mw_min_p) that the adjustment over ntests lifts to
+	 * alpha or above. Then about this many intervals per side are needed.
+	 */
+	bool unreachable;
+	size_t intervals_needed;
 	bool roles_without_ops;   /* a side had --ops off: roles by command and mode only */
 	struct diff_opts o;
 	double secs_a, secs_b;

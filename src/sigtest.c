@@ -18,6 +18,66 @@ static int cmp_obs(const void *pa, const void *pb)
 	return a->v < b->v ? -1 : a->v > b->v;
 }
 
+double mw_choose(size_t na, size_t nb)
+{
+	double c = 1;
+
+	for (size_t i = 1; i <= na; i++)
+		c = c * (double)(nb + i) / (double)i;
+	return c;
+}
+
+/*
+ * P(U <= k) with no ties, from the count of arrangements of na and nb
+ * values by U: f(i, j, u) = f(i - 1, j, u - j) + f(i, j - 1, u), the
+ * largest value being one of the first sample (above all j of the second)
+ * or of the second. Rows of j over u <= k, rolled over i. -1: no memory.
+ */
+static double mw_exact_cdf(size_t na, size_t nb, size_t k)
+{
+	size_t w = k + 1;
+	double *prev = calloc((nb + 1) * w, sizeof(*prev));
+	double *cur = calloc((nb + 1) * w, sizeof(*cur));
+	double sum = 0, *t;
+
+	if (!prev || !cur) {
+		free(prev);
+		free(cur);
+		return -1;
+	}
+	for (size_t j = 0; j <= nb; j++)
+		prev[j * w] = 1;  /* no value of the first sample: U = 0, one way */
+	for (size_t i = 1; i <= na; i++) {
+		memset(cur, 0, (nb + 1) * w * sizeof(*cur));
+		cur[0] = 1;
+		for (size_t j = 1; j <= nb; j++)
+			for (size_t u = 0; u <= k; u++)
+				cur[j * w + u] = (u >= j ? prev[j * w + u - j] : 0) + cur[(j - 1) * w + u];
+		t = prev;
+		prev = cur;
+		cur = t;
+	}
+	for (size_t u = 0; u <= k; u++)
+		sum += prev[nb * w + u];
+	free(prev);
+	free(cur);
+	return sum / mw_choose(na, nb);
+}
+
+double mw_min_p(size_t na, size_t nb)
+{
+	double sd, z;
+
+	if (!na || !nb)
+		return 1.0;
+	if (na + nb <= MW_EXACT_MAX_N)
+		return fmin(1.0, 2.0 / mw_choose(na, nb));
+	/* the normal approximation at U = 0, no ties */
+	sd = sqrt((double)na * (double)nb / 12.0 * ((double)(na + nb) + 1.0));
+	z = ((double)na * (double)nb / 2.0 - 0.5) / sd;
+	return erfc(z / sqrt(2.0));
+}
+
 int mw_test(const double *a, size_t na, const double *b, size_t nb, struct mw_result *r)
 {
 	size_t n = na + nb, i = 0;
@@ -65,6 +125,16 @@ int mw_test(const double *a, size_t na, const double *b, size_t nb, struct mw_re
 		d = 0;
 	r->z = (r->u >= mu ? d : -d) / sqrt(var);
 	r->p = erfc(fabs(r->z) / sqrt(2.0));
+	if (!ties && n <= MW_EXACT_MAX_N) {
+		/* U is a whole number without ties; the distribution is symmetric */
+		double lo = fmin(r->u, (double)na * (double)nb - r->u);
+		double cdf = mw_exact_cdf(na, nb, (size_t)(lo + 0.5));
+
+		if (cdf < 0)
+			return -ENOMEM;
+		r->p = 2.0 * cdf;
+		r->exact = true;
+	}
 	if (r->p > 1.0)
 		r->p = 1.0;
 	return 0;

@@ -9,6 +9,7 @@
 
 #include "diff.h"
 #include "recsynth.h"
+#include "sigtest.h"
 #include "unit.h"
 
 #define DEV_A ILOCK_KDEV(7, 1)
@@ -269,6 +270,64 @@ static void test_same_condition(void)
 	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
 	CHECK(s && s->m[DM_MAX].verdict == DV_SAME);
 	CHECK_EQ_U(d.nsig, 0);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
+/*
+ * A clear change in short recordings: with 10 intervals a side the exact
+ * p of two samples that do not overlap (1.1e-5) survives the adjustment
+ * over every test; with 6 (4.3e-4 at best) it cannot, and the verdict says
+ * so with how many intervals would do, not "no significant change".
+ */
+static void test_short_recordings(void)
+{
+	struct cond before = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1, 0 };
+	struct cond after = before;
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+	char *out, *json = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	after.shared_ms = 1;  /* 812 ms/s -> ~8 ms/s */
+	record(&a, &before, MNT_A, 10);
+	record(&b, &after, MNT_A, 10);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_LOWER);
+	CHECK(s && s->m[DM_WAIT_PER_S].p < 2e-5);
+	CHECK(!d.unreachable && d.nsig > 0);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+
+	record(&a, &before, MNT_A, 6);
+	record(&b, &after, MNT_A, 6);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].tested && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
+	CHECK(d.ntests > 2 && d.nsig == 0 && d.unreachable);
+	/* the least n with 2 / C(2n, n) * tests < 0.01 */
+	CHECK(d.intervals_needed >= 7 && d.intervals_needed <= 10);
+	CHECK(mw_min_p(d.intervals_needed, d.intervals_needed) * (double)d.ntests < 0.01);
+	CHECK(mw_min_p(d.intervals_needed - 1, d.intervals_needed - 1) * (double)d.ntests >= 0.01);
+	out = diff_text(&d, &a, &b);
+	CHECK(strstr(out, "verdict: cannot tell: with 6 and 6 intervals no change could be "
+			  "significant") != NULL);
+	CHECK(strstr(out, "verdict: no significant change") == NULL);
+	free(out);
+	f = open_memstream(&json, &len);
+	CHECK(f != NULL);
+	if (f) {
+		diff_render_json(f, &d, "a", "b", &a, &b);
+		fclose(f);
+		CHECK(strstr(json, "\"verdict\":\"too few intervals\"") != NULL);
+		CHECK(strstr(json, "\"intervals_needed\":") != NULL);
+		free(json);
+	}
 	diff_free(&d);
 	rec_free(&a);
 	rec_free(&b);
@@ -690,5 +749,7 @@ int main(void)
 	test_matching();
 	test_ranges();
 	test_roles();
+	/* last: the synthetic jitter is one sequence, which the tests above were written against */
+	test_short_recordings();
 	UNIT_DONE();
 }

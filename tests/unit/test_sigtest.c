@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Mann-Whitney U and Holm against known answers. The p-values were
- * computed with scipy 1.10.1:
+ * Mann-Whitney U and Holm against known answers. With ties (or more than
+ * MW_EXACT_MAX_N values) the p-values were computed with scipy 1.10.1:
  *   scipy.stats.mannwhitneyu(a, b, alternative="two-sided",
  *                            method="asymptotic", use_continuity=True)
+ * Without ties they are exact, computed apart from ilock by enumerating
+ * every arrangement, or (20 and 20 values) from the Gaussian binomial
+ * coefficient's polynomial; R's wilcox.test gives the Hollander & Wolfe
+ * example's 0.2544.
  */
 #include <math.h>
 #include <stdint.h>
@@ -39,13 +43,56 @@ static void test_known_answers(void)
 	static const double g2[] = { 83.1, 79.5, 85.2, 73.6, 83.1, 83.9, 73.4, 97.2, 85.6, 92.0,
 				     73.8, 72.6, 76.6, 78.9, 86.3, 82.5, 75.5, 70.4, 74.8, 92.2 };
 
-	known(x, 10, y, 5, 35.0, 0.244623605127);
-	known(lo, 5, hi, 5, 0.0, 0.0121857803553);
+	static const double e1[] = { 32.383, 15.085, 65.093, 7.244, 53.588, 36.569, 5.8,
+				     50.744, 3.75, 43.365, 6.986, 9.071, 42.452, 82.685,
+				     12.38, 22.324, 62.743, 94.771, 57.71, 39.668 };
+	static const double e2[] = { 107.626, 14.658, 95.847, 38.961, 24.426, 21.779, 40.848,
+				     91.613, 28.073, 68.16, 73.891, 47.24, 64.774, 16.279,
+				     15.96, 30.596, 78.04, 52.759, 41.415, 68.556 };
+	static const double ten_lo[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 };
+	static const double ten_hi[] = { 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
+	struct mw_result r;
+
+	/* no ties: exact */
+	known(x, 10, y, 5, 35.0, 0.254412254412);
+	known(lo, 5, hi, 5, 0.0, 0.00793650793651);
+	known(s1, 5, s2, 4, 17.0, 0.111111111111);
+	known(e1, 20, e2, 20, 142.0, 0.120699705756);
+	known(ten_lo, 10, ten_hi, 10, 0.0, 2.0 / 184756.0);
+	known(ten_hi, 10, ten_lo, 10, 100.0, 2.0 / 184756.0);
+	CHECK(!mw_test(e1, 20, e2, 20, &r) && r.exact);
+	/* ties, or more than MW_EXACT_MAX_N values: the normal approximation */
 	known(t1, 7, t2, 6, 3.5, 0.0129998543644);
 	known(z1, 6, z2, 6, 15.0, 0.404656761927);
 	known(same, 3, same, 3, 4.5, 1.0);
-	known(s1, 5, s2, 4, 17.0, 0.111346886533);
 	known(g1, 20, g2, 20, 368.0, 5.84408876938e-06);
+	CHECK(!mw_test(g1, 20, g2, 20, &r) && !r.exact);
+	{
+		double b41[21];
+
+		for (int i = 0; i < 20; i++)
+			b41[i] = e2[i];
+		b41[20] = 1000;
+		CHECK(!mw_test(e1, 20, b41, 21, &r) && !r.exact && r.p > 0 && r.p < 1);
+	}
+}
+
+/* The least p a family of tests must beat: the exact floor, then the approximation's. */
+static void test_min_p(void)
+{
+	static const double lo[] = { 1, 2, 3, 4, 5, 6, 7, 8 }, hi[] = { 9, 10, 11, 12, 13, 14, 15, 16 };
+	struct mw_result r;
+
+	CHECK_NEAR(mw_min_p(5, 5), 2.0 / 252.0, 1e-15);
+	CHECK_NEAR(mw_min_p(10, 10), 2.0 / 184756.0, 1e-15);
+	CHECK_NEAR(mw_choose(10, 10), 184756.0, 1e-6);
+	CHECK(mw_min_p(0, 5) == 1.0);
+	CHECK(mw_min_p(1, 1) == 1.0);
+	/* over the exact range: the approximation at U = 0, still tiny */
+	CHECK(mw_min_p(30, 30) > 0 && mw_min_p(30, 30) < 1e-9);
+	/* and it is what a test of fully separated samples gives */
+	CHECK(!mw_test(lo, 8, hi, 8, &r));
+	CHECK_NEAR(r.p, mw_min_p(8, 8), 1e-15);
 }
 
 static void test_direction_and_edges(void)
@@ -121,6 +168,7 @@ static void test_median(void)
 int main(void)
 {
 	test_known_answers();
+	test_min_p();
 	test_direction_and_edges();
 	test_one_outlier();
 	test_holm();
