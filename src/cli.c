@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <inttypes.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -153,6 +154,35 @@ void cli_getopt_error(int c, char **argv, char *err, size_t errlen)
 		snprintf(err, errlen, "unknown option -%c", optopt);
 	else
 		snprintf(err, errlen, "unknown option %s", argv[optind - 1]);
+}
+
+void cli_filters_text(const struct filters *f, char *buf, size_t len)
+{
+	size_t o = 0;
+	char d[24];
+
+	buf[0] = 0;
+#define ADD(...) (o += (size_t)snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__))
+	if (f->tgid)
+		ADD(" -p %u", f->tgid);
+	if (f->comm_on)
+		ADD(" -c %s", f->comm);
+	if (f->kdev)
+		ADD(" -D %s", fmt_kdev(d, sizeof(d), f->kdev));
+	if (f->ino)
+		ADD(" --ino %" PRIu64, f->ino);
+	if (f->fs_magic)
+		ADD(" --fs %s", fs_name(f->fs_magic));
+	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
+		if (f->class_mask & (1U << c))
+			ADD(" --class %s", class_name(c));
+#undef ADD
+	if (o >= len)
+		buf[len - 1] = 0;
+	if (!buf[0])
+		snprintf(buf, len, "none");
+	else
+		memmove(buf, buf + 1, strlen(buf));
 }
 
 void cli_bad_value(int c, const char *value, const struct option *long_opts, const char *hint,

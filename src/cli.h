@@ -164,6 +164,9 @@ enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
  * (its value is missing; needs a ':'-prefixed optstring) or '?' (unknown).
  */
 void cli_getopt_error(int c, char **argv, char *err, size_t errlen);
+/* The filters as options ("-p 12 --fs xfs"), or "none". */
+void cli_filters_text(const struct filters *f, char *buf, size_t len);
+
 struct option;
 
 /*

@@ -174,35 +174,6 @@ static void read_boot_id(char *buf, size_t len)
 	}
 }
 
-static void filters_text(const struct filters *f, char *buf, size_t len)
-{
-	size_t o = 0;
-	char d[24];
-
-	buf[0] = 0;
-#define ADD(...) (o += (size_t)snprintf(buf + o, o < len ? len - o : 0, __VA_ARGS__))
-	if (f->tgid)
-		ADD(" -p %u", f->tgid);
-	if (f->comm_on)
-		ADD(" -c %s", f->comm);
-	if (f->kdev)
-		ADD(" -D %s", fmt_kdev(d, sizeof(d), f->kdev));
-	if (f->ino)
-		ADD(" --ino %" PRIu64, f->ino);
-	if (f->fs_magic)
-		ADD(" --fs %s", fs_name(f->fs_magic));
-	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
-		if (f->class_mask & (1U << c))
-			ADD(" --class %s", class_name(c));
-#undef ADD
-	if (o >= len)
-		buf[len - 1] = 0;
-	if (!buf[0])
-		snprintf(buf, len, "none");
-	else
-		memmove(buf, buf + 1, strlen(buf));
-}
-
 /* Metadata strings live here until the META block is written. */
 struct meta_store {
 	struct rec_kv kv[MAX_META];
@@ -238,7 +209,7 @@ static void build_meta(struct meta_store *m, const struct record_args *a, const 
 		snprintf(host, sizeof(host), "?");
 	host[sizeof(host) - 1] = 0;
 	read_boot_id(boot, sizeof(boot));
-	filters_text(&a->o.f, filt, sizeof(filt));
+	cli_filters_text(&a->o.f, filt, sizeof(filt));
 	for (int c = 0; c < ILOCK_COUNTER_MAX; c++)
 		o += (size_t)snprintf(names + o, o < sizeof(names) ? sizeof(names) - o : 0, "%s%s",
 				      c ? "," : "", counter_name(c));

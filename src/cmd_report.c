@@ -187,7 +187,7 @@ int cmd_report(int argc, char **argv)
 	struct report_ctx ctx = {};
 	struct report_meta meta;
 	struct snapshot merged;
-	char err[256], title[1024];
+	char err[256], title[1024], filt[256];
 	uint64_t from = 0, to = UINT64_MAX;
 	int r, ret = 1;
 
@@ -267,6 +267,9 @@ int cmd_report(int argc, char **argv)
 	ctx.ksyms = &rec.syms;
 	ctx.meta = &meta;
 	rec_fill_meta(&rec, &meta, 0);
+	cli_filters_text(&a.f, filt, sizeof(filt));
+	if (strcmp(filt, "none"))
+		meta.filters = filt;
 	if (report_build(&ctx)) {
 		fprintf(stderr, "ilock report: out of memory\n");
 		goto out;

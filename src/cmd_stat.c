@@ -18,9 +18,13 @@
 #include "util.h"
 
 static void fill_meta(struct report_meta *m, const struct tracer *t, char *host, size_t hostlen,
-		      const struct mount_table *mt, double duration_s)
+		      const struct mount_table *mt, double duration_s, const struct filters *f)
 {
+	static char filt[256];
+
 	memset(m, 0, sizeof(*m));
+	cli_filters_text(f, filt, sizeof(filt));
+	m->filters = filt;
 	if (gethostname(host, hostlen))
 		snprintf(host, hostlen, "?");
 	host[hostlen - 1] = 0;
@@ -142,7 +146,7 @@ int cmd_stat(int argc, char **argv)
 			secs = (double)(cur.mono_ns - (interval_no ? prev.mono_ns : start)) / 1e9;
 			mounts_free(&mt);
 			mounts_load(&mt);
-			fill_meta(&meta, &t, host, sizeof(host), &mt, secs);
+			fill_meta(&meta, &t, host, sizeof(host), &mt, secs, &o.f);
 			snprintf(title, sizeof(title), "--- interval %d: %.1f s to %.1f s ---",
 				 interval_no + 1,
 				 (double)((interval_no ? prev.mono_ns : start) - start) / 1e9,
@@ -164,7 +168,8 @@ int cmd_stat(int argc, char **argv)
 	mounts_free(&mt);
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
-	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9);
+	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9,
+		  &o.f);
 	render(&o, &cur, &meta, NULL, false, &ks);
 	ret = 0;
 out:

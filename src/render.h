@@ -47,6 +47,7 @@ struct report_meta {
 	struct attach_info attach[RENDER_MAX_ATTACH];
 	int nattach;
 	const struct mount_table *mounts;  /* may be NULL */
+	const char *filters;               /* as options ("-p 12"); NULL or "none": none */
 };
 
 struct render_opts {

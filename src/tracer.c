@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -14,6 +15,7 @@
 #include "ilock.skel.h"
 #include "log.h"
 #include "mapmem.h"
+#include "mounts.h"
 #include "tracer.h"
 #include "tracer_ops.h"
 #include "util.h"
@@ -257,6 +259,33 @@ static int attach_all(struct tracer *t)
 	return 0;
 }
 
+/*
+ * -p names a process (its tgid): one that does not exist, or a thread of
+ * another, would match no wait at all, and say so only by silence.
+ */
+static int check_pid(uint32_t pid)
+{
+	char path[64], line[256];
+	unsigned long tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "r");
+	if (!f) {
+		log_error("-p %u: no such process", pid);
+		return -ESRCH;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %lu", &tgid) == 1)
+			break;
+	fclose(f);
+	if (tgid && tgid != pid) {
+		log_error("-p %u: a thread of process %lu; -p takes a process id (tgid)", pid, tgid);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int tracer_start(struct tracer *t, const struct ilock_opts *o)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
@@ -280,6 +309,16 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	if (!t->probe.has_caps) {
 		log_error("needs root, or the CAP_BPF and CAP_PERFMON capabilities");
 		return -EPERM;
+	}
+	if (o->f.tgid && (err = check_pid(o->f.tgid)))
+		return err;
+	if (o->f.kdev) {
+		char fstype[32] = "", d[24];
+
+		mounts_fstype(o->f.kdev, fstype, sizeof(fstype));
+		if (!fstype[0])
+			log_warn("-D %s: no filesystem is mounted from it now; waits will show once one is",
+				 fmt_kdev(d, sizeof(d), o->f.kdev));
 	}
 	if (t->strat.lock_waits == ATTACH_OFF) {
 		const char *why = t->strat.lock_waits_why;

@@ -9,6 +9,7 @@ import re
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pytest
@@ -74,6 +75,30 @@ def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):
     first = r.stderr.splitlines()[0]
     assert needle in first, r.stderr
     assert len(r.stderr.splitlines()) <= 2 or args == ["nosuchcommand"]
+
+
+def test_pid_that_matches_nothing_is_refused(ilock_bin, procs):
+    """-p takes a live process id: a missing one, or a thread's id, would
+    match no wait and show an empty report as if nothing had waited."""
+    free = 4000000
+    while os.path.exists(f"/proc/{free}"):
+        free += 1
+    r = run([ilock_bin, "stat", "-d", "1", "-p", str(free)])
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == f"ilock: -p {free}: no such process", r.stderr
+    p = procs.start([sys.executable, "-c",
+                     "import threading, time\n"
+                     "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
+                     "time.sleep(60)"])
+    deadline = time.monotonic() + 10
+    while len(os.listdir(f"/proc/{p.pid}/task")) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    tid = max(int(t) for t in os.listdir(f"/proc/{p.pid}/task"))
+    assert tid != p.pid
+    r = run([ilock_bin, "stat", "-d", "1", "-p", str(tid)])
+    assert r.returncode == 1 and r.stdout == ""
+    assert f"-p {tid}: a thread of process {p.pid}" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
 def test_help_exits_0(ilock_bin):

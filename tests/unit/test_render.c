@@ -198,6 +198,20 @@ static void test_in_short(void)
 	text = render(render_text, &s, &m);
 	CHECK(strstr(text, "IN SHORT\n  no task waited for an inode lock") != NULL);
 	free(text);
+	/* under filters, no wait is no verdict on the workload: the filters say why */
+	s.counters[ILOCK_EV_BEGIN_RWSEM] = 25362;
+	m.filters = "-p 999999";
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "IN SHORT\n  no inode lock wait matched the filters (-p 999999): 25,362 "
+			   "rw_semaphore waits in all") != NULL);
+	CHECK(strstr(text, "not its inode locks") == NULL);
+	free(text);
+	m.filters = "none";
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "IN SHORT\n  no task waited for an inode lock") != NULL);
+	free(text);
+	m.filters = NULL;
+	s.counters[ILOCK_EV_BEGIN_RWSEM] = 0;
 
 	/* 8 s of waiting on one lock, 0.2 s on another, in 10 s: 0.82 tasks */
 	add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, long_waits, 3, false);
