@@ -363,6 +363,21 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 	return 0;
 }
 
+int cli_ops_check(const struct ilock_opts *o, char *err, size_t errlen)
+{
+	if (o->wait_exact_rate_set && o->wait_sample <= 1) {
+		snprintf(err, errlen, "--wait-exact-rate needs --wait-sample N (N > 1): without it "
+			 "every wait is timed");
+		return -1;
+	}
+	if ((o->hold_sample || o->hold_exact_rate_set) && o->holds == ILOCK_HOLDS_OFF) {
+		snprintf(err, errlen, "%s needs --holds=xfs or --holds=all: holds are not timed "
+			 "without it", o->hold_sample ? "--hold-sample" : "--hold-exact-rate");
+		return -1;
+	}
+	return 0;
+}
+
 /* A sampler's setting: "1/64 > 250/s/<per>/cpu", or unsampled when one_in <= 1. */
 static void sampling_name(char *buf, size_t len, uint32_t one_in, uint32_t rate,
 			  const char *unsampled, const char *per)
@@ -476,6 +491,8 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
+	if (cli_ops_check(o, err, errlen))
+		return -1;
 	if (o->folded && (o->json || o->no_stacks || o->ops_mode == ILOCK_OPS_OFF)) {
 		snprintf(err, errlen, "--folded prints stacks: not with %s",
 			 o->json ? "--json" : o->no_stacks ? "--no-stacks" : "--ops off");

@@ -166,6 +166,8 @@ enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
 void cli_getopt_error(int c, char **argv, char *err, size_t errlen);
 /* The filters as options ("-p 12 --fs xfs"), or "none". */
 void cli_filters_text(const struct filters *f, char *buf, size_t len);
+/* Options that do nothing without another (--wait-exact-rate, --hold-*): -1 and err. */
+int cli_ops_check(const struct ilock_opts *o, char *err, size_t errlen);
 
 struct option;
 

@@ -192,7 +192,7 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 		snprintf(err, errlen, "unexpected argument '%s'", argv[optind]);
 		return -1;
 	}
-	return 0;
+	return cli_ops_check(&e->o, err, errlen);
 }
 
 /*

@@ -156,6 +156,8 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 		snprintf(err, errlen, "-o FILE is required");
 		return -1;
 	}
+	if (cli_ops_check(&a->o, err, errlen))
+		return -1;
 	return 0;
 bad_value:
 	cli_bad_value(c, optarg, long_opts, hint, err, errlen);

@@ -67,6 +67,10 @@ def started(procs, ilock_bin, *args):
      "invalid value '3' for --max-inodes: 64 to"),
     (["report", "/nonexistent/x", "-n", "0"], "invalid value '0' for -n: 1 to"),
     (["diff", "a", "b", "-n", "abc"], "invalid value 'abc' for -n: 1 to"),
+    # options that would do nothing without another
+    (["record", "-o", "/nonexistent/x", "--wait-exact-rate", "5"],
+     "--wait-exact-rate needs --wait-sample N"),
+    (["export", "--hold-sample", "4"], "--hold-sample needs --holds=xfs or --holds=all"),
 ])
 def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):
     r = run([ilock_bin, *args])

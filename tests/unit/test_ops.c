@@ -683,8 +683,10 @@ static void test_cli_hold_sampling(void)
 	uint32_t one_in, rate;
 	char err[256], name[32];
 	char *d[] = { "stat", NULL };
-	char *e1[] = { "stat", "--hold-sample=1", NULL };
-	char *e2[] = { "top", "--hold-sample", "256", "--hold-exact-rate", "0", NULL };
+	char *e1[] = { "stat", "--holds=xfs", "--hold-sample=1", NULL };
+	char *e2[] = { "top", "--hold-sample", "256", "--hold-exact-rate", "0", "--holds=all", NULL };
+	char *n1[] = { "stat", "--hold-sample=4", NULL };
+	char *n2[] = { "stat", "--hold-exact-rate=9", "--holds=off", NULL };
 	char *b1[] = { "stat", "--hold-sample=48", NULL };
 	char *b2[] = { "stat", "--hold-sample=0", NULL };
 	char *b3[] = { "stat", "--hold-sample=2048", NULL };
@@ -696,10 +698,10 @@ static void test_cli_hold_sampling(void)
 	CHECK(one_in == CLI_HOLD_SAMPLE_DEFAULT && rate == CLI_HOLD_EXACT_RATE_DEFAULT);
 	cli_hold_sampling_name(&o, name, sizeof(name));
 	CHECK_STR(name, "1/64 > 250/s/inode/cpu");
-	CHECK(parse(CLI_STAT, &o, err, 2, e1) == 0);
+	CHECK(parse(CLI_STAT, &o, err, 3, e1) == 0);
 	cli_hold_sampling_name(&o, name, sizeof(name));
 	CHECK_STR(name, "every hold");
-	CHECK(parse(CLI_TOP, &o, err, 5, e2) == 0);
+	CHECK(parse(CLI_TOP, &o, err, 6, e2) == 0);
 	cli_hold_sampling(&o, &one_in, &rate);
 	CHECK(one_in == 256 && rate == 0 && o.hold_exact_rate_set);
 	cli_hold_sampling_name(&o, name, sizeof(name));
@@ -710,6 +712,11 @@ static void test_cli_hold_sampling(void)
 	CHECK(parse(CLI_STAT, &o, err, 2, b3) < 0 && strstr(err, "--hold-sample 2048"));
 	CHECK(parse(CLI_STAT, &o, err, 2, b4) < 0 && strstr(err, "--hold-exact-rate -5"));
 	CHECK(parse(CLI_STAT, &o, err, 3, b5) < 0 && strstr(err, "--hold-exact-rate lots"));
+	/* with holds off they would do nothing: refused */
+	CHECK(parse(CLI_STAT, &o, err, 2, n1) < 0 &&
+	      strstr(err, "--hold-sample needs --holds=xfs or --holds=all"));
+	CHECK(parse(CLI_STAT, &o, err, 3, n2) < 0 &&
+	      strstr(err, "--hold-exact-rate needs --holds=xfs or --holds=all"));
 }
 
 /* --wait-sample and --wait-exact-rate: off unless asked for, and the name reports carry. */
@@ -724,6 +731,8 @@ static void test_cli_wait_sampling(void)
 	char *b1[] = { "stat", "--wait-sample=12", NULL };
 	char *b2[] = { "stat", "--wait-sample=0", NULL };
 	char *b3[] = { "stat", "--wait-exact-rate", "1000001", NULL };
+	char *n1[] = { "stat", "--wait-exact-rate", "100", NULL };
+	char *n2[] = { "top", "--wait-sample=1", "--wait-exact-rate=100", NULL };
 
 	CHECK(parse(CLI_STAT, &o, err, 1, d) == 0);
 	cli_wait_sampling(&o, &one_in, &rate);
@@ -742,6 +751,11 @@ static void test_cli_wait_sampling(void)
 	      strstr(err, "--wait-sample 12: a power of 2 from 1 to 1024"));
 	CHECK(parse(CLI_STAT, &o, err, 2, b2) < 0 && strstr(err, "--wait-sample 0"));
 	CHECK(parse(CLI_STAT, &o, err, 3, b3) < 0 && strstr(err, "--wait-exact-rate 1000001"));
+	/* without sampling every wait is timed: a rate would do nothing */
+	CHECK(parse(CLI_STAT, &o, err, 3, n1) < 0 &&
+	      strstr(err, "--wait-exact-rate needs --wait-sample N"));
+	CHECK(parse(CLI_TOP, &o, err, 3, n2) < 0 &&
+	      strstr(err, "--wait-exact-rate needs --wait-sample N"));
 }
 
 /* The --max-inodes help states what each inode entry reserves: keep it true. */
