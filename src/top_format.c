@@ -406,25 +406,59 @@ int top_format_status(const struct top_status *st, int width,
 	     st->kernel ? st->kernel : "?", a, b, st->paused ? "  [PAUSED]" : "");
 	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 
-	/* probes grouped by how they are attached */
-	addf(&l, "probes:");
-	for (int i = 0; i < st->nattach; i++) {
-		bool first = !i || strcmp(st->attach[i - 1].mode, st->attach[i].mode);
-		bool end = i + 1 == st->nattach || strcmp(st->attach[i + 1].mode, st->attach[i].mode);
+	/*
+	 * The probes attached, grouped by how; those off only counted (ilock
+	 * probe and -v name them); then the samplers, which are settings.
+	 */
+	{
+		const char *prev = NULL, *ws = NULL, *hs = NULL;
+		int off = 0, shown = 0;
 
-		addf(&l, "%s%s", first ? (i ? "; " : " ") : ",", st->attach[i].probe);
-		if (end)
-			addf(&l, " (%s)", st->attach[i].mode);
+		addf(&l, "probes:");
+		for (int i = 0; i < st->nattach; i++) {
+			const struct attach_info *a = &st->attach[i];
+
+			if (!strcmp(a->probe, "wait_sampling")) {
+				ws = a->mode;
+				continue;
+			}
+			if (!strcmp(a->probe, "hold_sampling")) {
+				hs = a->mode;
+				continue;
+			}
+			if (!strcmp(a->mode, "off")) {
+				off++;
+				continue;
+			}
+			if (prev && strcmp(prev, a->mode))
+				addf(&l, " (%s);", prev);
+			addf(&l, "%s%s", prev && !strcmp(prev, a->mode) ? "," : " ", a->probe);
+			prev = a->mode;
+			shown++;
+		}
+		if (prev)
+			addf(&l, " (%s)", prev);
+		if (!shown)
+			addf(&l, " none");
+		if (off)
+			addf(&l, "; %d off", off);
+		/* hold sampling matters only while XFS holds are timed */
+		if (hs && strcmp(attach_mode_of(st->attach, st->nattach, "xfs_ilock") ?: "off", "off") &&
+		    strcmp(hs, "every hold"))
+			addf(&l, "  sampling: holds %s", hs);
+		else
+			hs = NULL;
+		if (ws && strcmp(ws, "off"))
+			addf(&l, "%s waits %s", hs ? "," : "  sampling:", ws);
+		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 	}
-	if (!st->nattach)
-		addf(&l, " none");
-	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 
 	/* --wait-sample: the rate is of the waits timed; the tasks waiting are estimated */
-	addf(&l, "events %s/s  inode lock waits %s/s%s (%.2f tasks waiting)  in flight %" PRIu64
+	/* tasks waiting are summed over the rows shown: under a filter, say so */
+	addf(&l, "events %s/s  inode lock waits %s/s%s (%.2f tasks waiting%s)  in flight %" PRIu64
 		 "  locks: %s tracked, ", top_fmt_rate(a, sizeof(a), st->events_ps),
 	     top_fmt_rate(b, sizeof(b), st->waits_ps), attach_wait_sampling(st->attach, st->nattach) ? " timed" : "",
-	     st->tasks_waiting, st->in_flight,
+	     st->tasks_waiting, st->filter && st->filter[0] ? " in the rows matched" : "", st->in_flight,
 	     fmt_count(c, sizeof(c), st->tracked));
 	addf(&l, "%s with waits", fmt_count(a, sizeof(a), st->active));
 	if (st->filter && st->filter[0])

@@ -863,6 +863,30 @@ static void test_status(void)
 	CHECK(strstr(l.text[0], "db1") && strstr(l.text[0], "6.18.0") && strstr(l.text[0], "1m15s"));
 	CHECK(strstr(l.text[0], "every 1 s") != NULL);
 	CHECK(strstr(l.text[1], "contention_begin,contention_end (tp_btf); xfs_ilock (raw_tp)") != NULL);
+	{
+		/* probes off are counted, settings kept apart: hold sampling only with holds */
+		struct attach_info many[] = {
+			{ "contention_begin", "tp_btf" }, { "contention_end", "tp_btf" },
+			{ "xfs_ilock", "off" }, { "rwsem_holds", "off" },
+			{ "hold_sampling", "1/64 > 250/s/inode/cpu" }, { "wait_sampling", "off" },
+			{ "ops", "tp_btf (syscalls)" }, { "jbd2_wait", "tp_btf" },
+		};
+		struct top_status s3 = st;
+		struct lines l3 = {};
+
+		s3.attach = many;
+		s3.nattach = 8;
+		top_format_status(&s3, 200, collect, &l3);
+		CHECK_STR(l3.text[1], "probes: contention_begin,contention_end (tp_btf); ops "
+				      "(tp_btf (syscalls)); jbd2_wait (tp_btf); 2 off");
+		many[2].mode = "tp_btf";
+		many[5].mode = "1/16 > 250/s/lock/cpu";
+		l3.n = 0;
+		top_format_status(&s3, 200, collect, &l3);
+		CHECK_STR(l3.text[1], "probes: contention_begin,contention_end,xfs_ilock (tp_btf); ops "
+				      "(tp_btf (syscalls)); jbd2_wait (tp_btf); 1 off  sampling: holds "
+				      "1/64 > 250/s/inode/cpu, waits 1/16 > 250/s/lock/cpu");
+	}
 	CHECK(strstr(l.text[2], "12.3k/s") && strstr(l.text[2], "10,000 tracked"));
 	CHECK(strstr(l.text[2], "inode lock waits 812/s (3.13 tasks waiting)") != NULL);
 	CHECK(strstr(l.text[3], "2.50 ms/s") && strstr(l.text[3], "0.42%"));
@@ -877,7 +901,8 @@ static void test_status(void)
 		s2.attach = sampled;
 		s2.nattach = 2;
 		top_format_status(&s2, 200, collect, &l2);
-		CHECK(strstr(l2.text[1], "wait_sampling (1/16 > 250/s/lock/cpu)") != NULL);
+		CHECK(strstr(l2.text[1], "probes: contention_begin (tp_btf)  sampling: waits 1/16 > "
+					 "250/s/lock/cpu") != NULL);
 		CHECK(strstr(l2.text[2], "inode lock waits 812/s timed (3.13 tasks waiting)") != NULL);
 		sampled[1].mode = "off";
 		l2.n = 0;
@@ -937,6 +962,7 @@ static void test_status(void)
 	}
 	CHECK(strstr(l.text[0], "[PAUSED]") != NULL);
 	CHECK(strstr(l.text[5], "totals since start") && strstr(l.text[5], "filter: \"fio\""));
+	CHECK(strstr(l.text[2], "(3.13 tasks waiting in the rows matched)") != NULL);
 	/* every line fits the width asked for */
 	memset(&l, 0, sizeof(l));
 	top_format_status(&st, 50, collect, &l);
