@@ -236,10 +236,23 @@ static void timeline_svg(FILE *f, const struct report_ctx *c, const struct repor
 	fputs("</svg>\n", f);
 }
 
+#define HIST_LABEL_W 50
+
+/* Buckets per axis label, for buckets w px wide. */
+static int hist_label_stride(double w)
+{
+	int stride = 1;
+
+	while (stride * w < HIST_LABEL_W)
+		stride++;
+	return stride;
+}
+
 static void hist_svg(FILE *f, const char *title, const char *cls, const __u64 *h, int first,
 		     int last)
 {
 	int plot_w = HIST_W - 50, plot_h = HIST_H - 50, nb = last - first + 1;
+	int stride = hist_label_stride((double)plot_w / nb);
 	uint64_t peak = 0;
 	char lo[24], cnt[24];
 
@@ -264,8 +277,11 @@ static void hist_svg(FILE *f, const char *title, const char *cls, const __u64 *h
 			fprintf(f, "%s: %s</title></rect>\n", fmt_ns(lo, sizeof(lo), hist_slot_lo((unsigned)i)),
 				fmt_count(cnt, sizeof(cnt), h[i]));
 		}
-		/* label every other bucket when crowded */
-		if (nb <= 12 || (i - first) % 2 == 0)
+		/*
+		 * A label ("16.8 ms") is about 45 px at 11 px: one every stride
+		 * buckets so that none overlaps, none cut by the right edge.
+		 */
+		if ((i - first) % stride == 0 && x + w / 2 + HIST_LABEL_W / 2 <= HIST_W)
 			fprintf(f, "<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%s</text>\n",
 				x + w / 2, HIST_H - 14, fmt_ns(lo, sizeof(lo), hist_slot_lo((unsigned)i)));
 	}

@@ -216,6 +216,44 @@ static void add_stack(struct fixture *fx, struct ksyms *ks)
 	fx->c.ksyms = ks;
 }
 
+/* A wide histogram's bucket labels neither overlap nor run past the chart. */
+static void test_html_hist_labels(void)
+{
+	struct fixture fx;
+	char *out;
+	const char *p;
+	int svgs = 0;
+
+	setup(&fx);
+	/* waits from 256 ns to 16.8 ms: 17 buckets */
+	fx.merged.locks[0].wait[0].hist[8] = 5;
+	fx.merged.locks[0].wait[0].hist[24] = 5;
+	out = capture(report_html, &fx.c);
+	for (p = out; (p = strstr(p, "<svg class=\"hist\"")); svgs++) {
+		const char *end = strstr(p, "</svg>");
+		double prev = -1000, x;
+		int labels = 0, n;
+
+		CHECK(end != NULL);
+		if (!end)
+			break;
+		for (const char *t = p; (t = strstr(t, "<text x=\"")) && t < end; t++) {
+			n = 0;
+			if (sscanf(t, "<text x=\"%lf\" y=\"156\"%n", &x, &n) != 1 || !n)
+				continue;
+			CHECK(x - prev >= 50);  /* HIST_LABEL_W: "16.8 ms" is about 45 px */
+			CHECK(x + 25 <= 430);  /* HIST_W */
+			prev = x;
+			labels++;
+		}
+		CHECK(labels >= 4);
+		p = end;
+	}
+	CHECK_EQ_U(svgs, 2);
+	free(out);
+	teardown(&fx);
+}
+
 static void test_html(void)
 {
 	struct fixture fx;
@@ -268,5 +306,6 @@ int main(void)
 	test_json_intervals();
 	test_csv();
 	test_html();
+	test_html_hist_labels();
 	UNIT_DONE();
 }
