@@ -343,7 +343,12 @@ int cli_ops_option(int c, const char *optarg, struct ilock_opts *o, char *err, s
 		return 1;
 	case OPT_HOLDS:
 		if (!cli_holds_value(optarg, &o->holds)) {
-			snprintf(err, errlen, "--holds %s: off, xfs or all", optarg);
+			/* "--holds -d 1": the next option was taken for the value */
+			if (optarg[0] == '-')
+				snprintf(err, errlen, "--holds needs a value, off, xfs or all "
+					 "(--holds=xfs), not the option %s", optarg);
+			else
+				snprintf(err, errlen, "--holds %s: off, xfs or all", optarg);
 			return -1;
 		}
 		return 1;

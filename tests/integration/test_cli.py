@@ -50,6 +50,7 @@ def started(procs, ilock_bin, *args):
     (["top", "--holds", "some"], "--holds some: off, xfs or all"),
     (["record", "-o", "/nonexistent/x", "--holds=x"], "--holds x: off, xfs or all"),
     (["export", "--holds", "on"], "--holds on: off, xfs or all"),
+    (["stat", "--holds", "-d", "1"], "--holds needs a value, off, xfs or all (--holds=xfs), not the option -d"),
     (["stat", "--hold-sample", "3"], "--hold-sample 3: a power of 2 from 1 to 1024"),
     (["top", "--hold-sample=0"], "--hold-sample 0: a power of 2"),
     (["record", "-o", "/nonexistent/x", "--hold-exact-rate=-1"], "--hold-exact-rate -1"),
