@@ -298,7 +298,8 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 
 	snap_wait_load(s, m->duration_s, &w);
 	fprintf(f, "\nIN SHORT\n");
-	if (!w.waits && m->filters && strcmp(m->filters, "none"))
+	if (!w.waits && m->filters && strcmp(m->filters, "none") &&
+	    s->counters[ILOCK_EV_BEGIN_RWSEM])
 		/* the filters may have left out the very waits that matter */
 		fprintf(f, "  no inode lock wait matched the filters (%s): %s rw_semaphore waits in all; "
 			   "run without them to see the others\n", m->filters,

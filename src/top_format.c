@@ -154,13 +154,16 @@ char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
 	if (!e)
 		snprintf(buf, len, "-");
 	else if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
-		snprintf(buf, len, "(queued)");
+		snprintf(buf, len, "(no owner)");  /* as ilock stat says it */
 	else if (e->k.holder_mode == ILOCK_MODE_READERS)
 		snprintf(buf, len, "readers, %s",
 			 fmt_task(t, sizeof(t), e->k.holder_comm, e->k.holder_pid));
 	else
 		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), e->k.holder_comm, e->k.holder_pid),
-			 e->k.holder_mode == ILOCK_MODE_EXCL ? "excl" : "shared");
+			 e->k.holder_mode == ILOCK_MODE_EXCL	      ? "excl"
+			 : e->k.holder_mode == ILOCK_MODE_QUEUED_EXCL   ? "next excl"
+			 : e->k.holder_mode == ILOCK_MODE_QUEUED_SHARED ? "next shared"
+									: "shared");
 	return buf;
 }
 
