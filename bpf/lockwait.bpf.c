@@ -98,6 +98,23 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 	p->holder_task = (u64)task;
 	if (task) {
 		p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
+		/*
+		 * A reader queues on a reader-owned lock only behind a waiter
+		 * (readers do not pass a queued writer; with the queue empty
+		 * it would have taken the lock): a writer at the head is whom
+		 * it waits for, and its byte range is the one a range lock
+		 * would have compared, not the last reader's.
+		 */
+		if (p->holder_mode == ILOCK_MODE_READERS && p->key.mode == ILOCK_MODE_SHARED) {
+			struct task_struct *q;
+			u8 qmode = 0;
+
+			q = queue_head(lock, &qmode, fast);
+			if (q && qmode == ILOCK_MODE_QUEUED_EXCL) {
+				task = q;
+				p->holder_mode = qmode;
+			}
+		}
 	} else if (!(task = queue_head(lock, &p->holder_mode, fast))) {
 		/* nobody to name: no leftovers of the last wait in the edge key */
 		p->holder_mode = ILOCK_MODE_UNKNOWN;
