@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <inttypes.h>
 #include <math.h>
+#include <string.h>
 
 #include "json.h"
 
@@ -89,9 +90,13 @@ void json_i64(struct json *j, const char *key, int64_t v)
 void json_double(struct json *j, const char *key, double v)
 {
 	prefix(j, key);
-	if (isfinite(v))
-		fprintf(j->f, "%.6g", v);
-	else
+	if (isfinite(v)) {
+		char b[32];
+
+		/* a number documented as a float reads as one: 0.0, not 0 */
+		snprintf(b, sizeof(b), "%.6g", v);
+		fprintf(j->f, "%s%s", b, strpbrk(b, ".e") ? "" : ".0");
+	} else
 		fputs("null", j->f);
 }
 

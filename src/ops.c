@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ksyms.h"
 #include "ops.h"
 #include "util.h"
 
@@ -272,8 +273,52 @@ static int cmp_pair_stacks(const void *pa, const void *pb)
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
+bool stacks_look_same(struct ksyms *ks, const struct ilock_stack_frames *a,
+		      const struct ilock_stack_frames *b)
+{
+	uint32_t na = a->nr < ILOCK_STACK_DEPTH ? a->nr : ILOCK_STACK_DEPTH;
+	uint32_t nb = b->nr < ILOCK_STACK_DEPTH ? b->nr : ILOCK_STACK_DEPTH;
+	uint32_t i = ksyms_first_shown(ks, a), j = ksyms_first_shown(ks, b);
+
+	if (i > na || j > nb || na - i != nb - j)
+		return false;
+	for (; i < na; i++, j++) {
+		const char *x = ks ? ksyms_find(ks, a->ip[i], NULL) : NULL;
+		const char *y = ks ? ksyms_find(ks, b->ip[j], NULL) : NULL;
+
+		if (x && y ? strcmp(x, y) != 0 : x || y || a->ip[i] != b->ip[j])
+			return false;
+	}
+	return true;
+}
+
+size_t stacks_merge_look_alike(const struct snapshot *s, uint8_t kind, struct ksyms *ks,
+			       struct pair_stack *v, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ilock_stack_frames *fi = snap_find_frames(s, kind, v[i].id);
+		size_t k;
+
+		for (k = 0; fi && k < kept; k++) {
+			const struct ilock_stack_frames *fk = snap_find_frames(s, kind, v[k].id);
+
+			if (fk && stacks_look_same(ks, fk, fi))
+				break;
+		}
+		if (fi && k < kept) {
+			v[k].count += v[i].count;
+			v[k].total_ns += v[i].total_ns;
+		} else {
+			v[kept++] = v[i];
+		}
+	}
+	return kept;
+}
+
 size_t pair_stacks(const struct snapshot *s, const struct pair_row *p, uint8_t kind,
-		   struct pair_stack *out, size_t max)
+		   struct ksyms *ks, struct pair_stack *out, size_t max)
 {
 	struct pair_stack all[256];
 	size_t n = 0;
@@ -295,6 +340,7 @@ size_t pair_stacks(const struct snapshot *s, const struct pair_row *p, uint8_t k
 		all[j].count += r->s.count;
 		all[j].total_ns += r->s.total_ns;
 	}
+	n = stacks_merge_look_alike(s, kind, ks, all, n);
 	qsort(all, n, sizeof(*all), cmp_pair_stacks);
 	if (n > max)
 		n = max;

@@ -68,12 +68,26 @@ struct pair_stack {
 	uint64_t count, total_ns;
 };
 
+struct ksyms;
+
 /*
  * The distinct stacks of one kind behind pair p, by wait time, largest
  * first; at most max of them (the largest max of the first 256 distinct).
+ * Stacks that look the same under ks (stacks_look_same) are one.
  */
 size_t pair_stacks(const struct snapshot *s, const struct pair_row *p, uint8_t kind,
-		   struct pair_stack *out, size_t max);
+		   struct ksyms *ks, struct pair_stack *out, size_t max);
+/*
+ * Do two stacks name the same functions, frame for frame, from the first
+ * frame shown on (ksyms_first_shown)? Stack ids differ with the return
+ * addresses: two call sites in one function are two ids that read alike.
+ * Without ks (or a frame it cannot name), the addresses must be equal.
+ */
+bool stacks_look_same(struct ksyms *ks, const struct ilock_stack_frames *a,
+		      const struct ilock_stack_frames *b);
+/* Fold the entries of v whose frames look the same into the first of them; the new count. */
+size_t stacks_merge_look_alike(const struct snapshot *s, uint8_t kind, struct ksyms *ks,
+			       struct pair_stack *v, size_t n);
 /* Does edge key e belong to pair key p of snap_pairs(.., true) (equal but for range)? */
 bool pair_has_edge(const struct ilock_edge_key *p, const struct ilock_edge_key *e);
 

@@ -102,7 +102,7 @@ static void stacks_json(struct json *j, const struct snapshot *s, const struct p
 			uint8_t kind, struct ksyms *ks)
 {
 	struct pair_stack top[JSON_STACKS_PER_EDGE];
-	size_t n = pair_stacks(s, p, kind, top, JSON_STACKS_PER_EDGE);
+	size_t n = pair_stacks(s, p, kind, ks, top, JSON_STACKS_PER_EDGE);
 
 	json_arr_begin(j, kind == ILOCK_STACK_WAITER ? "waiter" : "holder");
 	for (size_t i = 0; i < n; i++) {

@@ -62,7 +62,7 @@ static void print_pair_stacks(FILE *f, const struct snapshot *s, const struct pa
 			      uint8_t kind, int max, struct ksyms *ks)
 {
 	struct pair_stack top[8];
-	size_t n = pair_stacks(s, p, kind, top, max < 8 ? (size_t)max : 8);
+	size_t n = pair_stacks(s, p, kind, ks, top, max < 8 ? (size_t)max : 8);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct ilock_stack_frames *fr = snap_find_frames(s, kind, top[i].id);

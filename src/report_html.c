@@ -327,7 +327,7 @@ static void pair_stacks_html(FILE *f, const struct report_ctx *c, const struct p
 {
 	const struct snapshot *s = c->merged;
 	struct pair_stack top[4];
-	size_t n = pair_stacks(s, p, kind, top, max < 4 ? max : 4);
+	size_t n = pair_stacks(s, p, kind, c->ksyms, top, max < 4 ? max : 4);
 
 	for (size_t i = 0; i < n; i++) {
 		const struct ilock_stack_frames *fr = snap_find_frames(s, kind, top[i].id);

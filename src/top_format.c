@@ -683,16 +683,12 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 		fprintf(f, "  range-lock headroom: - (no wait had both ranges)\n");
 }
 
-struct stack_sum {
-	uint64_t id, ns, waits;
-};
-
 static int cmp_stack_sum(const void *pa, const void *pb)
 {
-	const struct stack_sum *a = pa, *b = pb;
+	const struct pair_stack *a = pa, *b = pb;
 
-	if (a->ns != b->ns)
-		return a->ns < b->ns ? 1 : -1;
+	if (a->total_ns != b->total_ns)
+		return a->total_ns < b->total_ns ? 1 : -1;
 	return a->id < b->id ? -1 : a->id > b->id;
 }
 
@@ -700,7 +696,7 @@ static int cmp_stack_sum(const void *pa, const void *pb)
 static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, uint32_t dev,
 			  uint64_t ino, uint8_t class, uint8_t kind, size_t max)
 {
-	struct stack_sum *sum = NULL;
+	struct pair_stack *sum = NULL;
 	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; st && i < st->nstacks; i++) {
@@ -714,30 +710,33 @@ static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, 
 			;
 		if (j == n) {
 			if (n == cap) {
-				struct stack_sum *p = realloc(sum, (cap ? cap * 2 : 16) * sizeof(*p));
+				struct pair_stack *p = realloc(sum, (cap ? cap * 2 : 16) * sizeof(*p));
 
 				if (!p)
 					break;
 				sum = p;
 				cap = cap ? cap * 2 : 16;
 			}
-			sum[n++] = (struct stack_sum){ .id = r->k.stack };
+			sum[n++] = (struct pair_stack){ .id = r->k.stack };
 		}
-		sum[j].ns += r->s.total_ns;
-		sum[j].waits += r->s.count;
+		sum[j].total_ns += r->s.total_ns;
+		sum[j].count += r->s.count;
 	}
 	if (!st)
 		fprintf(f, "  (not read)\n");
 	else if (!n)
 		fprintf(f, "  (none recorded for this lock)\n");
-	else
+	else {
+		/* two call sites in one function read alike: one line, as a reader sees it */
+		n = stacks_merge_look_alike(st, kind, ks, sum, n);
 		qsort(sum, n, sizeof(*sum), cmp_stack_sum);
+	}
 	for (size_t i = 0; i < n && i < max; i++) {
 		const struct ilock_stack_frames *fr = snap_find_frames(st, kind, sum[i].id);
 		char t[24], c[24];
 
-		fprintf(f, "  %9s %7s waits  ", fmt_ns(t, sizeof(t), sum[i].ns),
-			fmt_count(c, sizeof(c), sum[i].waits));
+		fprintf(f, "  %9s %7s waits  ", fmt_ns(t, sizeof(t), sum[i].total_ns),
+			fmt_count(c, sizeof(c), sum[i].count));
 		if (fr)
 			render_stack_line(f, fr, ks, 150);
 		else

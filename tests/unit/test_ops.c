@@ -274,14 +274,45 @@ static void test_pairs(void)
 	CHECK(pair_has_edge(&p[0].k, &s.stacks[0].k.edge));
 	{
 		struct pair_stack top[4];
-		size_t k = pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, top, 4);
+		size_t k = pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, NULL, top, 4);
 
 		/* one stack behind both range classes of the pair: added up */
 		CHECK_EQ_U(k, 1);
 		CHECK(top[0].id == 7 && top[0].count == 100 && top[0].total_ns == 812000000);
-		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_HOLDER, top, 4), 1);
-		CHECK_EQ_U(pair_stacks(&s, &p[1], ILOCK_STACK_HOLDER, top, 4), 0);
-		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, top, 0), 0);
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_HOLDER, NULL, top, 4), 1);
+		CHECK_EQ_U(pair_stacks(&s, &p[1], ILOCK_STACK_HOLDER, NULL, top, 4), 0);
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, NULL, top, 0), 0);
+	}
+	{
+		/*
+		 * Another id whose frames differ only in return addresses within
+		 * the same functions: one stack by name, two by address.
+		 */
+		struct ilock_edge_key a = s.stacks[0].k.edge;
+		uint64_t other[8];
+		struct pair_stack top[4];
+		struct ksyms ks = {};
+
+		for (int i = 0; i < 8; i++) {
+			other[i] = waiter_ips[i] + 4;
+			CHECK(!ksyms_add(&ks, waiter_ips[i] & ~0xfffULL, i == 3 ? "xfs_ilock" : "fn"));
+		}
+		add_stack(&s, a, ILOCK_STACK_WAITER, 8, 5, 1000000000);
+		add_frames(&s, ILOCK_STACK_WAITER, 8, other, 8);
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, NULL, top, 4), 2);
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, &ks, top, 4), 1);
+		/* summed, under the id of the first found */
+		CHECK(top[0].count == 105 && top[0].total_ns == 1812000000);
+		/* one frame in another function: two again */
+		other[5] = 0xffffffff8100a0a0;
+		add_frames(&s, ILOCK_STACK_WAITER, 8, other, 8);
+		CHECK(!ksyms_add(&ks, 0xffffffff8100a000, "other_fn"));
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, &ks, top, 4), 2);
+		/* a frame shorter: two */
+		other[5] = waiter_ips[5] + 4;
+		add_frames(&s, ILOCK_STACK_WAITER, 8, other, 7);
+		CHECK_EQ_U(pair_stacks(&s, &p[0], ILOCK_STACK_WAITER, &ks, top, 4), 2);
+		ksyms_free(&ks);
 	}
 	free(p);
 	/* without ops, pairs of the same tasks merge whatever they did */
