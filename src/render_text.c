@@ -203,6 +203,68 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 	}
 }
 
+static uint64_t hold_ns(const struct lock_row *r)
+{
+	return r->hold[ILOCK_MODE_SHARED].total_ns + r->hold[ILOCK_MODE_EXCL].total_ns;
+}
+
+static int cmp_hold_ns(const void *pa, const void *pb)
+{
+	const struct lock_row *a = *(const struct lock_row *const *)pa;
+	const struct lock_row *b = *(const struct lock_row *const *)pb;
+
+	if (hold_ns(a) != hold_ns(b))
+		return hold_ns(a) < hold_ns(b) ? 1 : -1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+/*
+ * With hold times (--holds), the locks taken but never waited for: how
+ * often in each mode is an answer of its own (are direct reads taking the
+ * IOLOCK exclusive? shared/seeds/001), and no wait table would show them.
+ */
+static void held_only(FILE *f, const struct snapshot *s, const struct report_meta *m, int max)
+{
+	bool sampled = meta_holds_sampled(m);
+	const struct lock_row **v;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nlocks; i++)
+		n += !row_waits(&s->locks[i]) && hold_ns(&s->locks[i]);
+	if (!n)
+		return;
+	v = malloc(n * sizeof(*v));
+	fprintf(f, "\nHELD WITHOUT WAITS (--holds: locks taken, nobody waited)\n");
+	if (!v) {
+		fprintf(f, "  (out of memory)\n");
+		return;
+	}
+	n = 0;
+	for (size_t i = 0; i < s->nlocks; i++)
+		if (!row_waits(&s->locks[i]) && hold_ns(&s->locks[i]))
+			v[n++] = &s->locks[i];
+	qsort(v, n, sizeof(*v), cmp_hold_ns);
+	for (size_t i = 0; i < n && i < (size_t)max; i++) {
+		const struct lock_row *r = v[i];
+		struct inode_view iv;
+		char label[2 * ILOCK_PATH_MAX + 64], d[24];
+
+		describe_inode(s, m->mounts, r->dev, r->ino, true, &iv);
+		inode_label(label, sizeof(label), &iv, r->dev, r->ino);
+		fprintf(f, "  %s  [%s ino %" PRIu64 ", %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
+			r->ino, iv.fs, class_display_name(r->class, iv.magic));
+		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED], sampled);
+		hold_line(f, "exclusive", &r->hold[ILOCK_MODE_EXCL], sampled);
+		if (!r->hold[ILOCK_MODE_EXCL].count)
+			fprintf(f, "    holds exclusive none\n");
+		else if (!r->hold[ILOCK_MODE_SHARED].count)
+			fprintf(f, "    holds shared    none\n");
+	}
+	if (n > (size_t)max)
+		fprintf(f, "  ... %zu more\n", n - (size_t)max);
+	free(v);
+}
+
 /* One line per holder-waiter pair: edges that differ in ops or range add up. */
 static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m, int max_rows)
 {
@@ -375,6 +437,8 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		fprintf(f, "\nWAIT HISTOGRAMS\n");
 		histograms(f, s, m, rows);
 	}
+
+	held_only(f, s, m, o->top_n);
 
 	render_roles_text(f, s, m, roles, nroles, o->top_n * 2);
 	free(roles);
