@@ -47,28 +47,17 @@ static int layout_total(const struct top_layout *l)
 	return t + (n > 1 ? n - 1 : 0);  /* one space between columns */
 }
 
-void top_layout_compute(struct top_layout *l, int width, bool cumulative)
-{
-	int extra, add;
+/* Widths the path and the holder get before the rest goes to the path. */
+#define PATH_COMFORT 30
+#define HOLDER_COMFORT 22  /* "readers, mysqld[44100]", "fio[23844] next excl" */
 
-	memset(l, 0, sizeof(*l));
-	l->width = width;
-	l->cumulative = cumulative;
-	for (int c = 0; c < COL_COUNT; c++)
-		l->w[c] = cols[c].min;
-	for (size_t i = 0; i < ARRAY_SIZE(drop_order) && layout_total(l) > width; i++)
-		l->w[drop_order[i]] = 0;
-	extra = width - layout_total(l);
-	if (extra < 0) {
-		/* only PATH and WAIT left and still too wide: shrink the path */
-		l->w[COL_PATH] += extra;
-		if (l->w[COL_PATH] < 1)
-			l->w[COL_PATH] = 1;
-		extra = 0;
-	}
-	/* the path first, then the holder, then the path takes the rest */
-	add = cols[COL_PATH].pref - l->w[COL_PATH];
-	add = add < extra ? add : extra;
+/* Share out what the minimum widths leave: path, then holder, then path. */
+static void layout_share(struct top_layout *l, int extra)
+{
+	int add;
+
+	add = PATH_COMFORT - l->w[COL_PATH];
+	add = add < 0 ? 0 : add < extra ? add : extra;
 	l->w[COL_PATH] += add;
 	extra -= add;
 	if (l->w[COL_HOLDER]) {
@@ -78,6 +67,40 @@ void top_layout_compute(struct top_layout *l, int width, bool cumulative)
 		extra -= add;
 	}
 	l->w[COL_PATH] += extra;
+}
+
+void top_layout_compute(struct top_layout *l, int width, bool cumulative)
+{
+	int extra;
+
+	memset(l, 0, sizeof(*l));
+	l->width = width;
+	l->cumulative = cumulative;
+	for (int c = 0; c < COL_COUNT; c++)
+		l->w[c] = cols[c].min;
+	for (size_t i = 0; i < ARRAY_SIZE(drop_order) && layout_total(l) > width; i++)
+		l->w[drop_order[i]] = 0;
+	/*
+	 * Where the path and the holder would be cut, DEV:INO and FS go
+	 * first: the path says most of what they say, and a holder cut
+	 * before its thread id names nobody.
+	 */
+	for (int i = 0; i < 2 && l->w[COL_HOLDER]; i++) {
+		int spare = width - layout_total(l);
+
+		if (spare >= PATH_COMFORT - cols[COL_PATH].min + HOLDER_COMFORT - cols[COL_HOLDER].min)
+			break;
+		l->w[drop_order[i]] = 0;  /* COL_DEVINO, then COL_FS */
+	}
+	extra = width - layout_total(l);
+	if (extra < 0) {
+		/* only PATH and WAIT left and still too wide: shrink the path */
+		l->w[COL_PATH] += extra;
+		if (l->w[COL_PATH] < 1)
+			l->w[COL_PATH] = 1;
+		extra = 0;
+	}
+	layout_share(l, extra);
 	l->used = layout_total(l);
 	if (l->used > width)
 		l->used = width;

@@ -668,9 +668,14 @@ static void test_layout(void)
 	CHECK_EQ_U(l.used, 80);
 	CHECK(l.w[COL_DEVINO] == 0 && l.w[COL_FS] == 0);   /* dropped first */
 	CHECK(l.w[COL_HOLDER] > 0 && l.w[COL_P99] > 0 && l.w[COL_MAX] > 0);
+	/* at 120, DEV:INO gives way so that neither the path nor the holder is cut short */
 	top_layout_compute(&l, 120, false);
 	CHECK_EQ_U(l.used, 120);
-	CHECK(l.w[COL_DEVINO] > 0 && l.w[COL_FS] > 0 && l.w[COL_HOLDER] > 0);
+	CHECK(l.w[COL_DEVINO] == 0 && l.w[COL_FS] > 0);
+	CHECK(l.w[COL_PATH] >= 30 && l.w[COL_HOLDER] >= 22);
+	CHECK(l.w[COL_P99] > 0 && l.w[COL_MAX] > 0 && l.w[COL_DISJ] > 0);
+	top_layout_compute(&l, 160, false);
+	CHECK(l.w[COL_DEVINO] > 0 && l.w[COL_FS] > 0 && l.w[COL_HOLDER] == 26);
 	top_layout_compute(&l, 200, false);
 	CHECK_EQ_U(l.used, 200);
 	CHECK(l.w[COL_PATH] >= 80);  /* the path gets the room */
