@@ -28,40 +28,54 @@ double mw_choose(size_t na, size_t nb)
 }
 
 /*
- * P(U <= k) with no ties, from the count of arrangements of na and nb
- * values by U: f(i, j, u) = f(i - 1, j, u - j) + f(i, j - 1, u), the
- * largest value being one of the first sample (above all j of the second)
- * or of the second. Rows of j over u <= k, rolled over i. -1: no memory.
+ * The exact permutation p, ties or not: under the null hypothesis every
+ * choice of which na of the n pooled values are the first sample's is
+ * equally likely. The first sample's rank sum, doubled (midranks are
+ * halves), is built up tie group by tie group: from a group of t values
+ * with doubled midrank r2, c go to the first sample in C(t, c) ways and
+ * add c * r2. p is the share of choices whose sum lies at least as far
+ * from its mean as the one observed. groups holds (t, r2) pairs; -1: no
+ * memory.
  */
-static double mw_exact_cdf(size_t na, size_t nb, size_t k)
+static double mw_exact_p(size_t na, size_t n, const size_t *groups, size_t ngroups,
+			 long obs2)
 {
-	size_t w = k + 1;
-	double *prev = calloc((nb + 1) * w, sizeof(*prev));
-	double *cur = calloc((nb + 1) * w, sizeof(*cur));
-	double sum = 0, *t;
+	long mean2 = (long)(na * (n + 1)), dev = labs(obs2 - mean2);
+	size_t w = 2 * n * na + 1;  /* doubled sums 0 .. 2 n na */
+	double *f = calloc((na + 1) * w, sizeof(*f)), *g = calloc((na + 1) * w, sizeof(*g));
+	double hits = 0, *t;
 
-	if (!prev || !cur) {
-		free(prev);
-		free(cur);
+	if (!f || !g) {
+		free(f);
+		free(g);
 		return -1;
 	}
-	for (size_t j = 0; j <= nb; j++)
-		prev[j * w] = 1;  /* no value of the first sample: U = 0, one way */
-	for (size_t i = 1; i <= na; i++) {
-		memset(cur, 0, (nb + 1) * w * sizeof(*cur));
-		cur[0] = 1;
-		for (size_t j = 1; j <= nb; j++)
-			for (size_t u = 0; u <= k; u++)
-				cur[j * w + u] = (u >= j ? prev[j * w + u - j] : 0) + cur[(j - 1) * w + u];
-		t = prev;
-		prev = cur;
-		cur = t;
+	f[0] = 1;
+	for (size_t q = 0; q < ngroups; q++) {
+		size_t tg = groups[2 * q], r2 = groups[2 * q + 1];
+
+		memset(g, 0, (na + 1) * w * sizeof(*g));
+		for (size_t k = 0; k <= na; k++)
+			for (size_t sm = 0; sm < w; sm++) {
+				double ways = 1;
+
+				if (!f[k * w + sm])
+					continue;
+				for (size_t c = 0; c <= tg && k + c <= na && sm + c * r2 < w; c++) {
+					g[(k + c) * w + sm + c * r2] += f[k * w + sm] * ways;
+					ways = ways * (double)(tg - c) / (double)(c + 1);  /* C(t, c + 1) */
+				}
+			}
+		t = f;
+		f = g;
+		g = t;
 	}
-	for (size_t u = 0; u <= k; u++)
-		sum += prev[nb * w + u];
-	free(prev);
-	free(cur);
-	return sum / mw_choose(na, nb);
+	for (size_t sm = 0; sm < w; sm++)
+		if (labs((long)sm - mean2) >= dev)
+			hits += f[na * w + sm];
+	free(f);
+	free(g);
+	return hits / mw_choose(na, n - na);
 }
 
 double mw_min_p(size_t na, size_t nb)
@@ -80,7 +94,7 @@ double mw_min_p(size_t na, size_t nb)
 
 int mw_test(const double *a, size_t na, const double *b, size_t nb, struct mw_result *r)
 {
-	size_t n = na + nb, i = 0;
+	size_t n = na + nb, i = 0, ngroups = 0, *groups;
 	double r1 = 0, ties = 0, mu, var, d;
 	struct obs *o;
 
@@ -98,6 +112,8 @@ int mw_test(const double *a, size_t na, const double *b, size_t nb, struct mw_re
 	for (size_t k = 0; k < nb; k++)
 		o[na + k] = (struct obs){ b[k], 1 };
 	qsort(o, n, sizeof(*o), cmp_obs);
+	/* (size, doubled midrank) of each tie group, for the exact p */
+	groups = n <= MW_EXACT_MAX_N ? malloc(2 * n * sizeof(*groups)) : NULL;
 	/* ranks 1..n; a run of t equal values shares the mean of its ranks */
 	while (i < n) {
 		size_t j = i + 1;
@@ -111,6 +127,11 @@ int mw_test(const double *a, size_t na, const double *b, size_t nb, struct mw_re
 			if (o[k].group == 0)
 				r1 += rank;
 		ties += t * t * t - t;
+		if (groups) {
+			groups[2 * ngroups] = j - i;
+			groups[2 * ngroups + 1] = i + 1 + j;
+			ngroups++;
+		}
 		i = j;
 	}
 	free(o);
@@ -118,21 +139,22 @@ int mw_test(const double *a, size_t na, const double *b, size_t nb, struct mw_re
 	mu = (double)na * (double)nb / 2.0;
 	var = (double)na * (double)nb / 12.0 *
 	      (((double)n + 1.0) - ties / ((double)n * ((double)n - 1.0)));
-	if (!(var > 0))
+	if (!(var > 0)) {
+		free(groups);
 		return 0;  /* every value tied: no evidence either way */
+	}
 	d = fabs(r->u - mu) - 0.5;
 	if (d < 0)
 		d = 0;
 	r->z = (r->u >= mu ? d : -d) / sqrt(var);
 	r->p = erfc(fabs(r->z) / sqrt(2.0));
-	if (!ties && n <= MW_EXACT_MAX_N) {
-		/* U is a whole number without ties; the distribution is symmetric */
-		double lo = fmin(r->u, (double)na * (double)nb - r->u);
-		double cdf = mw_exact_cdf(na, nb, (size_t)(lo + 0.5));
+	if (n <= MW_EXACT_MAX_N) {
+		double p = groups ? mw_exact_p(na, n, groups, ngroups, lround(2.0 * r1)) : -1;
 
-		if (cdf < 0)
+		free(groups);
+		if (p < 0)
 			return -ENOMEM;
-		r->p = 2.0 * cdf;
+		r->p = p;
 		r->exact = true;
 	}
 	if (r->p > 1.0)

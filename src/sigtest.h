@@ -18,18 +18,19 @@ struct mw_result {
 	size_t na, nb;
 };
 
-/* Up to this many values in all, with no ties, p is exact. */
+/* Up to this many values in all, p is exact. */
 #define MW_EXACT_MAX_N 40
 
 /*
- * Mann-Whitney U (Wilcoxon rank-sum) test, two-sided. Without ties and
- * with at most MW_EXACT_MAX_N values, p is exact: twice the chance of a U
- * at least as far from its mean, as scipy.stats.mannwhitneyu(
- * method="exact"). Otherwise the normal approximation with the tie
- * correction of the variance and a continuity correction of 0.5, as
- * method="asymptotic", use_continuity=True. z (the direction) is always
- * the approximation's. p = 1 when a sample is empty or every value ties.
- * 0, or -ENOMEM.
+ * Mann-Whitney U (Wilcoxon rank-sum) test, two-sided. With at most
+ * MW_EXACT_MAX_N values p is exact: the share of all ways to split the
+ * pooled values into the two samples whose rank sum (midranks for ties)
+ * is at least as far from its mean as the one observed; without ties,
+ * scipy.stats.mannwhitneyu(method="exact"). Otherwise the normal
+ * approximation with the tie correction of the variance and a continuity
+ * correction of 0.5, as method="asymptotic", use_continuity=True. z (the
+ * direction) is always the approximation's. p = 1 when a sample is empty
+ * or every value ties. 0, or -ENOMEM.
  */
 int mw_test(const double *a, size_t na, const double *b, size_t nb, struct mw_result *r);
 

@@ -304,6 +304,19 @@ static void test_short_recordings(void)
 	rec_free(&a);
 	rec_free(&b);
 
+	/* gone: every interval after at 0, tied, is as clear as no ties at 8 a side */
+	after.shared_n = 0;
+	record(&a, &before, MNT_A, 8);
+	record(&b, &after, MNT_A, 8);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].after == 0 && s->m[DM_WAIT_PER_S].verdict == DV_LOWER);
+	CHECK(s && fabs(s->m[DM_WAIT_PER_S].p - 2.0 / 12870.0) < 1e-12);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+	after.shared_n = before.shared_n;
+
 	record(&a, &before, MNT_A, 6);
 	record(&b, &after, MNT_A, 6);
 	run(&a, &b, &d);

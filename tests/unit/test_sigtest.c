@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
- * Mann-Whitney U and Holm against known answers. With ties (or more than
- * MW_EXACT_MAX_N values) the p-values were computed with scipy 1.10.1:
+ * Mann-Whitney U and Holm against known answers. Over MW_EXACT_MAX_N
+ * values the p-values were computed with scipy 1.10.1:
  *   scipy.stats.mannwhitneyu(a, b, alternative="two-sided",
  *                            method="asymptotic", use_continuity=True)
- * Without ties they are exact, computed apart from ilock by enumerating
- * every arrangement, or (20 and 20 values) from the Gaussian binomial
- * coefficient's polynomial; R's wilcox.test gives the Hollander & Wolfe
- * example's 0.2544.
+ * Up to it they are exact, computed apart from ilock by enumerating every
+ * split of the pooled values, or (20 and 20 values) from the Gaussian
+ * binomial coefficient's polynomial and, with ties, a dictionary over tie
+ * groups; R's wilcox.test gives the Hollander & Wolfe example's 0.2544.
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sigtest.h"
 #include "unit.h"
@@ -61,12 +62,29 @@ static void test_known_answers(void)
 	known(ten_lo, 10, ten_hi, 10, 0.0, 2.0 / 184756.0);
 	known(ten_hi, 10, ten_lo, 10, 100.0, 2.0 / 184756.0);
 	CHECK(!mw_test(e1, 20, e2, 20, &r) && r.exact);
-	/* ties, or more than MW_EXACT_MAX_N values: the normal approximation */
-	known(t1, 7, t2, 6, 3.5, 0.0129998543644);
-	known(z1, 6, z2, 6, 15.0, 0.404656761927);
+	/* ties: exact over every split of the pooled values, midranks for ties */
+	known(t1, 7, t2, 6, 3.5, 0.00990675990676);
+	known(z1, 6, z2, 6, 15.0, 1.0);
 	known(same, 3, same, 3, 4.5, 1.0);
-	known(g1, 20, g2, 20, 368.0, 5.84408876938e-06);
-	CHECK(!mw_test(g1, 20, g2, 20, &r) && !r.exact);
+	known(g1, 20, g2, 20, 368.0, 6.09939189037e-07);
+	CHECK(!mw_test(g1, 20, g2, 20, &r) && r.exact);
+	{
+		/* a lock's waits gone after: 8 tied zeros, as exact as no ties (2 / C(16, 8)) */
+		static const double hi8[] = { 3.1, 3.3, 2.9, 3.0, 3.2, 3.4, 3.05, 3.15 };
+		static const double zero8[8] = { 0 };
+
+		known(hi8, 8, zero8, 8, 64.0, 2.0 / 12870.0);
+		known(zero8, 8, hi8, 8, 0.0, 2.0 / 12870.0);
+	}
+	{
+		/* 41 values: the approximation, its formula computed apart in Python */
+		double g41[21];
+
+		memcpy(g41, g1, sizeof(g1));
+		g41[20] = 99.0;
+		known(g41, 21, g2, 20, 388.0, 3.64663606256e-06);
+		CHECK(!mw_test(g41, 21, g2, 20, &r) && !r.exact);
+	}
 	{
 		double b41[21];
 
