@@ -373,6 +373,18 @@ static void test_changed_condition(void)
 		CHECK(!strncmp(line, "i_rwsem shared wait: ", 21));
 		CHECK(strstr(line, "ms/s -> ") != NULL);
 		CHECK(strstr(line, ", significant, p<0.001)") != NULL);
+		/* near alpha, enough digits to tell which side of it */
+		{
+			struct diff_subject t = *s;
+
+			t.m[DM_WAIT_PER_S].p_adj = 0.00995;
+			diff_summary_line(line, sizeof(line), &t, DM_WAIT_PER_S);
+			CHECK(strstr(line, ", significant, p=0.00995)") != NULL);
+			t.m[DM_WAIT_PER_S].p_adj = 0.0123;
+			t.m[DM_WAIT_PER_S].verdict = DV_SAME;
+			diff_summary_line(line, sizeof(line), &t, DM_WAIT_PER_S);
+			CHECK(strstr(line, ", not significant, p=0.012)") != NULL);
+		}
 	}
 	s = find(&d, false, DK_EXCL);
 	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
