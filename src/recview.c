@@ -428,7 +428,12 @@ bool rec_parse_time(const struct recording *r, const char *arg, uint64_t *ns, ch
 		day.tm_sec = tm.tm_sec;
 		day.tm_isdst = -1;
 		t = mktime(&day);
-		if (t + 1 < start)
+		/*
+		 * Far before the start it means the next day (a recording over
+		 * midnight); a little before (the minute it started in, "--from
+		 * 02:10" for one started at 02:10:47) it means the start.
+		 */
+		if (t + 12 * 3600 < start)
 			t += 86400;
 		return from_abs(r, (double)t, ns, err, errlen, arg);
 	}

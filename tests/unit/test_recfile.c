@@ -726,10 +726,15 @@ static void test_select_and_time(void)
 	      ns == 60000000000ULL);
 	CHECK(rec_parse_time(&r, "2023-11-14T22:14:20", &ns, err, sizeof(err)) &&
 	      ns == 60000000000ULL);
-	/* before the start clamps to it; a time of day before it means the next day */
+	/* before the start clamps to it; a time of day far before it means the next day */
 	CHECK(rec_parse_time(&r, "@1600000000", &ns, err, sizeof(err)) && ns == 0);
 	CHECK(rec_parse_time(&r, "01:00", &ns, err, sizeof(err)) &&
 	      ns == (uint64_t)(2 * 3600 + 46 * 60 + 40) * 1000000000ULL);
+	/* the minute it started in (and up to 12 hours before) is the start, not tomorrow */
+	CHECK(rec_parse_time(&r, "22:13", &ns, err, sizeof(err)) && ns == 0);
+	CHECK(rec_parse_time(&r, "10:14", &ns, err, sizeof(err)) && ns == 0);
+	CHECK(rec_parse_time(&r, "10:13", &ns, err, sizeof(err)) &&
+	      ns == (uint64_t)(12 * 3600 - 20) * 1000000000ULL);
 	CHECK(!rec_parse_time(&r, "soon", &ns, err, sizeof(err)));
 	CHECK(strstr(err, "bad time 'soon'") != NULL);
 	CHECK(!rec_parse_time(&r, "-5", &ns, err, sizeof(err)));
