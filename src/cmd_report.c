@@ -246,8 +246,8 @@ int cmd_report(int argc, char **argv)
 			"(%.1f s), %" PRIu64 " bytes after it lost\n", a.file, rec.msg, rec.niv,
 			(double)rec_end_ns(&rec) / 1e9, rec.file_size - rec.good_bytes);
 	else if (!rec.has_end)
-		fprintf(stderr, "ilock report: note: %s has no end block (the recorder was killed or "
-			"is still running); read all %zu complete intervals\n", a.file, rec.niv);
+		fprintf(stderr, "ilock report: note: %s has no end block (the recorder was killed, "
+			"ran out of space, or is still running); read all %zu complete intervals\n", a.file, rec.niv);
 	if (a.f.tgid || a.f.comm_on)
 		fprintf(stderr, "ilock report: note: -p/-c select holder->waiter pairs; lock totals "
 			"are per inode\n");

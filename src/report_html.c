@@ -116,7 +116,7 @@ static void summary(FILE *f, const struct report_ctx *c)
 		esc(f, r->msg);
 		fprintf(f, " (%" PRIu64 " bytes lost)</td></tr>\n", r->file_size - r->good_bytes);
 	} else if (!r->has_end) {
-		meta_row(f, "note", "no end block: the recorder was killed or is still running");
+		meta_row(f, "note", "no end block: the recorder was killed, ran out of space, or is still running");
 	}
 	fputs("</table>\n", f);
 }
