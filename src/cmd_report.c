@@ -175,8 +175,8 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 		 c->file, host ? host : "?", kernel ? kernel : "?",
 		 report_fmt_time(t0, sizeof(t0), r->start_realtime_ns), r->niv,
 		 (double)r->interval_ns / 1e9, (double)rec_end_ns(r) / 1e9, boot ? boot : "?",
-		 filt ? filt : "?", report_fmt_time(t1, sizeof(t1), r->start_realtime_ns + from),
-		 report_fmt_time(t2, sizeof(t2), r->start_realtime_ns + to), (double)from / 1e9,
+		 filt ? filt : "?", report_fmt_time_tenths(t1, sizeof(t1), r->start_realtime_ns + from),
+		 report_fmt_time_tenths(t2, sizeof(t2), r->start_realtime_ns + to), (double)from / 1e9,
 		 (double)to / 1e9, c->i1 - c->i0, report_window_s(c));
 }
 

@@ -47,6 +47,8 @@ void report_label(const struct snapshot *s, const struct report_meta *m, uint32_
 		  uint64_t ino, bool has_hold, char *buf, size_t len);
 /* "2026-11-05 14:03:07" in local time. */
 char *report_fmt_time(char *buf, size_t len, uint64_t realtime_ns);
+/* ... with tenths of a second ("2026-11-25 01:23:48.8"): where a window starts and ends */
+char *report_fmt_time_tenths(char *buf, size_t len, uint64_t realtime_ns);
 
 /*
  * A sparkline of n values squeezed into at most width columns (a column

@@ -105,6 +105,17 @@ void report_label(const struct snapshot *s, const struct report_meta *m, uint32_
 		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
 }
 
+char *report_fmt_time_tenths(char *buf, size_t len, uint64_t realtime_ns)
+{
+	size_t n;
+
+	report_fmt_time(buf, len, realtime_ns);
+	n = strlen(buf);
+	if (realtime_ns && n > 1 && n + 3 <= len)
+		snprintf(buf + n, len - n, ".%u", (unsigned)(realtime_ns / 100000000ULL % 10));
+	return buf;
+}
+
 char *report_fmt_time(char *buf, size_t len, uint64_t realtime_ns)
 {
 	time_t t = (time_t)(realtime_ns / 1000000000ULL);
