@@ -1532,8 +1532,8 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_side(&j, "after", name_b, b);
 	json_obj_begin(&j, "method");
 	json_str(&j, "test", "mann-whitney-u");
-	json_str(&j, "approximation", "exact without ties up to 40 intervals in all; else normal, "
-				      "tie-corrected variance, continuity correction 0.5");
+	json_str(&j, "approximation", "exact up to 40 intervals in all (ties by midranks); else "
+				      "normal, tie-corrected variance, continuity correction 0.5");
 	json_str(&j, "adjustment", "holm");
 	json_double(&j, "alpha", d->o.alpha);
 	json_double(&j, "min_change", d->o.min_change);
