@@ -88,6 +88,7 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 {
 	unsigned long owner = 0;
 	struct task_struct *task;
+	u8 mode;
 
 	if (fast)
 		owner = kcast(lock, struct rw_semaphore)->owner.counter;
@@ -95,29 +96,31 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 		bpf_probe_read_kernel(&owner, sizeof(owner),
 				      lock + bpf_core_field_offset(struct rw_semaphore, owner));
 	task = (void *)(owner & ~RWSEM_OWNER_FLAGS_MASK);
-	p->holder_task = (u64)task;
-	if (task) {
-		p->holder_mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
-		/*
-		 * A reader queues on a reader-owned lock only behind a waiter
-		 * (readers do not pass a queued writer; with the queue empty
-		 * it would have taken the lock): a writer at the head is whom
-		 * it waits for, and its byte range is the one a range lock
-		 * would have compared, not the last reader's.
-		 */
-		if (p->holder_mode == ILOCK_MODE_READERS && p->key.mode == ILOCK_MODE_SHARED) {
-			struct task_struct *q;
-			u8 qmode = 0;
+	mode = !task ? ILOCK_MODE_UNKNOWN
+	       : (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
+	/*
+	 * The head of the queue, when it is whom this waiter waits for: with
+	 * no owner, whoever is at the head (the lock is being handed over);
+	 * for a reader on a reader-owned lock, a writer at the head (readers
+	 * do not pass a queued writer; with the queue empty it would have
+	 * taken the lock), whose byte range is the one a range lock would
+	 * have compared, not the last reader's. One call site: the program
+	 * stays small.
+	 */
+	if (!task || (mode == ILOCK_MODE_READERS && p->key.mode == ILOCK_MODE_SHARED)) {
+		struct task_struct *q;
+		u8 qmode = 0;
 
-			q = queue_head(lock, &qmode, fast);
-			if (q && qmode == ILOCK_MODE_QUEUED_EXCL) {
-				task = q;
-				p->holder_mode = qmode;
-			}
+		q = queue_head(lock, &qmode, fast);
+		if (q && (!task || qmode == ILOCK_MODE_QUEUED_EXCL)) {
+			task = q;
+			mode = qmode;
 		}
-	} else if (!(task = queue_head(lock, &p->holder_mode, fast))) {
+	}
+	p->holder_mode = mode;
+	if (!task) {
 		/* nobody to name: no leftovers of the last wait in the edge key */
-		p->holder_mode = ILOCK_MODE_UNKNOWN;
+		p->holder_task = 0;
 		p->holder_pid = p->holder_tgid = 0;
 		__builtin_memset(p->holder_comm, 0, sizeof(p->holder_comm));
 		return;
