@@ -291,14 +291,18 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
 	struct strategy_req req = { .holds = o->holds };
 	enum attach_mode tp_mode;
+	char fstype[32] = "";
 	int err;
 
 	memset(t, 0, sizeof(*t));
 	t->stats_fd = -1;
 	log_setup_libbpf(o->verbose);
 	probe_kernel(&t->probe);
-	t->fs_drop = probe_filter_scope(o->f.fs_magic, o->f.kdev, t->scope_why,
-					sizeof(t->scope_why));
+	/* -D's filesystem, read once: for what the filters leave, and the warning below */
+	if (o->f.kdev)
+		mounts_fstype(o->f.kdev, fstype, sizeof(fstype));
+	t->fs_drop = filter_scope(o->f.fs_magic, o->f.kdev, fstype, t->scope_why,
+				  sizeof(t->scope_why));
 	req.fs_drop = t->fs_drop;
 	req.class_mask = o->f.class_mask;
 	req.scope_why = t->scope_why;
@@ -312,13 +316,11 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	}
 	if (o->f.tgid && (err = check_pid(o->f.tgid)))
 		return err;
-	if (o->f.kdev) {
-		char fstype[32] = "", d[24];
+	if (o->f.kdev && !fstype[0]) {
+		char d[24];
 
-		mounts_fstype(o->f.kdev, fstype, sizeof(fstype));
-		if (!fstype[0])
-			log_warn("-D %s: no filesystem is mounted from it now; waits will show once one is",
-				 fmt_kdev(d, sizeof(d), o->f.kdev));
+		log_warn("-D %s: no filesystem is mounted from it now; waits will show once one is",
+			 fmt_kdev(d, sizeof(d), o->f.kdev));
 	}
 	if (t->strat.lock_waits == ATTACH_OFF) {
 		const char *why = t->strat.lock_waits_why;
