@@ -292,8 +292,8 @@ bool stacks_look_same(struct ksyms *ks, const struct ilock_stack_frames *a,
 	return true;
 }
 
-size_t stacks_merge_look_alike(const struct snapshot *s, uint8_t kind, struct ksyms *ks,
-			       struct pair_stack *v, size_t n)
+size_t stacks_rank(const struct snapshot *s, uint8_t kind, struct ksyms *ks, struct pair_stack *v,
+		   size_t n)
 {
 	size_t kept = 0;
 
@@ -314,6 +314,7 @@ size_t stacks_merge_look_alike(const struct snapshot *s, uint8_t kind, struct ks
 			v[kept++] = v[i];
 		}
 	}
+	qsort(v, kept, sizeof(*v), cmp_pair_stacks);
 	return kept;
 }
 
@@ -340,8 +341,7 @@ size_t pair_stacks(const struct snapshot *s, const struct pair_row *p, uint8_t k
 		all[j].count += r->s.count;
 		all[j].total_ns += r->s.total_ns;
 	}
-	n = stacks_merge_look_alike(s, kind, ks, all, n);
-	qsort(all, n, sizeof(*all), cmp_pair_stacks);
+	n = stacks_rank(s, kind, ks, all, n);
 	if (n > max)
 		n = max;
 	memcpy(out, all, n * sizeof(*out));

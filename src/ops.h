@@ -85,9 +85,12 @@ size_t pair_stacks(const struct snapshot *s, const struct pair_row *p, uint8_t k
  */
 bool stacks_look_same(struct ksyms *ks, const struct ilock_stack_frames *a,
 		      const struct ilock_stack_frames *b);
-/* Fold the entries of v whose frames look the same into the first of them; the new count. */
-size_t stacks_merge_look_alike(const struct snapshot *s, uint8_t kind, struct ksyms *ks,
-			       struct pair_stack *v, size_t n);
+/*
+ * Fold the entries of v whose frames look the same into the first of them,
+ * then sort them by wait time, largest first; the new count.
+ */
+size_t stacks_rank(const struct snapshot *s, uint8_t kind, struct ksyms *ks, struct pair_stack *v,
+		   size_t n);
 /* Does edge key e belong to pair key p of snap_pairs(.., true) (equal but for range)? */
 bool pair_has_edge(const struct ilock_edge_key *p, const struct ilock_edge_key *e);
 

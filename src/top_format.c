@@ -706,15 +706,6 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 		fprintf(f, "  range-lock headroom: - (no wait had both ranges)\n");
 }
 
-static int cmp_stack_sum(const void *pa, const void *pb)
-{
-	const struct pair_stack *a = pa, *b = pb;
-
-	if (a->total_ns != b->total_ns)
-		return a->total_ns < b->total_ns ? 1 : -1;
-	return a->id < b->id ? -1 : a->id > b->id;
-}
-
 /* The stacks of one kind behind this lock's waits, summed over its pairs. */
 static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, uint32_t dev,
 			  uint64_t ino, uint8_t class, uint8_t kind, size_t max)
@@ -749,11 +740,8 @@ static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, 
 		fprintf(f, "  (not read)\n");
 	else if (!n)
 		fprintf(f, "  (none recorded for this lock)\n");
-	else {
-		/* two call sites in one function read alike: one line, as a reader sees it */
-		n = stacks_merge_look_alike(st, kind, ks, sum, n);
-		qsort(sum, n, sizeof(*sum), cmp_stack_sum);
-	}
+	else  /* two call sites in one function read alike: one line, as a reader sees it */
+		n = stacks_rank(st, kind, ks, sum, n);
 	for (size_t i = 0; i < n && i < max; i++) {
 		const struct ilock_stack_frames *fr = snap_find_frames(st, kind, sum[i].id);
 		char t[24], c[24];
