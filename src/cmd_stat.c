@@ -18,13 +18,10 @@
 #include "util.h"
 
 static void fill_meta(struct report_meta *m, const struct tracer *t, char *host, size_t hostlen,
-		      const struct mount_table *mt, double duration_s, const struct filters *f)
+		      const struct mount_table *mt, double duration_s, const char *filters)
 {
-	static char filt[256];
-
 	memset(m, 0, sizeof(*m));
-	cli_filters_text(f, filt, sizeof(filt));
-	m->filters = filt;
+	m->filters = filters;
 	if (gethostname(host, hostlen))
 		snprintf(host, hostlen, "?");
 	host[hostlen - 1] = 0;
@@ -96,7 +93,7 @@ int cmd_stat(int argc, char **argv)
 	struct report_meta meta;
 	struct ilock_opts o;
 	struct tracer t;
-	char err[256], host[256];
+	char err[256], host[256], filt[256];
 	uint64_t start, deadline = 0, next_tick = 0;
 	int r, ret = 1, interval_no = 0;
 
@@ -110,6 +107,7 @@ int cmd_stat(int argc, char **argv)
 		cli_usage_brief(CLI_STAT, stderr);
 		return 2;
 	}
+	cli_filters_text(&o.f, filt, sizeof(filt));
 	signals_setup(NULL);
 	snap_init(&cur);
 	snap_init(&prev);
@@ -146,7 +144,7 @@ int cmd_stat(int argc, char **argv)
 			secs = (double)(cur.mono_ns - (interval_no ? prev.mono_ns : start)) / 1e9;
 			mounts_free(&mt);
 			mounts_load(&mt);
-			fill_meta(&meta, &t, host, sizeof(host), &mt, secs, &o.f);
+			fill_meta(&meta, &t, host, sizeof(host), &mt, secs, filt);
 			snprintf(title, sizeof(title), "--- interval %d: %.1f s to %.1f s ---",
 				 interval_no + 1,
 				 (double)((interval_no ? prev.mono_ns : start) - start) / 1e9,
@@ -168,8 +166,7 @@ int cmd_stat(int argc, char **argv)
 	mounts_free(&mt);
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
-	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9,
-		  &o.f);
+	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9, filt);
 	render(&o, &cur, &meta, NULL, false, &ks);
 	ret = 0;
 out:
