@@ -479,8 +479,10 @@ int top_format_status(const struct top_status *st, int width,
 		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 	}
 
-	/* --wait-sample: the rate is of the waits timed; the tasks waiting are estimated */
-	/* tasks waiting are summed over the rows shown: under a filter, say so */
+	/*
+	 * --wait-sample: the rate is of the waits timed, the tasks waiting
+	 * estimated; those are summed over the rows shown: under a filter, say so.
+	 */
 	addf(&l, "events %s/s  inode lock waits %s/s%s (%.2f tasks waiting%s)  in flight %" PRIu64
 		 "  locks: %s tracked, ", top_fmt_rate(a, sizeof(a), st->events_ps),
 	     top_fmt_rate(b, sizeof(b), st->waits_ps), attach_wait_sampling(st->attach, st->nattach) ? " timed" : "",
