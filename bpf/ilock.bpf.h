@@ -718,10 +718,16 @@ static __always_inline void stats_add(struct ilock_stats *s, u64 ns)
 	stats_add_w(s, ns, 1);
 }
 
+/* A slot of a table of nslots (a power of two, at most 1024) by Fibonacci hash of key. */
+static __always_inline u32 fib_slot(u64 key, u32 nslots)
+{
+	return (u32)((key * 0x9E3779B97F4A7C15ULL) >> 54) & (nslots - 1);
+}
+
 /* A sampler's bucket for key (an inode, a lock address) in its hold_rate_map_t. */
 static __always_inline u32 rate_slot(u64 key)
 {
-	return (u32)((key * 0x9E3779B97F4A7C15ULL) >> 54) & (ILOCK_HOLD_RATE_SLOTS - 1);
+	return fib_slot(key, ILOCK_HOLD_RATE_SLOTS);
 }
 
 /*
@@ -774,7 +780,7 @@ sample:
 
 static __always_inline u32 *hold_task_count(u64 task)
 {
-	u32 k = (u32)((task * 0x9E3779B97F4A7C15ULL) >> 54) & (ILOCK_HOLD_TASK_SLOTS - 1);
+	u32 k = fib_slot(task, ILOCK_HOLD_TASK_SLOTS);
 
 	return &holds_by_task[k];
 }
