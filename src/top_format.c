@@ -676,6 +676,11 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 	char c[24], t[24], nw[24], nh[24], nb[24];
 	double headroom;
 
+	/* a commit has no byte range: snap_ranges_from_edges leaves these out too */
+	if (class == ILOCK_CLASS_JBD2_WAIT) {
+		fprintf(f, "  (journal waits: a commit has no byte range, a range lock would not apply)\n");
+		return;
+	}
 	/* the lock's range sums, from its pairs, as snap_ranges_from_edges does */
 	for (size_t i = 0; i < win->nedges; i++) {
 		const struct edge_row *e = &win->edges[i];

@@ -1097,6 +1097,29 @@ static void test_detail(void)
 		ksyms_free(&ks);
 	}
 
+	/* an fsync's journal wait: its edges carry no byte range to compare */
+	{
+		struct ilock_key jk = key(300, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL);
+		struct ilock_edge_key ek = ekey(300, 55, "jbd2/loop0-8", 903, "pg", ILOCK_MODE_EXCL);
+		struct ilock_edge_stats es = { 4, 40 * MS, 20 * MS };
+		struct ilock_stats js = {};
+
+		add(&js, 40 * MS);
+		snap_add_wait(&s, &jk, &js);
+		ek.class = ILOCK_CLASS_JBD2_WAIT;
+		ek.range = ILOCK_RANGE_NO_BOTH;
+		snap_add_edge(&s, &ek, &es);
+		text = NULL;
+		f = open_memstream(&text, &size);
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 300, ILOCK_CLASS_JBD2_WAIT,
+				  1.0, false);
+		fclose(f);
+		CHECK(strstr(text, "jbd2/loop0-8") != NULL);
+		CHECK(strstr(text, "(journal waits: a commit has no byte range") != NULL);
+		CHECK(strstr(text, "missing: waiter's") == NULL);
+		free(text);
+	}
+
 	/* a lock with no waits in the window */
 	text = NULL;
 	f = open_memstream(&text, &size);
