@@ -75,3 +75,9 @@ bool counter_undercounts(int c)
 		return false;
 	}
 }
+
+bool counter_drops_waits(int c)
+{
+	return c == ILOCK_LOST_WAIT_MAP_FULL || c == ILOCK_LOST_PENDING_FULL ||
+	       c == ILOCK_LOST_BEGIN_NO_END;
+}

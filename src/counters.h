@@ -22,5 +22,10 @@ static inline int counter_is_loss(int c)
  * (end_without_begin, which comes at start).
  */
 bool counter_undercounts(int c);
+/*
+ * ... of those, the ones that leave whole waits out of every wait total:
+ * seen, but never added to a lock's row (the IN SHORT caveat).
+ */
+bool counter_drops_waits(int c);
 
 #endif

@@ -586,21 +586,12 @@ const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, u
 	return best;
 }
 
-uint64_t snap_lost_total(const struct snapshot *s)
+uint64_t snap_lost_sum(const struct snapshot *s, bool (*which)(int c))
 {
 	uint64_t t = 0;
 
 	for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++)
-		t += s->counters[i];
-	return t;
-}
-
-uint64_t snap_undercount_total(const struct snapshot *s)
-{
-	uint64_t t = 0;
-
-	for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++)
-		if (counter_undercounts(i))
+		if (!which || which(i))
 			t += s->counters[i];
 	return t;
 }

@@ -131,9 +131,8 @@ void snap_sort_edges(struct snapshot *s);
 /* The edge that cost this lock's waiters the most time, or NULL. */
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
 				       uint8_t class);
-uint64_t snap_lost_total(const struct snapshot *s);
-/* ... of those that leave waits, pairs or holds uncounted (counter_undercounts) */
-uint64_t snap_undercount_total(const struct snapshot *s);
+/* The loss counters for which `which` holds (NULL: all of them), summed. */
+uint64_t snap_lost_sum(const struct snapshot *s, bool (*which)(int c));
 
 /* Operations, ranges and stacks. */
 int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,

@@ -73,13 +73,16 @@ static void summary_json(struct json *j, const struct snapshot *s, const struct 
 {
 	struct wait_load w;
 	char d[24];
+	uint64_t left = snap_lost_sum(s, counter_drops_waits);
 
 	snap_wait_load(s, m->duration_s, &w);
 	json_obj_begin(j, "summary");
 	json_u64(j, "waits", w.waits);
 	json_u64(j, "wait_ns", w.wait_ns);
 	json_double(j, "tasks_waiting", w.tasks);
-	json_bool(j, "few_waiting", w.tasks < ILOCK_FEW_WAITING);
+	/* waits seen and kept in no row (counter_drops_waits): the totals are low */
+	json_u64(j, "waits_left_out", left);
+	json_bool(j, "few_waiting", w.tasks < ILOCK_FEW_WAITING && !left);
 	/* --wait-sample: the counts and times are estimates (attach.wait_sampling) */
 	json_bool(j, "estimated", meta_wait_sampling(m) != NULL);
 	if (w.top) {

@@ -352,15 +352,42 @@ static void top_role(FILE *f, const struct pair_row *p, long np, const struct lo
  * on average, where, and whether a range lock would have helped; or that
  * they held up too few to explain a slow workload (shared/seeds/003).
  */
+/*
+ * Waits ilock saw but kept in no row: the totals above them are low by
+ * that many, and a verdict of "too few" or "none" would be unfounded.
+ */
+static void waits_left_out(FILE *f, const struct snapshot *s, uint64_t left)
+{
+	char n[24];
+	const char *sep = "";
+
+	fprintf(f, "  and %s waits that ilock saw are missing from these figures (",
+		fmt_count(n, sizeof(n), left));
+	for (int c = ILOCK_FIRST_LOST; c < ILOCK_COUNTER_MAX; c++) {
+		if (!counter_drops_waits(c) || !s->counters[c])
+			continue;
+		fprintf(f, "%s%s %s", sep, counter_name(c), fmt_count(n, sizeof(n), s->counters[c]));
+		sep = ", ";
+	}
+	fprintf(f, ")%s\n", s->counters[ILOCK_LOST_WAIT_MAP_FULL] ?
+		": they are low; --max-inodes makes room for more locks" : ": they are low");
+}
+
 static void in_short(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		     const struct pair_row *roles, long nroles)
 {
 	struct wait_load w;
 	char a[24], b[24], c[24], d[24];
+	uint64_t left = snap_lost_sum(s, counter_drops_waits);
+	/* "too few" stands only on totals that miss nothing */
+	bool few;
 
 	snap_wait_load(s, m->duration_s, &w);
+	few = w.tasks < ILOCK_FEW_WAITING && !left;
 	fprintf(f, "\nIN SHORT\n");
-	if (!w.waits && m->filters && strcmp(m->filters, "none") &&
+	if (!w.waits && left)
+		fprintf(f, "  no inode lock wait could be kept\n");
+	else if (!w.waits && m->filters && strcmp(m->filters, "none") &&
 	    s->counters[ILOCK_EV_BEGIN_RWSEM])
 		/* the filters may have left out the very waits that matter */
 		fprintf(f, "  no inode lock wait matched the filters (%s): %s rw_semaphore waits in all; "
@@ -374,9 +401,11 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			   "waits%s)%s\n", fmt_tasks(a, sizeof(a), w.tasks),
 			fmt_ns(b, sizeof(b), w.wait_ns), m->duration_s, fmt_count(c, sizeof(c), w.waits),
 			meta_wait_sampling(m) ? ", estimated from a sample" : "",
-			w.tasks < ILOCK_FEW_WAITING ? ": too few to slow a workload down; if it is slow, "
-						      "look past the locks (I/O path, journal, device)" : "");
-	if (w.top && w.tasks >= ILOCK_FEW_WAITING) {
+			few ? ": too few to slow a workload down; if it is slow, "
+			      "look past the locks (I/O path, journal, device)" : "");
+	if (left)
+		waits_left_out(f, s, left);
+	if (w.top && !few) {
 		struct inode_view v;
 		char label[2 * ILOCK_PATH_MAX + 64];
 		double h = row_headroom(w.top);

@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 
 #include "ilock.h"
+#include "counters.h"
 #include "ilock.skel.h"
 #include "top_app.h"
 #include "tracer_ops.h"
@@ -228,8 +229,8 @@ int sampler_sample(struct top_sampler *s)
 	s->samples++;
 
 	s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], secs);
-	s->lost_window = snap_lost_total(&s->delta);
-	s->undercount_window = snap_undercount_total(&s->delta);
+	s->lost_window = snap_lost_sum(&s->delta, NULL);
+	s->undercount_window = snap_lost_sum(&s->delta, counter_undercounts);
 	if (s->bpf_stats && !tracer_prog_stats(s->t, &bpf_ns, &bpf_cnt)) {
 		s->bpf_ns_ps = secs > 0 ? (double)sub0(bpf_ns, s->bpf_ns) / secs : 0;
 		s->events_ps = top_rate(sub0(bpf_cnt, s->bpf_cnt), secs);

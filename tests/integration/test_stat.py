@@ -390,6 +390,12 @@ def test_full_maps_count_every_lost_wait(xfs, procs, helpers_dir, ilock_bin):
     assert lost["wait_map_full"] > 0 and lost["edge_map_full"] > 0, lost
     assert waits + lost["wait_map_full"] == seen, (waits, lost, seen)
     assert pairs + lost["edge_map_full"] == seen, (pairs, lost, seen)
+    # the summary owns up to the waits it misses, and gives no verdict on them
+    summ = doc["summary"]
+    assert summ["waits_left_out"] == (lost["wait_map_full"] + lost["pending_map_full"]
+                                      + lost["begin_without_end"]), (summ, lost)
+    assert summ["waits"] + lost["wait_map_full"] == seen, (summ, lost, seen)
+    assert summ["few_waiting"] is False, summ
 
 
 def test_threads_across_files_waits_and_pairs_agree(xfs, procs, ilock_bin):

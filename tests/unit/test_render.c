@@ -268,7 +268,7 @@ static void test_in_short(void)
 	free(text);
 	json = render(render_json, &s, &m);
 	CHECK(strstr(json, "\"summary\":{\"waits\":4,\"wait_ns\":8200000000,\"tasks_waiting\":0.82,"
-			  "\"few_waiting\":false,\"estimated\":false,\"top\":{\"dev\":\"7:0\",\"ino\":131,"
+			  "\"waits_left_out\":0,\"few_waiting\":false,\"estimated\":false,\"top\":{\"dev\":\"7:0\",\"ino\":131,"
 			  "\"class\":\"i_rwsem\",\"tasks_waiting\":0.8},\"journal_waits\":1") != NULL);
 	free(json);
 	text = render(render_text, &s, &m);
@@ -312,6 +312,32 @@ static void test_in_short(void)
 	json = render(render_json, &s, &m);
 	CHECK(strstr(json, "\"few_waiting\":true") != NULL);
 	free(json);
+
+	/* the same, with waits a full map kept out: "too few" no longer stands */
+	s.counters[ILOCK_LOST_WAIT_MAP_FULL] = 25704;
+	s.counters[ILOCK_LOST_BEGIN_NO_END] = 3;
+	s.counters[ILOCK_LOST_PATH] = 9;  /* a detail lost, not a wait */
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "(3.00 ms of waiting in 10.0 s, 2 waits)\n  and 25,707 waits that ilock "
+			   "saw are missing from these figures (wait_map_full 25,704, "
+			   "begin_without_end 3): they are low; --max-inodes makes room for more "
+			   "locks\n") != NULL);
+	CHECK(!strstr(text, "too few"));
+	free(text);
+	json = render(render_json, &s, &m);
+	CHECK(strstr(json, "\"waits_left_out\":25707,\"few_waiting\":false") != NULL);
+	free(json);
+	snap_free(&s);
+
+	/* every wait kept out: not "no task waited" */
+	snap_init(&s);
+	s.counters[ILOCK_LOST_PENDING_FULL] = 5;
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "IN SHORT\n  no inode lock wait could be kept\n  and 5 waits that "
+			   "ilock saw are missing from these figures (pending_map_full 5): they are "
+			   "low\n") != NULL);
+	CHECK(!strstr(text, "no task waited"));
+	free(text);
 	snap_free(&s);
 	mounts_free(&mt);
 }

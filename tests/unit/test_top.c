@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "counters.h"
 #include "hist.h"
 #include "top_format.h"
 #include "top_model.h"
@@ -352,8 +353,8 @@ static void test_store_edges_and_counters(void)
 	counters[ILOCK_LOST_WAIT_MAP_FULL] = 2;
 	CHECK(top_store_counters(&st, &delta, counters));
 	CHECK_EQ_U(delta.counters[ILOCK_EV_WAIT], 15);
-	CHECK_EQ_U(snap_lost_total(&delta), 2);
-	CHECK_EQ_U(snap_undercount_total(&delta), 2);
+	CHECK_EQ_U(snap_lost_sum(&delta, NULL), 2);
+	CHECK_EQ_U(snap_lost_sum(&delta, counter_undercounts), 2);
 	CHECK_EQ_U(st.cum.counters[ILOCK_EV_WAIT], 25);
 	/* waits begun before tracing, a stack, a path: lost, but no count is low */
 	counters[ILOCK_LOST_END_NO_BEGIN] = 6;
@@ -361,8 +362,8 @@ static void test_store_edges_and_counters(void)
 	counters[ILOCK_LOST_PATH] = 1;
 	counters[ILOCK_LOST_BEGIN_NO_END] = 4;
 	CHECK(top_store_counters(&st, &delta, counters));
-	CHECK_EQ_U(snap_lost_total(&delta), 14);
-	CHECK_EQ_U(snap_undercount_total(&delta), 4);
+	CHECK_EQ_U(snap_lost_sum(&delta, NULL), 14);
+	CHECK_EQ_U(snap_lost_sum(&delta, counter_undercounts), 4);
 
 	top_store_free(&st);
 	snap_free(&delta);
