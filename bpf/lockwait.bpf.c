@@ -48,7 +48,7 @@ static __always_inline u64 *this_cpu_spinning(void)
  * wait_list, which is who it really waits for. Read without wait_lock: a
  * racy but safe snapshot, like the owner itself.
  */
-static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool fast)
+static __always_inline struct task_struct *queue_head(void *lock, void *me, u8 *mode, bool fast)
 {
 	void *head = lock + bpf_core_field_offset(struct rw_semaphore, wait_list);
 	void *first, *waiter, *task;
@@ -74,7 +74,7 @@ static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool
 	 * The slow paths queue the waiter before contention_begin fires: at
 	 * the head we may find ourselves, and then nobody is ahead of us.
 	 */
-	if (task == (void *)bpf_get_current_task())
+	if (task == me)
 		return NULL;
 	*mode = type == RWSEM_WAITING_FOR_WRITE ? ILOCK_MODE_QUEUED_EXCL : ILOCK_MODE_QUEUED_SHARED;
 	return task;
@@ -84,7 +84,7 @@ static __always_inline struct task_struct *queue_head(void *lock, u8 *mode, bool
  * rw_semaphore.owner: the writer's task_struct, or with READER_OWNED set a
  * hint of the last reader. Read at wait start, it names the holder.
  */
-static __always_inline void read_holder(void *lock, struct pending_wait *p, bool fast)
+static __always_inline void read_holder(void *lock, void *me, struct pending_wait *p, bool fast)
 {
 	unsigned long owner = 0;
 	struct task_struct *task;
@@ -99,6 +99,12 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 	mode = !task ? ILOCK_MODE_UNKNOWN
 	       : (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
 	/*
+	 * The last reader may be this waiter (it read, let go, and waits
+	 * again): a stale hint. Other readers hold the lock, none named.
+	 */
+	if (task == me)
+		task = NULL;
+	/*
 	 * The head of the queue, when it is whom this waiter waits for: with
 	 * no owner, whoever is at the head (the lock is being handed over);
 	 * for a reader on a reader-owned lock, a writer at the head (readers
@@ -107,12 +113,13 @@ static __always_inline void read_holder(void *lock, struct pending_wait *p, bool
 	 * have compared, not the last reader's. One call site: the program
 	 * stays small.
 	 */
-	if (!task || (mode == ILOCK_MODE_READERS && p->key.mode == ILOCK_MODE_SHARED)) {
+	if (mode == ILOCK_MODE_UNKNOWN ||
+	    (mode == ILOCK_MODE_READERS && p->key.mode == ILOCK_MODE_SHARED)) {
 		struct task_struct *q;
 		u8 qmode = 0;
 
-		q = queue_head(lock, &qmode, fast);
-		if (q && (!task || qmode == ILOCK_MODE_QUEUED_EXCL)) {
+		q = queue_head(lock, me, &qmode, fast);
+		if (q && (mode == ILOCK_MODE_UNKNOWN || qmode == ILOCK_MODE_QUEUED_EXCL)) {
 			task = q;
 			mode = qmode;
 		}
@@ -235,7 +242,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	 */
 	p->weight = weight;
 	p->start_ns = bpf_ktime_get_ns();
-	read_holder(lock, p, fast);
+	read_holder(lock, me, p, fast);
 	ops_wait_begin(ctx, btf, ts, p, inode, me, p->start_ns);
 	note_inode(inode, &p->key, ts);
 	count(ILOCK_EV_WAIT_BEGUN);

@@ -118,6 +118,10 @@ char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t o
 		return buf;
 	}
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	if (!c[0] && mode == ILOCK_MODE_READERS) {  /* the hint named the waiter itself */
+		snprintf(buf, len, "(readers)");
+		return buf;
+	}
 	if (ops)
 		snprintf(buf, len, "%s %s %s", c[0] ? c : "?", op_label(o, sizeof(o), op, flags),
 			 mode_short(mode));

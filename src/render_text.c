@@ -92,6 +92,8 @@ static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
 	else if (k->holder_mode == ILOCK_MODE_QUEUED_EXCL || k->holder_mode == ILOCK_MODE_QUEUED_SHARED)
 		snprintf(buf, len, "%s next, %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid),
 			 k->holder_mode == ILOCK_MODE_QUEUED_EXCL ? "exclusive" : "shared");
+	else if (k->holder_mode == ILOCK_MODE_READERS && !k->holder_comm[0])
+		snprintf(buf, len, "readers");  /* the hint named the waiter itself */
 	else if (k->holder_mode == ILOCK_MODE_READERS)
 		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid));
 	else

@@ -48,8 +48,11 @@ static void holder(FILE *f, const struct ilock_edge_key *k)
 	if (k->holder_mode == ILOCK_MODE_UNKNOWN) {
 		fputs("(none: queued)", f);
 	} else if (k->holder_mode == ILOCK_MODE_READERS) {
-		fputs("readers, last ", f);
-		task(f, k->holder_comm, k->holder_pid);
+		fputs("readers", f);
+		if (k->holder_comm[0]) {  /* empty: the hint named the waiter itself */
+			fputs(", last ", f);
+			task(f, k->holder_comm, k->holder_pid);
+		}
 	} else {
 		task(f, k->holder_comm, k->holder_pid);
 		fprintf(f, " %s", mode_name(k->holder_mode));

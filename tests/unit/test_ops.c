@@ -137,6 +137,7 @@ static void test_names(void)
 		  "0123456789abcdef SHARED");
 	CHECK_STR(role_side(b, sizeof(b), "", ILOCK_MODE_SHARED, 0, 0, false), "? SHARED");
 	CHECK_STR(role_side(b, sizeof(b), "fio", ILOCK_MODE_UNKNOWN, 0, 0, true), "(no owner)");
+	CHECK_STR(role_side(b, sizeof(b), "", ILOCK_MODE_READERS, 0, 0, true), "(readers)");
 }
 
 /* ---- a snapshot with ops, ranges, stacks and direct writes ---- */

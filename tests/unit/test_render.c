@@ -460,12 +460,35 @@ static void test_held_only(void)
 	mounts_free(&mt);
 }
 
+/* A reader-owned lock whose hint was the waiter itself: "readers", no name. */
+static void test_unnamed_readers(void)
+{
+	struct snapshot s;
+	struct report_meta m = { .duration_s = 1.0 };
+	struct ilock_edge_key ek = { .ino = 131, .dev = ILOCK_KDEV(7, 0), .class = ILOCK_CLASS_I_RWSEM,
+				     .holder_mode = ILOCK_MODE_READERS,
+				     .waiter_mode = ILOCK_MODE_SHARED, .waiter_pid = 20 };
+	struct ilock_edge_stats es = { 1, 1000, 1000 };
+	char *text;
+
+	snap_init(&s);
+	memcpy(ek.waiter_comm, "rw", 3);
+	CHECK(snap_add_edge(&s, &ek, &es) == 0);
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "\n  readers                          ->  rw[20]") != NULL);
+	CHECK(!strstr(text, "last ?"));
+	CHECK(strstr(text, "(readers)") != NULL);  /* by command */
+	free(text);
+	snap_free(&s);
+}
+
 int main(void)
 {
 	test_golden();
 	test_empty();
 	test_in_short();
 	test_held_only();
+	test_unnamed_readers();
 	test_format();
 	test_cli();
 	UNIT_DONE();

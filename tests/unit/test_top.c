@@ -1150,6 +1150,12 @@ static void test_holder_names(void)
 		CHECK_STR(top_fmt_holder(buf, sizeof(buf), &e), cases[i].want);
 	}
 	CHECK_STR(top_fmt_holder(buf, sizeof(buf), NULL), "-");
+	{
+		/* readers whose hint was the waiter itself: none named */
+		struct edge_row e = { .k = ekey(1, 0, "", 43, "fio", ILOCK_MODE_READERS) };
+
+		CHECK_STR(top_fmt_holder(buf, sizeof(buf), &e), "readers");
+	}
 }
 
 int main(void)
