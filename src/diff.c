@@ -298,17 +298,25 @@ static void reachability(struct diff_result *d)
 
 	d->unreachable = false;
 	d->intervals_needed = 0;
+	d->nout_of_reach = 0;
 	if (!d->ntests)
 		return;
 	for (size_t i = 0; i < d->n; i++)
 		for (int m = 0; m < DM_COUNT; m++) {
-			const struct diff_cmp *c = &d->s[i].m[m];
+			struct diff_cmp *c = &d->s[i].m[m];
+			double floor;
 
-			if (c->tested)
-				best = fmin(best, mw_min_p(c->na, c->nb));
+			if (!c->tested)
+				continue;
+			floor = mw_min_p(c->na, c->nb);
+			best = fmin(best, floor);
+			/* p50 and max have a sample only where there were waits */
+			c->out_of_reach = floor * (double)d->ntests >= d->o.alpha;
+			d->nout_of_reach += c->out_of_reach;
 		}
 	if (best * (double)d->ntests < d->o.alpha)
 		return;
+	d->nout_of_reach = 0;  /* all of them: the verdict says so as a whole */
 	d->unreachable = true;
 	for (size_t n = d->o.min_samples; n < 10000; n++)
 		if (mw_min_p(n, n) * (double)d->ntests < d->o.alpha) {
@@ -1170,6 +1178,11 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 			agree = (c->verdict == DV_HIGHER && c->after > c->before) ||
 				(c->verdict == DV_LOWER && c->after < c->before);
 			if (c->p_adj < o->alpha && big && agree) {
+				/* Holm lifts a larger p by less than ntests: it was in reach */
+				if (c->out_of_reach) {
+					c->out_of_reach = false;
+					d->nout_of_reach--;
+				}
 				d->nsig++;
 				if (c->verdict == DV_HIGHER)
 					d->nhigher++;
@@ -1246,6 +1259,8 @@ static void verdict_text(char *buf, size_t len, const struct diff_cmp *c)
 
 	if (!c->tested)
 		snprintf(buf, len, "untested: %s", c->why ? c->why : "?");
+	else if (c->out_of_reach)
+		snprintf(buf, len, "cannot tell: too few samples, %s", fmt_p(p, sizeof(p), c->p_adj));
 	else if (c->verdict == DV_SAME)
 		snprintf(buf, len, "not significant, %s", fmt_p(p, sizeof(p), c->p_adj));
 	else
@@ -1427,6 +1442,10 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 			   "significant over %zu tests (need about %zu per recording: record longer, "
 			   "or with a shorter -i)\n",
 			d->niv_a, d->niv_b, d->ntests, d->intervals_needed);
+	else if (d->nout_of_reach)
+		fprintf(f, "verdict: no significant change (%zu comparisons; %zu more had too few "
+			   "samples to tell: record longer, or with a shorter -i)\n",
+			d->ntests - d->nout_of_reach, d->nout_of_reach);
 	else
 		fprintf(f, "verdict: no significant change (%zu comparisons)\n", d->ntests);
 }
@@ -1508,8 +1527,10 @@ static void json_subject(struct json *j, const struct diff_subject *s, bool ops)
 		json_bool(j, "tested", c->tested);
 		json_double_or_null(j, "p", c->p, c->tested);
 		json_double_or_null(j, "p_adjusted", c->p_adj, c->tested);
-		json_str(j, "verdict", c->tested ? (c->verdict == DV_SAME ? "not_significant"
-						    : diff_verdict_name(c->verdict)) : "untested");
+		json_str(j, "verdict", !c->tested ? "untested"
+				       : c->out_of_reach ? "cannot_tell"
+				       : c->verdict == DV_SAME ? "not_significant"
+							       : diff_verdict_name(c->verdict));
 		json_str(j, "why_untested", c->tested ? NULL : c->why);
 		json_obj_end(j);
 	}
@@ -1583,6 +1604,7 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_str(&j, "verdict", d->nsig ? "significant change"
 				: d->ntests && !d->unreachable ? "no significant change"
 							       : "too few intervals");
+	json_u64(&j, "tests_out_of_reach", d->nout_of_reach);
 	/* 0 unless more intervals would be needed (unreachable) */
 	json_u64(&j, "intervals_needed", !d->ntests ? d->o.min_samples : d->intervals_needed);
 	json_obj_end(&j);

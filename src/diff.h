@@ -58,6 +58,11 @@ struct diff_cmp {
 	double change;            /* (after - before) / before; INFINITY when before is 0 */
 	bool tested;
 	double p, p_adj;          /* Mann-Whitney two-sided, Holm-adjusted */
+	/*
+	 * Tested, but on so few samples that even two that do not overlap
+	 * could not have been significant after the adjustment: no verdict.
+	 */
+	bool out_of_reach;
 	enum diff_verdict verdict;
 	const char *why;          /* why untested */
 	bool uncaptured;          /* a side's probes could not see it (e.g. --holds=off) */
@@ -112,6 +117,7 @@ struct diff_result {
 	 */
 	bool unreachable;
 	size_t intervals_needed;
+	size_t nout_of_reach;     /* tests out of reach (diff_cmp), when others were not */
 	bool roles_without_ops;   /* a side had --ops off: roles by command and mode only */
 	struct diff_opts o;
 	double secs_a, secs_b;

@@ -346,6 +346,70 @@ static void test_short_recordings(void)
 	rec_free(&b);
 }
 
+/*
+ * Shared waits in 5 intervals of 20, exclusive ones in all: the shared
+ * latencies have a sample only where there were waits, 5 a side, which no
+ * result could make significant over every test. Those say "cannot tell",
+ * and so does the verdict, where it counts them apart, instead of a plain
+ * "no significant change" (a tenfold cut went unremarked so).
+ */
+static void record_bursty(struct recording *r, double shared_ms)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, MNT_A);
+	snap_init(&d);
+	for (int i = 0; i < 20; i++) {
+		snap_reset(&d);
+		if (i == 0)
+			synth_inode(&d, DEV_A, 131, ILOCK_XFS_SB_MAGIC, "/data");
+		if (i % 4 == 0)
+			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 3,
+				   (uint64_t)(shared_ms * 1e6 * (0.8 + 0.4 * synth_rand01())));
+		synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 10,
+			   (uint64_t)(2e6 * (0.8 + 0.4 * synth_rand01())));
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+}
+
+static void test_samples_out_of_reach(void)
+{
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+	char *out, *json = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	record_bursty(&a, 50);
+	record_bursty(&b, 5);
+	run(&a, &b, &d);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_P50].tested && s->m[DM_P50].na == 5 && s->m[DM_P50].nb == 5);
+	CHECK(s && s->m[DM_P50].out_of_reach && s->m[DM_P50].verdict == DV_SAME);
+	CHECK(s && !s->m[DM_WAIT_PER_S].out_of_reach && s->m[DM_WAIT_PER_S].na == 20);
+	CHECK(!d.unreachable && d.nsig == 0 && d.nout_of_reach > 0 && d.nout_of_reach < d.ntests);
+	out = diff_text(&d, &a, &b);
+	CHECK(strstr(out, "cannot tell: too few samples, p=") != NULL);
+	CHECK(strstr(out, "more had too few samples to tell: record longer, or with a shorter "
+			  "-i)\n") != NULL);
+	free(out);
+	f = open_memstream(&json, &len);
+	CHECK(f != NULL);
+	if (f) {
+		diff_render_json(f, &d, "a", "b", &a, &b);
+		fclose(f);
+		CHECK(strstr(json, "\"verdict\":\"cannot_tell\"") != NULL);
+		CHECK(strstr(json, "\"tests_out_of_reach\":0") == NULL);
+		free(json);
+	}
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
 static void test_changed_condition(void)
 {
 	struct cond before = { DEV_A, 131, "/data", ILOCK_XFS_SB_MAGIC, 100, 8, 2, 3, -1, 0 };
@@ -776,5 +840,6 @@ int main(void)
 	test_roles();
 	/* last: the synthetic jitter is one sequence, which the tests above were written against */
 	test_short_recordings();
+	test_samples_out_of_reach();
 	UNIT_DONE();
 }
