@@ -366,6 +366,8 @@ int cmd_export(int argc, char **argv)
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
 	r = http_start(&x.http, &ho, err, sizeof(err));
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

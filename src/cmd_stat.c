@@ -63,8 +63,9 @@ static void load_ksyms(const struct ilock_opts *o, struct ksyms *ks)
 			 "addresses");
 }
 
-static void render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
-		   const char *title, bool no_hist, struct ksyms *ks)
+/* -1 when the output could not be written (a full disk, a closed pipe): said, stop then */
+static int render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
+		  const char *title, bool no_hist, struct ksyms *ks)
 {
 	struct render_opts ro = { .top_n = o->top_n, .no_hist = no_hist, .title = title,
 				  .ksyms = ks };
@@ -82,7 +83,11 @@ static void render(const struct ilock_opts *o, struct snapshot *s, const struct 
 		render_json(stdout, s, m, &ro);
 	else
 		render_text(stdout, s, m, &ro);
-	fflush(stdout);
+	if (fflush(stdout) || ferror(stdout)) {
+		log_error("writing the output failed: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -150,8 +155,8 @@ int cmd_stat(int argc, char **argv)
 				 (double)((interval_no ? prev.mono_ns : start) - start) / 1e9,
 				 (double)(cur.mono_ns - start) / 1e9);
 			interval_no++;
-			render(&o, &delta, &meta, o.json ? NULL : title, true, &ks);
-			if (snap_copy(&prev, &cur))
+			if (render(&o, &delta, &meta, o.json ? NULL : title, true, &ks) ||
+			    snap_copy(&prev, &cur))
 				goto out;
 			/* the next tick follows the schedule, not the time we woke */
 			while (next_tick <= now_monotonic_ns())
@@ -167,7 +172,8 @@ int cmd_stat(int argc, char **argv)
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
 	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9, filt);
-	render(&o, &cur, &meta, NULL, false, &ks);
+	if (render(&o, &cur, &meta, NULL, false, &ks))
+		goto out;
 	ret = 0;
 out:
 	tracer_stop(&t);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* ilock: inode lock contention, from kernel tracepoints. */
+#include <errno.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "ilock.h"
@@ -29,7 +32,35 @@ static void usage(FILE *f)
 	fprintf(f, "\nexamples:\n  ilock stat -d 10\n  ilock stat -D /mnt/data -j > waits.json\n");
 }
 
-int main(int argc, char **argv)
+/*
+ * A closed stdin, stdout or stderr would hand its number to the next file
+ * or BPF object we open, and our output would go into it. Each gets
+ * /dev/null, stdout opened read-only so that writing to it still fails
+ * and is reported.
+ */
+static void guard_stdio(void)
+{
+	static const int modes[3] = { O_RDONLY, O_RDONLY, O_WRONLY };
+
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF &&
+		    open("/dev/null", modes[fd]) != fd)
+			_exit(2);
+}
+
+/* Output lost (a full disk, a closed pipe) is a failure, not a success. */
+static int output_status(int ret)
+{
+	int e = fflush(stdout) ? errno : 0;
+
+	/* a command that failed has said why (report and diff check their output) */
+	if (ret || (!e && !ferror(stdout)))
+		return ret;
+	fprintf(stderr, "ilock: writing the output failed%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+	return 1;
+}
+
+static int run(int argc, char **argv)
 {
 	/* installed as a link named ilocktop: that name means `ilock top` */
 	if (argc > 0 && !strcmp(basename(argv[0]), "ilocktop"))
@@ -52,4 +83,10 @@ int main(int argc, char **argv)
 	fprintf(stderr, "ilock: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	guard_stdio();
+	return output_status(run(argc, argv));
 }

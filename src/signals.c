@@ -34,8 +34,15 @@ void signals_setup(void (*cleanup)(void))
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_stop;  /* no SA_RESTART: sleeps return early */
 	sigemptyset(&sa.sa_mask);
+	/*
+	 * A closed terminal (HUP) or Ctrl-\ (QUIT) stops us as Ctrl-C does:
+	 * by default they end the process with the terminal in raw mode and a
+	 * recording without its last interval.
+	 */
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
 	sa.sa_handler = on_winch;
 	sigaction(SIGWINCH, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);

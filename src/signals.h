@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
-/* The one signal handler: first SIGINT/SIGTERM asks to stop, a second exits. */
+/* The one signal handler: a first SIGINT, TERM, HUP or QUIT asks to stop, a second exits. */
 #ifndef ILOCK_SIGNALS_H
 #define ILOCK_SIGNALS_H
 

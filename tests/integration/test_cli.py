@@ -120,9 +120,13 @@ def test_unprivileged_gets_one_clear_line(ilock_bin):
     assert r.stdout == ""
 
 
-def test_sigterm_prints_and_detaches(ilock_bin, procs):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT],
+                         ids=["TERM", "HUP", "QUIT"])
+def test_sigterm_prints_and_detaches(ilock_bin, procs, sig):
+    """A closed terminal (HUP) and Ctrl-\\ (QUIT) stop it as SIGTERM does:
+    the report is printed, not lost with the default action's exit."""
     p, ids = started(procs, ilock_bin, "-j")
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(sig)
     out, _ = p.communicate(timeout=20)
     assert p.returncode == 0
     doc = json.loads(out)
@@ -147,6 +151,38 @@ def test_sigkill_leaves_nothing_attached(ilock_bin, procs):
     p, ids = started(procs, ilock_bin)
     p.kill()
     p.wait(timeout=10)
+    assert_released(ids)
+
+
+@pytest.mark.parametrize("cmd", [["stat", "-d", "0.5"], ["stat", "-d", "0.5", "-j"],
+                                 ["probe"], ["--version"]])
+def test_output_that_cannot_be_written_fails(ilock_bin, cmd):
+    """A full disk or a closed stdout is a failure with a reason, not exit 0
+    with the output gone."""
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([ilock_bin, *cmd], stdout=full, stderr=subprocess.PIPE, text=True,
+                           timeout=30)
+    assert r.returncode == 1, r.stderr
+    assert "writing the output failed: No space left on device" in r.stderr, r.stderr
+    r = subprocess.run([ilock_bin, *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True, timeout=30, close_fds=True,
+                       preexec_fn=lambda: os.close(1))
+    assert r.returncode == 1, r.stderr
+    assert "writing the output failed: Bad file descriptor" in r.stderr, r.stderr
+
+
+def test_interval_output_stops_when_the_reader_goes(ilock_bin, procs):
+    """`ilock stat -i 1 | head -1`: once the pipe is closed, a write fails
+    (EPIPE: SIGPIPE is ignored so that the probes are detached), and it
+    stops with a reason instead of tracing on, unread, until killed."""
+    p = procs.start([ilock_bin, "stat", "-i", "0.2", "-j"], stderr=subprocess.PIPE)
+    line = p.stdout.readline()
+    assert json.loads(line)["version"] == 1
+    ids = bpf_ids_of(p.pid, "prog")
+    assert ids
+    p.stdout.close()
+    assert p.wait(timeout=10) == 1
+    assert "writing the output failed: Broken pipe" in p.stderr.read()
     assert_released(ids)
 
 

@@ -258,14 +258,17 @@ def test_kill9_keeps_every_complete_interval(fs_factory, procs, helpers_dir, ilo
     assert "truncated block" in r.stderr and "20 bytes after it lost" in r.stderr
 
 
-def test_sigterm_closes_cleanly(fs_factory, procs, helpers_dir, ilock_bin, tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])
+def test_sigterm_closes_cleanly(fs_factory, procs, helpers_dir, ilock_bin, tmp_path, sig):
+    """SIGHUP too (a closed ssh session): its default action lost the
+    interval in progress and the END block."""
     fs = fs_factory("xfs")
     data = make_file(os.path.join(fs.mnt, "data"), 1 << 20)
     rec = str(tmp_path / "term.ilrec")
     p = start_record(ilock_bin, rec, "-i", "0.3", "-D", fs.mnt)
     procs.append(p)
     scenario(helpers_dir, data, 1.0)
-    p.send_signal(signal.SIGTERM)
+    p.send_signal(sig)
     _, err = p.communicate(timeout=30)
     assert p.returncode == 0, err
     whole, end = blocks(rec)

@@ -9,6 +9,7 @@ The screen is read back with `tmux capture-pane -p`; keys go in with
 
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -72,6 +73,11 @@ class Term:
 
     def pane_pid(self):
         return int(_tmux("display-message", "-p", "-t", self.name, "#{pane_pid}").strip())
+
+    def flags(self):
+        """Is the pane on the alternate screen; is its cursor shown (tmux 1/0)."""
+        return _tmux("display-message", "-p", "-t", self.name,
+                     "#{alternate_on} #{cursor_flag}").split()
 
     def kill(self):
         _tmux("kill-session", "-t", self.name, check=False)
@@ -274,7 +280,7 @@ def _child_of(pid):
     raise AssertionError(f"no child of {pid}")
 
 
-@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C"])
+@pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C", "SIGHUP", "Ctrl-\\"])
 def test_screen_signal_restores_terminal(term, workload, ilocktop_bin, how):
     fs, hot, ino = workload
     t = _start(term, ilocktop_bin, fs)
@@ -282,15 +288,18 @@ def test_screen_signal_restores_terminal(term, workload, ilocktop_bin, how):
     pid = _child_of(t.pane_pid())
     with open(f"/proc/{pid}/comm") as f:
         assert f.read().strip() == "ilocktop"
-    if how == "SIGTERM":
-        os.kill(pid, 15)
-    else:
+    if how.startswith("SIG"):
+        os.kill(pid, getattr(signal, how))
+    elif how == "Ctrl-C":
         t.keys("C-c")  # SIGINT from the terminal, as a user's Ctrl-C
+    else:
+        t.keys("C-\\")  # SIGQUIT: its default action left raw mode and the alternate screen
     s = t.wait_re(r"^EXIT=\d+")
     assert "EXIT=0" in s
     t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME; echo ALIVE-$((6*7))')
     s = t.wait_re(r"^ALIVE-42$")
     assert "STTY-SAME" in s
+    assert t.flags() == ["0", "1"], "left on the alternate screen, or the cursor hidden"
     # the probes went with it: nothing of ours is left attached
     assert not os.path.exists(f"/proc/{pid}")
 
