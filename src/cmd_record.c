@@ -7,9 +7,11 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,7 +79,7 @@ CLI_MAX_INODES_HELP
 "      --no-stacks         keep ops and ranges but record no kernel stacks\n"
 CLI_HOLDS_HELP
 CLI_WAIT_SAMPLE_HELP
-"  -f, --force             overwrite FILE if it exists\n"
+"  -f, --force             replace FILE if it exists (once tracing has started)\n"
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
 "SIGINT, SIGTERM, SIGHUP or SIGQUIT finish the current interval and close the\n"
@@ -314,6 +316,34 @@ static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot
 	return 0;
 }
 
+/*
+ * The recording's file. A new one is created as FILE; with -f over an
+ * existing recording it is made beside it (tmp) and renamed over it
+ * (target) once tracing has started, so a run that cannot start (no such
+ * process, no privileges, a missing tracepoint) leaves the old one alone.
+ * Only regular files: a FIFO would block the open, and -f must not
+ * replace a device node or a directory.
+ */
+static int open_output(const struct record_args *a, char *tmp, size_t len, char *target,
+		       size_t target_len)
+{
+	struct stat st;
+
+	tmp[0] = 0;
+	if (stat(a->path, &st)) {
+		if (errno != ENOENT)
+			return -errno;
+		return rec_file_create(a->path, false);
+	}
+	if (S_ISDIR(st.st_mode))
+		return -EISDIR;
+	if (!S_ISREG(st.st_mode))
+		return -ENOTSUP;
+	if (!a->force)
+		return -EEXIST;
+	return rec_file_create_beside(a->path, tmp, len, target, target_len);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct snapshot cur, prev, delta, tmp;
@@ -326,6 +356,7 @@ int cmd_record(int argc, char **argv)
 	char err_msg[256];
 	uint64_t deadline = 0, next_tick, interval_ns, prev_mono, start_real;
 	const char *reason = "interrupted";
+	char tmp_path[PATH_MAX + 8], target[PATH_MAX];
 	int r, err = 0, ret = 1;
 
 	r = parse(argc, argv, &a, err_msg, sizeof(err_msg));
@@ -345,9 +376,10 @@ int cmd_record(int argc, char **argv)
 	rec_writer_init(&rc.w);
 	rc.path = a.path;
 
-	rc.fd = rec_file_create(a.path, a.force);
+	rc.fd = open_output(&a, tmp_path, sizeof(tmp_path), target, sizeof(target));
 	if (rc.fd < 0) {
-		log_error("cannot create %s: %s%s", a.path, strerror(-rc.fd),
+		log_error("cannot create %s: %s%s", a.path,
+			  rc.fd == -ENOTSUP ? "not a regular file" : strerror(-rc.fd),
 			  rc.fd == -EEXIST ? " (use -f to overwrite)" : "");
 		rc.fd = -1;
 		goto out;
@@ -355,10 +387,15 @@ int cmd_record(int argc, char **argv)
 	rc.bytes = REC_HDR_LEN;
 	if (tracer_start(&t, &a.o)) {
 		/* nothing recorded: do not leave a header-only file behind */
-		unlink(a.path);
+		unlink(tmp_path[0] ? tmp_path : a.path);
 		goto out;
 	}
 	tracing = true;
+	if (tmp_path[0] && rename(tmp_path, target)) {
+		log_error("cannot replace %s: %s", target, strerror(errno));
+		unlink(tmp_path);
+		goto out;
+	}
 	/* the wall clock at the tracer's start, for absolute times in reports */
 	start_real = now_realtime_ns() - (now_monotonic_ns() - t.start_mono_ns);
 

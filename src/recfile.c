@@ -1599,21 +1599,59 @@ out:
 
 /* ---------------------------------------------------------------- file I/O */
 
-int rec_file_create(const char *path, bool force)
+static int write_header(int fd)
 {
 	uint8_t hdr[REC_HDR_LEN];
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
 	struct rec_buf b = { .p = hdr, .len = sizeof(hdr), .cap = sizeof(hdr) };
 	int err;
 
-	if (fd < 0)
-		return -errno;
 	rec_header(hdr);
 	err = rec_file_append(fd, &b);
 	if (err) {
 		close(fd);
 		return err;
 	}
+	return fd;
+}
+
+int rec_file_create(const char *path, bool force)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (force ? O_TRUNC : O_EXCL), 0644);
+
+	return fd < 0 ? -errno : write_header(fd);
+}
+
+int rec_file_create_beside(const char *path, char *tmp, size_t len, char *target,
+			   size_t target_len)
+{
+	char *real = realpath(path, NULL);
+	mode_t mask;
+	int fd;
+
+	if (!real)
+		return -errno;
+	if ((size_t)snprintf(target, target_len, "%s", real) >= target_len ||
+	    (size_t)snprintf(tmp, len, "%s.XXXXXX", real) >= len) {
+		free(real);
+		return -ENAMETOOLONG;
+	}
+	free(real);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* as open(..., 0644) would have made it: mkostemp gives 0600 */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0644 & ~mask)) {
+		int err = -errno;
+
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	fd = write_header(fd);
+	if (fd < 0)
+		unlink(tmp);
 	return fd;
 }
 
@@ -1642,7 +1680,8 @@ int rec_file_append(int fd, const struct rec_buf *framed)
 
 int rec_file_read(const char *path, uint8_t **buf, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO would wait for a writer; it is refused below */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	size_t cap, n = 0;
 	struct stat st;
 	uint8_t *p;

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import tempfile
@@ -360,6 +361,54 @@ def test_diff_changed_condition(recordings, ilock_bin):
 
 
 # ---------------------------------------------------------------- bad input
+
+
+def test_force_keeps_the_old_recording_until_tracing_starts(recordings, ilock_bin, tmp_path):
+    """-f over a recording: a run that cannot start (here: no such process)
+    used to truncate the old one first and then delete it. The new one is
+    made beside it and renamed over it once tracing has started."""
+    old = tmp_path / "night.ilrec"
+    old.write_bytes(open(recordings["a1"], "rb").read())
+    link = tmp_path / "latest.ilrec"
+    link.symlink_to(old.name)
+    before = old.read_bytes()
+    r = subprocess.run([ilock_bin, "record", "-o", str(old), "-f", "-p", "999999999", "-d",
+                        "1"], capture_output=True, text=True, timeout=30)
+    assert r.returncode in (1, 2) and r.stderr.count("\n") == 1, r.stderr
+    assert old.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.ilrec", "night.ilrec"]
+
+    # a run that starts replaces it, through the symlink, with the usual mode
+    r = subprocess.run([ilock_bin, "record", "-o", str(link), "-f", "-d", "0.5"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert link.is_symlink() and old.read_bytes() != before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.ilrec", "night.ilrec"]
+    assert oct(old.stat().st_mode & 0o777) == oct(0o644 & ~current_umask())
+    rep = subprocess.run([ilock_bin, "report", "-j", str(old)], capture_output=True,
+                         text=True, timeout=30)
+    assert rep.returncode == 0 and json.loads(rep.stdout)["recording"]["complete"] is True
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_fifos_and_other_non_files_are_refused_at_once(ilock_bin, tmp_path):
+    """Opening a FIFO blocks until the other end opens: report and record
+    hung there. And -f must not replace a device node or a directory."""
+    fifo = tmp_path / "p"
+    os.mkfifo(fifo)
+    for cmd, says in ((["report", str(fifo)], "not a regular file"),
+                      (["record", "-o", str(fifo), "-f", "-d", "1"], "not a regular file"),
+                      (["record", "-o", "/dev/null", "-f", "-d", "1"], "not a regular file"),
+                      (["record", "-o", str(tmp_path), "-d", "1"], "Is a directory")):
+        r = subprocess.run([ilock_bin, *cmd], capture_output=True, text=True, timeout=10)
+        assert r.returncode == 1 and says in r.stderr, (cmd, r.stderr)
+        assert "use -f" not in r.stderr
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def test_bad_recordings(recordings, ilock_bin, tmp_path):
