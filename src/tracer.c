@@ -329,6 +329,11 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 			  "details)", t->probe.kernel, strncmp(why, "off: ", 5) ? why : why + 5);
 		return -ENOTSUP;
 	}
+	/* asked for, and off: said without -v, or the hold tables stay empty unexplained */
+	if (o->holds != ILOCK_HOLDS_OFF && t->strat.xfs_holds == ATTACH_OFF) {
+		log_warn("--holds=%s: XFS hold times are %s", o->holds == ILOCK_HOLDS_ALL ? "all" : "xfs",
+			 t->strat.xfs_holds_why);
+	}
 	if (o->holds == ILOCK_HOLDS_ALL && t->strat.rwsem_holds == ATTACH_OFF) {
 		log_error("--holds=all: %s (run `ilock probe --holds=all` for details)",
 			  t->strat.rwsem_holds_why);

@@ -99,6 +99,19 @@ def test_xfs_readers_blocked_by_writer_raw_tp_no_xfs(fs_factory, procs, helpers_
     assert all(l["hold"] is None for l in doc["locks"])
 
 
+def test_holds_asked_for_and_off_is_said(ilock_bin):
+    """--holds=xfs asked for where XFS holds cannot be timed: said without
+    -v, or the hold columns stay empty with no reason given."""
+    r = subprocess.run([ilock_bin, "stat", "-d", "0.3", "-j", "--holds=xfs"], env=forced_env(),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "ilock: warning: --holds=xfs: XFS hold times are off (ILOCK_NO_XFS)\n" in r.stderr
+    # not asked for: nothing to say
+    r = subprocess.run([ilock_bin, "stat", "-d", "0.3", "-j"], env=forced_env(),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "hold times" not in r.stderr, r.stderr
+
+
 def test_verbose_prints_probe_once(ilock_bin):
     r = subprocess.run([ilock_bin, "stat", "-v", "-d", "1", "-j", "--holds=xfs"], env=forced_env(),
                        capture_output=True, text=True, timeout=60)
