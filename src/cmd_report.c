@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
@@ -278,14 +280,26 @@ int cmd_report(int argc, char **argv)
 
 	if (a.html) {
 		FILE *hf = fopen(a.html, "w");
+		struct stat st;
+		bool regular;
+		int e = 0;
 
 		if (!hf) {
 			fprintf(stderr, "ilock report: cannot write %s: %s\n", a.html, strerror(errno));
 			goto out;
 		}
+		/* only a file of ours is removed when cut short: never /dev/full or a pipe */
+		regular = !fstat(fileno(hf), &st) && S_ISREG(st.st_mode);
 		report_html(hf, &ctx);
-		if (ferror(hf) | fclose(hf)) {
-			fprintf(stderr, "ilock report: writing %s failed\n", a.html);
+		if (fflush(hf) || ferror(hf))
+			e = errno ? errno : EIO;
+		if (fclose(hf) && !e)
+			e = errno;
+		if (e) {
+			/* a page cut short would load as if whole */
+			if (regular)
+				unlink(a.html);
+			fprintf(stderr, "ilock report: writing %s failed: %s\n", a.html, strerror(e));
 			goto out;
 		}
 		fprintf(stderr, "ilock report: wrote %s\n", a.html);

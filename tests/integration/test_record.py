@@ -396,6 +396,27 @@ def current_umask():
     return mask
 
 
+def test_html_that_cannot_be_written_fails_and_is_removed(recordings, ilock_bin, tmp_path):
+    """A page cut short by a full disk loads as if whole: it is removed, and
+    the error says why. Never a device: /dev/full stays."""
+    small = tmp_path / "small"
+    small.mkdir()
+    _run(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", str(small)])
+    try:
+        page = small / "r.html"
+        r = subprocess.run([ilock_bin, "report", "--html", str(page), recordings["a1"]],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1, r.stderr
+        assert f"writing {page} failed: No space left on device" in r.stderr, r.stderr
+        assert not page.exists()
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)
+    r = subprocess.run([ilock_bin, "report", "--html", "/dev/full", recordings["a1"]],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and "No space left on device" in r.stderr, r.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
 def test_fifos_and_other_non_files_are_refused_at_once(ilock_bin, tmp_path):
     """Opening a FIFO blocks until the other end opens: report and record
     hung there. And -f must not replace a device node or a directory."""
