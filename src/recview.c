@@ -440,13 +440,16 @@ bool rec_parse_time(const struct recording *r, const char *arg, uint64_t *ns, ch
 	/* seconds from the start, with an optional unit */
 	errno = 0;
 	v = strtod(arg, &e);
-	if (errno || e == arg || !(v >= 0) || v > 1e9)
+	if (errno || e == arg || !(v >= 0))
 		goto bad;
 	if (!strcmp(e, "m"))
 		v *= 60;
 	else if (!strcmp(e, "h"))
 		v *= 3600;
 	else if (*e && strcmp(e, "s"))
+		goto bad;
+	/* after the unit: 99999999h in ns would overflow */
+	if (v > 1e9)
 		goto bad;
 	*ns = (uint64_t)llround(v * 1e9);
 	return true;

@@ -718,6 +718,10 @@ static void test_select_and_time(void)
 	CHECK(rec_parse_time(&r, "2m", &ns, err, sizeof(err)) && ns == 120000000000ULL);
 	CHECK(rec_parse_time(&r, "1h", &ns, err, sizeof(err)) && ns == 3600000000000ULL);
 	CHECK(rec_parse_time(&r, "10s", &ns, err, sizeof(err)) && ns == 10000000000ULL);
+	/* over 1e9 s once the unit is applied: refused, not wrapped past 2^64 ns */
+	CHECK(!rec_parse_time(&r, "99999999h", &ns, err, sizeof(err)) && strstr(err, "bad time"));
+	CHECK(rec_parse_time(&r, "277777h", &ns, err, sizeof(err)) &&
+	      ns == 277777ULL * 3600 * 1000000000ULL);
 	/* the start is 2023-11-14 22:13:20 UTC */
 	CHECK(rec_parse_time(&r, "@1700000010", &ns, err, sizeof(err)) && ns == 10000000000ULL);
 	CHECK(rec_parse_time(&r, "22:13:25", &ns, err, sizeof(err)) && ns == 5000000000ULL);
