@@ -379,6 +379,9 @@ int cmd_top(int argc, char **argv)
 	top_view_init(&a->view);
 
 	signals_setup(ui_emergency_restore);
+	/* loading and attaching take seconds: a blank terminal meanwhile looks hung */
+	if (!batch && isatty(STDERR_FILENO))
+		fprintf(stderr, "ilocktop: loading and attaching the probes (a few seconds)...\n");
 	/* every error that can stop us comes here, before the screen is ours */
 	if (tracer_start(&a->t, &a->o)) {
 		free(a);

@@ -508,7 +508,9 @@ int top_format_status(const struct top_status *st, int width,
 	if (lost) {
 		bool first = true;
 
-		addf(&l, "LOST EVENTS: %s since start, %s in the last interval:",
+		/* capitals with the alarm colour: the waits that began before tracing are no alarm */
+		addf(&l, "%s: %s since start, %s in the last interval:",
+		     st->undercount_window ? "LOST EVENTS" : "lost events",
 		     fmt_count(a, sizeof(a), lost), fmt_count(b, sizeof(b), st->lost_window));
 		for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++) {
 			if (!st->lost[i])

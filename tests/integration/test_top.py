@@ -296,6 +296,8 @@ def test_screen_signal_restores_terminal(term, workload, ilocktop_bin, how):
         t.keys("C-\\")  # SIGQUIT: its default action left raw mode and the alternate screen
     s = t.wait_re(r"^EXIT=\d+")
     assert "EXIT=0" in s
+    # back on the normal screen: what it said while the probes loaded, not a blank wait
+    assert "ilocktop: loading and attaching the probes" in s
     t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME; echo ALIVE-$((6*7))')
     s = t.wait_re(r"^ALIVE-42$")
     assert "STTY-SAME" in s
