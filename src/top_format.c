@@ -51,21 +51,28 @@ static int layout_total(const struct top_layout *l)
 #define PATH_COMFORT 30
 #define HOLDER_COMFORT 22  /* "readers, mysqld[44100]", "fio[23844] next excl" */
 
-/* Share out what the minimum widths leave: path, then holder, then path. */
+/* Widen column c towards want, from extra; what is left. */
+static int layout_grow(struct top_layout *l, enum top_col c, int want, int extra)
+{
+	int add = want - l->w[c];
+
+	if (!l->w[c] || add <= 0)
+		return extra;
+	add = add < extra ? add : extra;
+	l->w[c] += add;
+	return extra - add;
+}
+
+/*
+ * Share out what the minimum widths leave: the holder up to a name, a
+ * thread id and a mode ("fio[23844] next excl"), the path to its comfort,
+ * the holder to its full width, then the rest to the path.
+ */
 static void layout_share(struct top_layout *l, int extra)
 {
-	int add;
-
-	add = PATH_COMFORT - l->w[COL_PATH];
-	add = add < 0 ? 0 : add < extra ? add : extra;
-	l->w[COL_PATH] += add;
-	extra -= add;
-	if (l->w[COL_HOLDER]) {
-		add = cols[COL_HOLDER].pref - l->w[COL_HOLDER];
-		add = add < extra ? add : extra;
-		l->w[COL_HOLDER] += add;
-		extra -= add;
-	}
+	extra = layout_grow(l, COL_HOLDER, HOLDER_COMFORT, extra);
+	extra = layout_grow(l, COL_PATH, PATH_COMFORT, extra);
+	extra = layout_grow(l, COL_HOLDER, cols[COL_HOLDER].pref, extra);
 	l->w[COL_PATH] += extra;
 }
 
@@ -83,14 +90,17 @@ void top_layout_compute(struct top_layout *l, int width, bool cumulative)
 	/*
 	 * Where the path and the holder would be cut, DEV:INO and FS go
 	 * first: the path says most of what they say, and a holder cut
-	 * before its thread id names nobody.
+	 * before its thread id names nobody. Then P99, where the holder would
+	 * still be cut (80 columns): MAX stays to say how bad.
 	 */
-	for (int i = 0; i < 2 && l->w[COL_HOLDER]; i++) {
+	for (int i = 0; i < 3 && l->w[COL_HOLDER]; i++) {
+		static const enum top_col give_way[] = { COL_DEVINO, COL_FS, COL_P99 };
 		int spare = width - layout_total(l);
 
-		if (spare >= PATH_COMFORT - cols[COL_PATH].min + HOLDER_COMFORT - cols[COL_HOLDER].min)
+		if (spare >= PATH_COMFORT - cols[COL_PATH].min + HOLDER_COMFORT - cols[COL_HOLDER].min ||
+		    (give_way[i] == COL_P99 && spare >= HOLDER_COMFORT - cols[COL_HOLDER].min))
 			break;
-		l->w[drop_order[i]] = 0;  /* COL_DEVINO, then COL_FS */
+		l->w[give_way[i]] = 0;
 	}
 	extra = width - layout_total(l);
 	if (extra < 0) {
