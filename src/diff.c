@@ -199,6 +199,20 @@ static void interval_stats(const struct recording *r, const struct rec_interval 
 	}
 }
 
+/*
+ * One interval's latency, from its own histogram only. Its max_ns is
+ * exact only where it rose past every earlier wait; elsewhere it is the
+ * run's maximum so far, capped by the slot (stats_delta), and capping the
+ * percentiles with it let one slow wait early in a recording lift every
+ * later sample: a "significant" p99 and max change from 1 wait in 300.
+ * Here the top slot ends at its own edge, or at the interval's total wait
+ * time (no wait is longer); the max is that end.
+ */
+static double own_percentile(const struct ilock_stats *st, double q)
+{
+	return (double)hist_percentile(st->hist, q, st->total_ns);
+}
+
 static int collect(const struct recording *r, const struct diff_opts *o, const struct sel *s,
 		   struct agg *g)
 {
@@ -223,7 +237,7 @@ static int collect(const struct recording *r, const struct diff_opts *o, const s
 			continue;
 		if (s->kind == DK_HOLD) {
 			if (st.count)
-				g->v[DM_HOLD_P99][g->n[DM_HOLD_P99]++] = (double)stats_percentile(&st, 0.99);
+				g->v[DM_HOLD_P99][g->n[DM_HOLD_P99]++] = own_percentile(&st, 0.99);
 			continue;
 		}
 		g->v[DM_WAITS_PER_S][g->n[DM_WAITS_PER_S]++] = (double)st.count / secs;
@@ -231,9 +245,9 @@ static int collect(const struct recording *r, const struct diff_opts *o, const s
 		/* pairs keep no histogram: their kinds compare rates only */
 		if (!st.count || is_pair_kind(s->kind))
 			continue;
-		g->v[DM_P50][g->n[DM_P50]++] = (double)stats_percentile(&st, 0.50);
-		g->v[DM_P99][g->n[DM_P99]++] = (double)stats_percentile(&st, 0.99);
-		g->v[DM_MAX][g->n[DM_MAX]++] = (double)st.max_ns;
+		g->v[DM_P50][g->n[DM_P50]++] = own_percentile(&st, 0.50);
+		g->v[DM_P99][g->n[DM_P99]++] = own_percentile(&st, 0.99);
+		g->v[DM_MAX][g->n[DM_MAX]++] = own_percentile(&st, 1.0);
 	}
 	return 0;
 }
