@@ -1186,8 +1186,9 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 			if (!c->tested)
 				continue;
 			c->p_adj = adj[nt++];
-			big = fabs(c->change) >= (m == DM_WAITS_PER_S || m == DM_WAIT_PER_S
-						  ? o->min_change : o->min_change_latency);
+			c->floor = m == DM_WAITS_PER_S || m == DM_WAIT_PER_S ? o->min_change
+									    : o->min_change_latency;
+			big = fabs(c->change) >= c->floor;
 			/* a total pulled the other way by a few intervals is no verdict */
 			agree = (c->verdict == DV_HIGHER && c->after > c->before) ||
 				(c->verdict == DV_LOWER && c->after < c->before);
@@ -1203,6 +1204,8 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 				else
 					d->nlower++;
 			} else {
+				if (c->p_adj < o->alpha)
+					c->why_not = !agree ? DWN_DIRECTION : DWN_FLOOR;
 				c->verdict = DV_SAME;
 			}
 		}
@@ -1275,6 +1278,12 @@ static void verdict_text(char *buf, size_t len, const struct diff_cmp *c)
 		snprintf(buf, len, "untested: %s", c->why ? c->why : "?");
 	else if (c->out_of_reach)
 		snprintf(buf, len, "cannot tell: too few samples, %s", fmt_p(p, sizeof(p), c->p_adj));
+	else if (c->verdict == DV_SAME && c->why_not == DWN_FLOOR)
+		snprintf(buf, len, "not significant: %+.0f%% is under the %.0f%% floor, %s",
+			 100 * c->change, 100 * c->floor, fmt_p(p, sizeof(p), c->p_adj));
+	else if (c->verdict == DV_SAME && c->why_not == DWN_DIRECTION)
+		snprintf(buf, len, "not significant: the whole runs moved the other way, %s",
+			 fmt_p(p, sizeof(p), c->p_adj));
 	else if (c->verdict == DV_SAME)
 		snprintf(buf, len, "not significant, %s", fmt_p(p, sizeof(p), c->p_adj));
 	else
@@ -1546,6 +1555,8 @@ static void json_subject(struct json *j, const struct diff_subject *s, bool ops)
 				       : c->verdict == DV_SAME ? "not_significant"
 							       : diff_verdict_name(c->verdict));
 		json_str(j, "why_untested", c->tested ? NULL : c->why);
+		json_str(j, "why_not_significant", c->why_not == DWN_FLOOR ? "under_floor"
+						   : c->why_not == DWN_DIRECTION ? "direction" : NULL);
 		json_obj_end(j);
 	}
 	json_obj_end(j);

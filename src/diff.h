@@ -63,6 +63,13 @@ struct diff_cmp {
 	 * could not have been significant after the adjustment: no verdict.
 	 */
 	bool out_of_reach;
+	/*
+	 * Not significant although p_adj < alpha: the change is under the
+	 * floor (min_change or min_change_latency, in floor), or the
+	 * whole-run values moved the other way from the intervals'.
+	 */
+	enum { DWN_NONE = 0, DWN_FLOOR, DWN_DIRECTION } why_not;
+	double floor;
 	enum diff_verdict verdict;
 	const char *why;          /* why untested */
 	bool uncaptured;          /* a side's probes could not see it (e.g. --holds=off) */

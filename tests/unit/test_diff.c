@@ -559,6 +559,14 @@ static void test_effect_floors(void)
 		CHECK(s->m[DM_MAX].p_adj < 0.01);
 		CHECK(fabs(s->m[DM_MAX].change) < 0.20);
 		CHECK(s->m[DM_MAX].verdict == DV_SAME);
+		CHECK(s->m[DM_MAX].why_not == DWN_FLOOR);
+	}
+	{
+		/* said why, not "not significant, p<0.001", which reads as a bug */
+		char *out = diff_text(&d, &a, &b);
+
+		CHECK(strstr(out, "not significant: -14% is under the 20% floor, p") != NULL);
+		free(out);
 	}
 	diff_free(&d);
 	rec_free(&a);
