@@ -417,9 +417,21 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 		fprintf(f, "  most on %s %s: %s tasks (%.0f%%)", label,
 			class_display_name(w.top->class, v.magic), fmt_tasks(a, sizeof(a), w.top_tasks),
 			100.0 * (double)row_wait_ns(w.top) / (double)w.wait_ns);
-		if (h >= 0)
-			fprintf(f, ", %.0f%% of it between disjoint byte ranges (a range lock would have "
-				   "let those run)", 100.0 * h);
+		if (h >= 0) {
+			/* the rest is overlapping or unknown: a reader would quote it as overlap */
+			double ns = 0, ov, unk;
+
+			/* over the range classes, as row_headroom counts them */
+			for (int g = 0; g < ILOCK_RANGE_MAX; g++)
+				ns += (double)w.top->range[g].wait_ns;
+			ov = ns > 0 ? (double)w.top->range[ILOCK_RANGE_OVERLAP].wait_ns / ns : 0;
+			unk = ns > 0 ? (double)row_range_unknown(w.top).wait_ns / ns : 0;
+
+			fprintf(f, ", %.0f%% of it between disjoint byte ranges (%s; %.0f%% overlapping, "
+				   "%.0f%% with a range unknown)", 100.0 * h,
+				h > 0 ? "a range lock would have let those run"
+				      : "a range lock would not have helped", 100.0 * ov, 100.0 * unk);
+		}
 		fprintf(f, "\n");
 		top_role(f, roles, nroles, w.top);
 	}

@@ -260,7 +260,8 @@ static void test_in_short(void)
 	CHECK(strstr(text, "\nIN SHORT\n  0.82 tasks waited for inode locks on average (8.20 s of "
 			  "waiting in 10.0 s, 4 waits)\n  most on 7:0:131 (not seen by the path walker) "
 			  "IOLOCK: 0.80 tasks (98%), 100% of it between disjoint byte ranges") != NULL);
-	CHECK(strstr(text, "(a range lock would have let those run)\n  the largest share there: mysqld "
+	CHECK(strstr(text, "(a range lock would have let those run; 0% overlapping, 0% with a range "
+			  "unknown)\n  the largest share there: mysqld "
 			  "buffered-write EXCL -> mysqld buffered-read SHARED, 50% (2 -> 2 threads)\n") != NULL);
 	CHECK(strstr(text, "  apart from that, ext4 fsyncs waited for the journal: 0.10 tasks on "
 			  "average (1.00 s in 1 waits)\n") != NULL);
@@ -460,6 +461,40 @@ static void test_held_only(void)
 	mounts_free(&mt);
 }
 
+/*
+ * IN SHORT's headroom names what the rest is: overlapping or unknown. A
+ * reader quoted "86% disjoint" as "14% overlapped" where none did.
+ */
+static void test_headroom_rest(void)
+{
+	static const uint64_t waits[] = { 1000000000ULL, 1000000000ULL };
+	struct report_meta m = { .duration_s = 1.0 };
+	struct snapshot s;
+	char *text;
+
+	for (int all_overlap = 0; all_overlap < 2; all_overlap++) {
+		struct ilock_range_key rk = { .ino = 131, .dev = ILOCK_KDEV(7, 0),
+					      .class = ILOCK_CLASS_I_RWSEM };
+		struct ilock_range_stats rs = { 1, 1720000000ULL };
+
+		snap_init(&s);
+		add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, waits, 2, false);
+		rk.range = all_overlap ? ILOCK_RANGE_OVERLAP : ILOCK_RANGE_DISJOINT;
+		CHECK(snap_add_range(&s, &rk, &rs) == 0);
+		rk.range = all_overlap ? ILOCK_RANGE_OVERLAP : ILOCK_RANGE_NO_HOLDER;
+		rs.wait_ns = 280000000ULL;
+		CHECK(snap_add_range(&s, &rk, &rs) == 0);
+		text = render(render_text, &s, &m);
+		CHECK(strstr(text, all_overlap
+			? ", 0% of it between disjoint byte ranges (a range lock would not have "
+			  "helped; 100% overlapping, 0% with a range unknown)\n"
+			: ", 86% of it between disjoint byte ranges (a range lock would have let "
+			  "those run; 0% overlapping, 14% with a range unknown)\n") != NULL);
+		free(text);
+		snap_free(&s);
+	}
+}
+
 /* A reader-owned lock whose hint was the waiter itself: "readers", no name. */
 static void test_unnamed_readers(void)
 {
@@ -489,6 +524,7 @@ int main(void)
 	test_in_short();
 	test_held_only();
 	test_unnamed_readers();
+	test_headroom_rest();
 	test_format();
 	test_cli();
 	UNIT_DONE();
