@@ -43,10 +43,15 @@ static void task(FILE *f, const char *comm, uint32_t pid)
 	esc(f, fmt_task(b, sizeof(b), comm, pid));
 }
 
+/* As ilock stat's text names them (fmt_holder), so pasted tables agree. */
 static void holder(FILE *f, const struct ilock_edge_key *k)
 {
 	if (k->holder_mode == ILOCK_MODE_UNKNOWN) {
-		fputs("(none: queued)", f);
+		fputs("(no owner)", f);
+	} else if (k->holder_mode == ILOCK_MODE_QUEUED_EXCL ||
+		   k->holder_mode == ILOCK_MODE_QUEUED_SHARED) {
+		task(f, k->holder_comm, k->holder_pid);
+		fputs(k->holder_mode == ILOCK_MODE_QUEUED_EXCL ? " next, exclusive" : " next, shared", f);
 	} else if (k->holder_mode == ILOCK_MODE_READERS) {
 		fputs("readers", f);
 		if (k->holder_comm[0]) {  /* empty: the hint named the waiter itself */
