@@ -376,6 +376,24 @@ const char *top_help_line(bool detail)
 	       "arrows/PgUp/PgDn move";
 }
 
+char *top_format_help(char *buf, size_t len, int width, long sel, long nrows, long page)
+{
+	const char *keys = top_help_line(false);
+	char pos[48];
+	int n, k = (int)strlen(keys);
+
+	n = nrows > page ? snprintf(pos, sizeof(pos), "row %ld of %ld", sel + 1, nrows) : 0;
+	/* the position at the right, over the end of the keys if need be (80 columns) */
+	if (n && width >= n + 20 && width < (int)len) {
+		int room = width - n - 2;
+
+		snprintf(buf, len, "%-*.*s  %s", room, room < k ? room : k, keys, pos);
+	} else {
+		snprintf(buf, len, "%s", keys);
+	}
+	return buf;
+}
+
 static void fmt_duration(char *buf, size_t len, double s)
 {
 	unsigned long t = s > 0 ? (unsigned long)(s + 0.5) : 0;

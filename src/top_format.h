@@ -89,6 +89,12 @@ int top_format_status(const struct top_status *st, int width,
 const char *top_sort_title(enum sort_key k);
 /* The help line at the bottom of the screen. */
 const char *top_help_line(bool detail);
+/*
+ * The bottom line of the table: the keys, and at the right "row 12 of
+ * 800" (sel from 0) when the rows do not all fit on the page and the
+ * width leaves room. buf is returned.
+ */
+char *top_format_help(char *buf, size_t len, int width, long sel, long nrows, long page);
 
 /*
  * The detail view of one lock, as text lines: wait histograms by mode, hold

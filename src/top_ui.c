@@ -264,8 +264,13 @@ void ui_draw(struct top_app *a)
 		snprintf(line, sizeof(line), "filter (path part or comm; Enter apply, Esc cancel): %s_",
 			 a->prompt);
 		put_line(LINES - 1, line, A_BOLD);
+	} else if (a->detail) {
+		put_line(LINES - 1, top_help_line(true), A_REVERSE);
 	} else {
-		put_line(LINES - 1, top_help_line(a->detail), A_REVERSE);
+		char line[512];
+
+		put_line(LINES - 1, top_format_help(line, sizeof(line), COLS, a->sel,
+						    (long)a->view.nrows, page_rows()), A_REVERSE);
 	}
 	wnoutrefresh(stdscr);
 	doupdate();

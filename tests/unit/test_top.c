@@ -1134,6 +1134,28 @@ static void test_detail(void)
 	snap_free(&s);
 }
 
+/* With more rows than the page, the bottom line says where the selection is. */
+static void test_help_position(void)
+{
+	char buf[512];
+	const char *keys = top_help_line(false);
+
+	/* all on the page: the keys alone */
+	CHECK_STR(top_format_help(buf, sizeof(buf), 120, 0, 10, 40), keys);
+	/* 800 rows: the position at the right edge */
+	top_format_help(buf, sizeof(buf), 120, 11, 800, 40);
+	CHECK_EQ_U(strlen(buf), 120);
+	CHECK(!strncmp(buf, keys, strlen(keys)));
+	CHECK(strstr(buf, "  row 12 of 800") && !strcmp(buf + 120 - strlen("row 12 of 800"),
+							   "row 12 of 800"));
+	/* at 80 columns the position stays, over the end of the keys */
+	top_format_help(buf, sizeof(buf), 80, 11, 800, 40);
+	CHECK_EQ_U(strlen(buf), 80);
+	CHECK(!strncmp(buf, keys, 60) && !strcmp(buf + 80 - 15, "  row 12 of 800"));
+	/* too narrow for both: the keys */
+	CHECK_STR(top_format_help(buf, sizeof(buf), 30, 11, 800, 40), keys);
+}
+
 /* TOP HOLDER names each mode as ilock stat does, in fewer words. */
 static void test_holder_names(void)
 {
@@ -1164,6 +1186,7 @@ static void test_holder_names(void)
 int main(void)
 {
 	test_holder_names();
+	test_help_position();
 	test_store_deltas();
 	test_store_matches_snap_delta();
 	test_store_scan_order();
