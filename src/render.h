@@ -86,6 +86,8 @@ static inline const char *meta_wait_sampling(const struct report_meta *m)
 }
 void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o);
+/* render_text's IN SHORT lines alone, without their heading (for the HTML report). */
+void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m);
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o);
 

@@ -386,7 +386,6 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 
 	snap_wait_load(s, m->duration_s, &w);
 	few = w.tasks < ILOCK_FEW_WAITING && !left;
-	fprintf(f, "\nIN SHORT\n");
 	if (!w.waits && left)
 		fprintf(f, "  no inode lock wait could be kept\n");
 	else if (!w.waits && m->filters && strcmp(m->filters, "none") &&
@@ -441,6 +440,15 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			fmt_ns(b, sizeof(b), w.journal_ns), fmt_count(d, sizeof(d), w.journal_waits));
 }
 
+void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
+{
+	struct pair_row *roles;
+	long nroles = snap_pairs(s, &roles, PAIRS_OPS);
+
+	in_short(f, s, m, roles, nroles);
+	free(roles);
+}
+
 void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o)
 {
@@ -468,6 +476,7 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 			fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT_SAMPLED_OUT]),
 			meta_wait_sampling(m));
 
+	fprintf(f, "\nIN SHORT\n");
 	in_short(f, s, m, roles, nroles);
 
 	fprintf(f, "\nTOP INODE LOCKS by wait time\n");

@@ -510,10 +510,31 @@ static void losses(FILE *f, const struct snapshot *s)
 	fputs("</table>\n", f);
 }
 
+/* The answer in a few lines, as the text report gives it first. */
+static void in_short(FILE *f, const struct report_ctx *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return;
+	render_in_short(m, c->merged, c->meta);
+	if (fclose(m)) {
+		free(text);
+		return;
+	}
+	fputs("<h2>In short</h2>\n<pre>", f);
+	esc(f, text);
+	fputs("</pre>\n", f);
+	free(text);
+}
+
 void report_html(FILE *f, const struct report_ctx *c)
 {
 	head(f, c);
 	summary(f, c);
+	in_short(f, c);
 	top_table(f, c);
 	fputs("<h2>Wait time per interval</h2>\n", f);
 	legend(f);

@@ -272,6 +272,12 @@ static void test_html(void)
 	CHECK(count(out, "<rect class=\"ex\"") >= 2);
 	CHECK(strstr(out, "Who serialises whom") != NULL);
 	CHECK(strstr(out, "&lt;writer&gt;[10] exclusive") != NULL);
+	/* the answer first, as the text gives it: tasks waiting, where, and the headroom */
+	CHECK(strstr(out, "<h2>In short</h2>\n<pre>  0.16 tasks waited for inode locks on average") !=
+	      NULL);
+	CHECK(strstr(out, "most on /mnt/x/a,b/&lt;b&gt;&amp;&quot;q&quot;") != NULL);
+	CHECK(strstr(out, "of it between disjoint byte ranges") != NULL);
+	CHECK(strstr(out, "<h2>In short</h2>") < strstr(out, "<h2>Top inode locks"));
 	/* by command: the writer's name escaped, without its thread id */
 	CHECK(strstr(out, "<h2>Who serialises whom, by command") != NULL);
 	CHECK(strstr(out, "<tr><td class=\"l\">&lt;writer&gt;</td><td class=\"l\">buffered-write</td>"
