@@ -8,12 +8,17 @@
 #include "commands.h"
 #include "diff.h"
 #include "recfile.h"
+#include "recview.h"
 #include "util.h"
 
 #define EXIT_DAMAGED 3
 
+enum { OPT_FROM = OPT_CLI_FIRST_FREE, OPT_TO };
+
 static const struct option long_opts[] = {
 	CLI_FILTER_LONGOPTS,
+	{ "from", required_argument, NULL, OPT_FROM },
+	{ "to", required_argument, NULL, OPT_TO },
 	{ "top", required_argument, NULL, 'n' },
 	{ "json", no_argument, NULL, 'j' },
 	{ "help", no_argument, NULL, 'h' },
@@ -22,14 +27,15 @@ static const struct option long_opts[] = {
 
 static void usage_brief(FILE *f)
 {
-	fprintf(f, "usage: ilock diff BEFORE AFTER [filters] [-n TOP] [-j]   (-h for help)\n");
+	fprintf(f, "usage: ilock diff BEFORE AFTER [--from T] [--to T] [filters] [-n TOP] [-j]   "
+		   "(-h for help)\n");
 }
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: ilock diff BEFORE AFTER [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs xfs|ext4]\n"
-"                  [--class C] [-n TOP] [-j|--json]\n"
+"usage: ilock diff BEFORE AFTER [--from T] [--to T] [-p PID] [-c COMM] [-D DEV|PATH]\n"
+"                  [--ino N] [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json]\n"
 "\n"
 "Compare two recordings of `ilock record`, per lock class and mode and per\n"
 "inode (matched by path, else by dev:ino): waits/s, wait time/s, p50, p99,\n"
@@ -40,6 +46,9 @@ static void usage(FILE *f)
 "(docs/diff-method.md).\n"
 "The output ends with a summary and a one-line verdict.\n"
 "\n"
+"  --from T, --to T        compare only this window of each recording (as for\n"
+"                          `ilock report`; 5 or 1m: from each one's start): leaves\n"
+"                          out a warm-up, or idle intervals that dilute a change\n"
 "  filters                 as for `ilock report`, applied to both recordings\n"
 "  -n, --top N             inodes and roles compared (default 10 each, by wait time)\n"
 "  -j, --json              one JSON document\n"
@@ -49,6 +58,55 @@ static void usage(FILE *f)
 "examples:\n"
 "  ilock diff before.ilrec after.ilrec\n"
 "  ilock diff before.ilrec after.ilrec --class i_rwsem -j\n");
+}
+
+/*
+ * Keep the intervals of [from, to] (rec_select), as a view: the decoded
+ * tables stay, iv and niv move. restore() puts them back for rec_free.
+ */
+struct window {
+	struct rec_interval *iv;
+	size_t niv;
+};
+
+static int apply_window(const char *path, struct recording *r, const char *from_s,
+			const char *to_s, struct window *saved)
+{
+	uint64_t from = 0, to = UINT64_MAX;
+	char err[256];
+	size_t i0, i1;
+
+	saved->iv = r->iv;
+	saved->niv = r->niv;
+	if (!from_s && !to_s)
+		return 0;
+	if ((from_s && !rec_parse_time(r, from_s, &from, err, sizeof(err))) ||
+	    (to_s && !rec_parse_time(r, to_s, &to, err, sizeof(err)))) {
+		fprintf(stderr, "ilock diff: %s\n", err);
+		return -1;
+	}
+	if (from >= to) {
+		fprintf(stderr, "ilock diff: --from (%.1f s) must come before --to (%.1f s)\n",
+			(double)from / 1e9, (double)to / 1e9);
+		return -1;
+	}
+	rec_select(r, from, to, &i0, &i1);
+	if (i1 <= i0) {
+		fprintf(stderr, "ilock diff: %s: no data in the time window (the recording covers "
+				"0.0 s to %.1f s)\n", path, (double)rec_end_ns(r) / 1e9);
+		return -1;
+	}
+	r->iv += i0;
+	r->niv = i1 - i0;
+	return 0;
+}
+
+static void restore(struct recording *r, const struct window *saved)
+{
+	if (saved->iv) {
+		r->iv = saved->iv;
+		r->niv = saved->niv;
+	}
 }
 
 static int load(const char *path, struct recording *r)
@@ -80,8 +138,9 @@ int cmd_diff(int argc, char **argv)
 	struct diff_result d = {};
 	struct diff_opts o;
 	struct filters f = {};
-	const char *pa, *pb;
-	char err[256];
+	const char *pa, *pb, *from_s = NULL, *to_s = NULL;
+	struct window wa = {}, wb = {};
+	char err[256], window[160];
 	bool json = false;
 	uint64_t v;
 	int c, r, ret = 1;
@@ -106,6 +165,12 @@ int cmd_diff(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case OPT_FROM:
+			from_s = optarg;
+			break;
+		case OPT_TO:
+			to_s = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -125,8 +190,15 @@ int cmd_diff(int argc, char **argv)
 	o.f = &f;
 	rec_init(&a);
 	rec_init(&b);
-	if (load(pa, &a) || load(pb, &b))
+	if (load(pa, &a) || load(pb, &b) || apply_window(pa, &a, from_s, to_s, &wa) ||
+	    apply_window(pb, &b, from_s, to_s, &wb))
 		goto out;
+	if (from_s || to_s) {
+		snprintf(window, sizeof(window), "%s%s%s%s%s", from_s ? "--from " : "",
+			 from_s ? from_s : "", from_s && to_s ? " " : "", to_s ? "--to " : "",
+			 to_s ? to_s : "");
+		o.window = window;
+	}
 	if (diff_compute(&a, &b, &o, &d)) {
 		fprintf(stderr, "ilock diff: out of memory\n");
 		goto out;
@@ -142,6 +214,8 @@ int cmd_diff(int argc, char **argv)
 	ret = a.status == REC_OK && b.status == REC_OK ? 0 : EXIT_DAMAGED;
 out:
 	diff_free(&d);
+	restore(&a, &wa);
+	restore(&b, &wb);
 	rec_free(&a);
 	rec_free(&b);
 	return ret;

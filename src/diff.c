@@ -1365,6 +1365,9 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		   "significant when p < %g and the change is at least %.0f%% (rates) or %.0f%% "
 		   "(latencies) (docs/diff-method.md)\n", d->ntests, d->o.alpha, d->o.min_change * 100,
 		d->o.min_change_latency * 100);
+	if (d->o.window)
+		fprintf(f, "window: %s, from each recording's start (its intervals whose middle is "
+			   "in it)\n", d->o.window);
 	if (d->nprobes) {
 		fprintf(f, "note: captured differently:");
 		for (size_t i = 0; i < d->nprobes; i++)
@@ -1576,6 +1579,7 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_str(&j, "tool_version", ILOCK_VERSION_STR);
 	json_side(&j, "before", name_a, a);
 	json_side(&j, "after", name_b, b);
+	json_str(&j, "window", d->o.window);
 	json_obj_begin(&j, "method");
 	json_str(&j, "test", "mann-whitney-u");
 	json_str(&j, "approximation", "exact up to 40 intervals in all (ties by midranks); else "

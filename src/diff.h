@@ -100,6 +100,7 @@ struct diff_opts {
 	size_t min_samples;       /* intervals per side needed to test (5) */
 	int top_n;                /* inode subjects shown */
 	const struct filters *f;
+	const char *window;       /* "--from 5 --to 20", as given, or NULL: whole recordings */
 };
 
 /* A probe recorded with different attach modes: what each side could see differs. */

@@ -339,6 +339,27 @@ def test_diff_same_condition(recordings, ilock_bin):
     assert shared["metrics"]["wait_ns_per_s"]["samples_before"] >= 10
 
 
+def test_diff_window(recordings, ilock_bin):
+    """--from/--to compare the same window of each recording, as report
+    selects it: a warm-up or idle tail left out."""
+    rep = subprocess.run([ilock_bin, "report", "-j", recordings["a1"], "--from", "1", "--to",
+                          "4"], capture_output=True, text=True, timeout=30)
+    assert rep.returncode == 0, rep.stderr
+    want = json.loads(rep.stdout)["window"]["intervals"]
+    doc = json.loads(diff(ilock_bin, recordings["a1"], recordings["a2"], "--from", "1", "--to",
+                          "4", "-j"))
+    whole = json.loads(diff(ilock_bin, recordings["a1"], recordings["a2"], "-j"))
+    assert doc["window"] == "--from 1 --to 4" and whole["window"] is None
+    assert doc["before"]["intervals"] == want < whole["before"]["intervals"], (doc["before"], want)
+    out = diff(ilock_bin, recordings["a1"], recordings["a2"], "--from", "1", "--to", "4")
+    assert "window: --from 1 --to 4, from each recording's start" in out
+    # a window past the end: one line, exit 1
+    r = subprocess.run([ilock_bin, "diff", recordings["a1"], recordings["a2"], "--from", "1h"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and r.stdout == "", r
+    assert r.stderr.count("\n") == 1 and "no data in the time window" in r.stderr
+
+
 def test_diff_changed_condition(recordings, ilock_bin):
     # readers behind a writer, then readers alone: wait time must drop
     out = diff(ilock_bin, recordings["a1"], recordings["alone"])
