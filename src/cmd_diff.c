@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /* `ilock diff`: did it change, where, by how much, and is it significant? */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -72,28 +73,20 @@ struct window {
 static int apply_window(const char *path, struct recording *r, const char *from_s,
 			const char *to_s, struct window *saved)
 {
-	uint64_t from = 0, to = UINT64_MAX;
 	char err[256];
 	size_t i0, i1;
+	int e;
 
 	saved->iv = r->iv;
 	saved->niv = r->niv;
 	if (!from_s && !to_s)
 		return 0;
-	if ((from_s && !rec_parse_time(r, from_s, &from, err, sizeof(err))) ||
-	    (to_s && !rec_parse_time(r, to_s, &to, err, sizeof(err)))) {
-		fprintf(stderr, "ilock diff: %s\n", err);
-		return -1;
-	}
-	if (from >= to) {
-		fprintf(stderr, "ilock diff: --from (%.1f s) must come before --to (%.1f s)\n",
-			(double)from / 1e9, (double)to / 1e9);
-		return -1;
-	}
-	rec_select(r, from, to, &i0, &i1);
-	if (i1 <= i0) {
-		fprintf(stderr, "ilock diff: %s: no data in the time window (the recording covers "
-				"0.0 s to %.1f s)\n", path, (double)rec_end_ns(r) / 1e9);
+	e = rec_window(r, from_s, to_s, &i0, &i1, err, sizeof(err));
+	if (e) {
+		if (e == -EINVAL)
+			fprintf(stderr, "ilock diff: %s\n", err);
+		else
+			fprintf(stderr, "ilock diff: %s: %s\n", path, err);
 		return -1;
 	}
 	r->iv += i0;

@@ -190,7 +190,6 @@ int cmd_report(int argc, char **argv)
 	struct report_meta meta;
 	struct snapshot merged;
 	char err[256], title[1024], filt[256];
-	uint64_t from = 0, to = UINT64_MAX;
 	int r, ret = 1;
 
 	r = parse(argc, argv, &a, err, sizeof(err));
@@ -220,27 +219,15 @@ int cmd_report(int argc, char **argv)
 			"before its first interval ended)\n", a.file);
 		goto out;
 	}
-	if ((a.from && !rec_parse_time(&rec, a.from, &from, err, sizeof(err))) ||
-	    (a.to && !rec_parse_time(&rec, a.to, &to, err, sizeof(err)))) {
+	r = rec_window(&rec, a.from, a.to, &ctx.i0, &ctx.i1, err, sizeof(err));
+	if (r == -EINVAL) {
 		fprintf(stderr, "ilock report: %s\n", err);
 		usage_brief(stderr);
 		ret = 2;
 		goto out;
 	}
-	if (from >= to) {
-		fprintf(stderr, "ilock report: --from (%.1f s) must come before --to (%.1f s)\n",
-			(double)from / 1e9, (double)to / 1e9);
-		usage_brief(stderr);
-		ret = 2;
-		goto out;
-	}
-	rec_select(&rec, from, to, &ctx.i0, &ctx.i1);
-	if (ctx.i1 <= ctx.i0) {
-		fprintf(stderr, "ilock report: %s: no data in the time window %.1f s to %s (the "
-			"recording covers 0.0 s to %.1f s)\n", a.file, (double)from / 1e9,
-			to == UINT64_MAX ? "the end" : (snprintf(title, sizeof(title), "%.1f s",
-								  (double)to / 1e9), title),
-			(double)rec_end_ns(&rec) / 1e9);
+	if (r) {
+		fprintf(stderr, "ilock report: %s: %s\n", a.file, err);
 		goto out;
 	}
 	if (rec.status != REC_OK)

@@ -335,6 +335,32 @@ int rec_merge_window(const struct recording *r, size_t i0, size_t i1, const stru
 	return 0;
 }
 
+int rec_window(const struct recording *r, const char *from_s, const char *to_s, size_t *i0,
+	       size_t *i1, char *err, size_t errlen)
+{
+	uint64_t from = 0, to = UINT64_MAX;
+	char end[32];
+
+	if ((from_s && !rec_parse_time(r, from_s, &from, err, errlen)) ||
+	    (to_s && !rec_parse_time(r, to_s, &to, err, errlen)))
+		return -EINVAL;
+	if (from >= to) {
+		snprintf(err, errlen, "--from (%.1f s) must come before --to (%.1f s)",
+			 (double)from / 1e9, (double)to / 1e9);
+		return -EINVAL;
+	}
+	rec_select(r, from, to, i0, i1);
+	if (*i1 > *i0)
+		return 0;
+	if (to == UINT64_MAX)
+		snprintf(end, sizeof(end), "the end");
+	else
+		snprintf(end, sizeof(end), "%.1f s", (double)to / 1e9);
+	snprintf(err, errlen, "no data in the time window %.1f s to %s (the recording covers "
+		 "0.0 s to %.1f s)", (double)from / 1e9, end, (double)rec_end_ns(r) / 1e9);
+	return -ENODATA;
+}
+
 void rec_select(const struct recording *r, uint64_t from_ns, uint64_t to_ns, size_t *i0,
 		size_t *i1)
 {

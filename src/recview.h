@@ -39,6 +39,13 @@ void rec_select(const struct recording *r, uint64_t from_ns, uint64_t to_ns, siz
 		size_t *i1);
 /* End of the last interval, ns from the start. */
 uint64_t rec_end_ns(const struct recording *r);
+/*
+ * --from/--to (NULL: the start, the end) as report and diff take them:
+ * the window's intervals [*i0, *i1). 0; -EINVAL a bad time or order, a
+ * usage error; -ENODATA no interval in the window. err says which.
+ */
+int rec_window(const struct recording *r, const char *from_s, const char *to_s, size_t *i0,
+	       size_t *i1, char *err, size_t errlen);
 
 /*
  * A time argument: seconds from the start ("90", "1.5", "2m", "1h"),
