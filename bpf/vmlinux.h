@@ -218,6 +218,20 @@ struct ext4_inode_info {
 	struct inode vfs_inode;
 };
 
+/* The task iterator's context (kernel/bpf/task_iter.c): waits in progress. */
+struct seq_file;
+
+struct bpf_iter_meta {
+	struct seq_file *seq;
+	u64 session_id;
+	u64 seq_num;
+};
+
+struct bpf_iter__task {
+	struct bpf_iter_meta *meta;
+	struct task_struct *task;
+};
+
 #pragma clang attribute pop
 
 #endif /* __VMLINUX_H__ */

@@ -390,6 +390,33 @@ struct ilock_inode_info {
 };
 
 /*
+ * A wait in progress, as the task iterator (bpf/waiting.bpf.c) finds it in
+ * a thread's task storage when userspace reads: a stall shows while it
+ * lasts, not only once it ends. Nothing on the hot path writes this.
+ */
+#define ILOCK_STATE_UNKNOWN 0xffffffffu
+
+struct ilock_waiting {
+	__u64 start_ns;            /* bpf_ktime_get_ns() at contention_begin */
+	__u64 now_ns;              /* ... when the iterator read it */
+	__u64 lock;                /* the rw_semaphore's address */
+	struct ilock_key key;      /* key.mode: the waiter's, SHARED or EXCL */
+	struct ilock_op_info wop;  /* the waiter's op; op UNKNOWN: not known (yet) */
+	struct ilock_op_info hop;  /* the holder's at wait start */
+	__u32 tid, tgid;
+	__u32 holder_pid, holder_tgid;  /* named at wait start; 0: nobody */
+	__u32 owner_pid, owner_tgid;    /* the lock's owner now; 0: none, or readers */
+	__u32 weight;              /* waits it stands for (--wait-sample) */
+	__u32 owner_state;         /* the owner's task state now (TASK_*); ILOCK_STATE_UNKNOWN */
+	__u8 holder_mode;          /* enum ilock_mode, at wait start */
+	__u8 owner_mode;           /* now: EXCL, READERS (pid a hint) or UNKNOWN */
+	__u8 pad[6];
+	char comm[ILOCK_COMM_LEN];
+	char holder_comm[ILOCK_COMM_LEN];
+	char owner_comm[ILOCK_COMM_LEN];
+};
+
+/*
  * Per-CPU counters: events seen and every way an event can be lost.
  * Userspace sums the CPUs. Keep names in src/counters.c in the same order.
  */

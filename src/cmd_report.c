@@ -312,6 +312,7 @@ int cmd_report(int argc, char **argv)
 		text_title(title, sizeof(title), &ctx);
 		render_text(stdout, &merged, &meta, &ro);
 		report_timeline_text(stdout, &ctx);
+		report_stalls_text(stdout, &ctx);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
 		fprintf(stderr, "ilock report: writing the output failed\n");

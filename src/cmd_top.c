@@ -139,6 +139,19 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->paused = a->paused;
 	st->sort = a->sort;
 	st->filter = a->filter.text;
+	st->stalled = waiting_over(&latest->waiting, WAITING_STALL_NS);
+	if (st->stalled) {
+		const struct ilock_waiting *w = &latest->waiting.w[0];
+		char label[2 * ILOCK_PATH_MAX + 64], path[48];
+		struct inode_view v;
+
+		st->stall = w;
+		top_inode_label(label, sizeof(label), &v, latest, &a->mt, w->key.dev, w->key.ino, false);
+		/* short from the left, so that the line still has room for the holder */
+		snprintf(st->stall_lock, sizeof(st->stall_lock), "%s %s",
+			 fmt_path_left(path, sizeof(path), label, 40),
+			 top_class_name(w->key.class, v.magic));
+	}
 }
 
 static int load_mounts(struct top_app *a)

@@ -115,6 +115,7 @@ void snap_free(struct snapshot *s)
 	free(s->lock_idx);
 	free(s->edge_idx);
 	free(s->inode_idx);
+	waiting_free(&s->waiting);
 	snap_ops_free(s);
 	snap_init(s);
 }
@@ -123,6 +124,7 @@ void snap_reset(struct snapshot *s)
 {
 	s->nlocks = s->nedges = s->ninodes = 0;
 	s->in_flight = 0;
+	waiting_reset(&s->waiting);
 	s->mono_ns = 0;
 	memset(s->counters, 0, sizeof(s->counters));
 	if (s->lock_idx)
@@ -325,6 +327,8 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 	snap_reset(out);
 	out->mono_ns = cur->mono_ns;
 	out->in_flight = cur->in_flight;
+	if (waiting_copy(&out->waiting, &cur->waiting))
+		return -ENOMEM;
 	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
 		out->counters[i] = cur->counters[i] -
 				   (prev && prev->counters[i] <= cur->counters[i] ? prev->counters[i] : 0);
@@ -395,6 +399,9 @@ int snap_merge(struct snapshot *dst, const struct snapshot *src)
 	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
 		dst->counters[i] += src->counters[i];
 	dst->in_flight = src->in_flight;
+	/* a state, not a sum: the later read's */
+	if (src->waiting.available && waiting_copy(&dst->waiting, &src->waiting))
+		return -ENOMEM;
 	for (size_t i = 0; i < src->nlocks; i++) {
 		const struct lock_row *c = &src->locks[i];
 		struct lock_row *r = snap_lock(dst, c->dev, c->ino, c->class);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ilock.h"
+#include "waiting.h"
 
 /* One lock of one inode: waits and (XFS) holds, by mode. */
 struct lock_row {
@@ -68,6 +69,7 @@ struct snapshot {
 	size_t ninodes, cap_inodes;
 	uint64_t counters[ILOCK_COUNTER_MAX];
 	uint64_t in_flight;            /* waits begun, not yet ended */
+	struct waiting_set waiting;    /* ... the oldest of them, as read (the latest read's) */
 	/* open-addressing indexes into the arrays; rebuilt as they grow */
 	uint32_t *lock_idx, *edge_idx, *inode_idx;
 	size_t lock_idx_cap, edge_idx_cap, inode_idx_cap;

@@ -658,6 +658,15 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 	lbl_reset(r);
 	gauge(r, "ilock_waits_in_flight", ps->in_flight,
 	      "Inode lock waits begun and not yet ended at the last collection.");
+	if (ps->waiting_available) {
+		/* a stall shows while it lasts, not only in the histograms once it ends */
+		family(r, "ilock_oldest_wait_seconds", FAM_GAUGE, NULL,
+		       "Age of the oldest inode lock wait still in progress at the last collection "
+		       "(0: none).");
+		sample_seconds(r, "ilock_oldest_wait_seconds", ps->oldest_wait_ns);
+		gauge(r, "ilock_stalled_waits", ps->stalled_waits,
+		      "Inode lock waits in progress for 100 ms or more at the last collection.");
+	}
 	gauge(r, "ilock_contended_inodes", ps->contended_inodes,
 	      "Inodes with at least one lock wait since the exporter started.");
 	gauge(r, "ilock_exporter_inode_series", ps->ninodes,

@@ -149,6 +149,10 @@ struct prom_series {
 
 	uint64_t counters[ILOCK_COUNTER_MAX];
 	uint64_t in_flight;
+	/* waits in progress (waiting.h), when the task iterator is there */
+	bool waiting_available;
+	uint64_t oldest_wait_ns;       /* 0: none in progress */
+	uint64_t stalled_waits;        /* in progress for WAITING_STALL_NS or more */
 	uint64_t contended_inodes;     /* inodes with a wait since start */
 	uint64_t pairs_seen;           /* distinct comm/mode pairs since start */
 	uint64_t updates;

@@ -600,6 +600,9 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 
 	memcpy(ps->counters, s->counters, sizeof(ps->counters));
 	ps->in_flight = s->in_flight;
+	ps->waiting_available = s->waiting.available;
+	ps->oldest_wait_ns = s->waiting.n ? waiting_age_ns(&s->waiting.w[0]) : 0;
+	ps->stalled_waits = waiting_over(&s->waiting, WAITING_STALL_NS);
 	for (size_t i = 0; i < s->nlocks; i++) {
 		/* rows of one device tend to come together: skip the search */
 		if (i && s->locks[i].dev == s->locks[i - 1].dev)

@@ -295,6 +295,7 @@ void rec_free(struct recording *r)
 	free(r->frame_ids);
 	free(r->stacks);
 	free(r->srows);
+	free(r->stalls);
 	ksyms_free(&r->syms);
 	free(r->iv);
 	rec_init(r);
@@ -335,7 +336,8 @@ static uint64_t rec_mem(const struct recording *r)
 	       r->cap_locks * sizeof(*r->locks) + r->cap_edges * sizeof(*r->edges) +
 	       r->cap_frames * sizeof(*r->frames) + r->frame_bytes +
 	       r->cap_frame_ids * sizeof(*r->frame_ids) + r->cap_stacks * sizeof(*r->stacks) +
-	       r->cap_srows * sizeof(*r->srows) + r->cap_iv * sizeof(*r->iv);
+	       r->cap_srows * sizeof(*r->srows) + r->cap_stalls * sizeof(*r->stalls) +
+	       r->cap_iv * sizeof(*r->iv);
 }
 
 /* grow() within the budget: 0, -ENOMEM, or -E2BIG over budget. */
@@ -739,6 +741,56 @@ static int decode_stacks(struct recording *r, struct rd *d, struct rec_interval 
 	return d->bad ? -EINVAL : 0;
 }
 
+/*
+ * Format 1.3: after the stacks, the waits in progress at the read that
+ * had lasted 100 ms or more. A 1.2 block ends before them.
+ */
+static int decode_stalls(struct recording *r, struct rd *d, struct rec_interval *iv)
+{
+	uint64_t n;
+	int err;
+
+	iv->stall0 = r->nstalls;
+	if (!rd_left(d))
+		return 0;
+	n = rd_count(d, 12);
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		struct rec_stall s = {};
+		uint64_t inode, modes, waiter, holder, owner;
+
+		s.waited_ns = rd_varint(d);
+		inode = rd_varint(d);
+		s.class = rd_u8(d);
+		modes = rd_u8(d);
+		s.owner_mode = rd_u8(d);
+		s.owner_state = (char)rd_u8(d);
+		s.waiter_op = rd_u8(d);
+		s.holder_op = rd_u8(d);
+		s.range = rd_u8(d);
+		waiter = rd_varint(d);
+		holder = rd_varint(d);
+		owner = rd_varint(d);
+		s.holder_mode = modes & 0xf;
+		s.waiter_mode = (uint8_t)(modes >> 4);
+		if (d->bad || inode >= r->ninodes || s.class >= ILOCK_CLASS_MAX ||
+		    s.holder_mode >= ILOCK_MODE_MAX || s.waiter_mode > ILOCK_MODE_EXCL ||
+		    s.owner_mode >= ILOCK_MODE_MAX || s.waiter_op >= ILOCK_OP_MAX ||
+		    s.holder_op >= ILOCK_OP_MAX || s.range >= ILOCK_RANGE_MAX || waiter >= r->ntasks || holder >= r->ntasks ||
+		    owner >= r->ntasks || (s.owner_state && !strchr("RSDITt?", s.owner_state)))
+			return -EINVAL;
+		s.inode = (uint32_t)inode;
+		s.waiter = (uint32_t)waiter;
+		s.holder = (uint32_t)holder;
+		s.owner = (uint32_t)owner;
+		if ((err = rgrow(r, (void **)&r->stalls, &r->cap_stalls, r->nstalls,
+				 sizeof(*r->stalls))))
+			return err;
+		r->stalls[r->nstalls++] = s;
+	}
+	iv->nstalls = r->nstalls - iv->stall0;
+	return d->bad ? -EINVAL : 0;
+}
+
 static int decode_interval(struct recording *r, struct rd *d)
 {
 	struct rec_interval iv = {};
@@ -761,7 +813,7 @@ static int decode_interval(struct recording *r, struct rd *d)
 	if ((err = decode_mounts(r, d)) || (err = decode_inodes(r, d)) ||
 	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
 	    (err = decode_edges(r, d, &iv)) || (err = decode_edge_ops(r, d, &iv)) ||
-	    (err = decode_stacks(r, d, &iv)))
+	    (err = decode_stacks(r, d, &iv)) || (err = decode_stalls(r, d, &iv)))
 		return err;
 	if ((err = rgrow(r, (void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv))))
 		return err;
@@ -783,7 +835,7 @@ static int decode_end(struct recording *r, struct rd *d)
 /* Undo a block that failed halfway, so r only holds whole blocks. */
 struct rec_mark {
 	size_t ninodes, ntasks, nlocks, nedges, niv, nmounts;
-	size_t nframes, nframe_ids, nstacks, nsrows;
+	size_t nframes, nframe_ids, nstacks, nsrows, nstalls;
 };
 
 static void mark(const struct recording *r, struct rec_mark *m)
@@ -791,7 +843,7 @@ static void mark(const struct recording *r, struct rec_mark *m)
 	*m = (struct rec_mark){ .ninodes = r->ninodes, .ntasks = r->ntasks, .nlocks = r->nlocks,
 				.nedges = r->nedges, .niv = r->niv, .nmounts = r->mounts.n,
 				.nframes = r->nframes, .nframe_ids = r->nframe_ids,
-				.nstacks = r->nstacks, .nsrows = r->nsrows };
+				.nstacks = r->nstacks, .nsrows = r->nsrows, .nstalls = r->nstalls };
 }
 
 static void rollback(struct recording *r, const struct rec_mark *m)
@@ -810,6 +862,7 @@ static void rollback(struct recording *r, const struct rec_mark *m)
 	r->nframe_ids = m->nframe_ids;
 	r->nstacks = m->nstacks;
 	r->nsrows = m->nsrows;
+	r->nstalls = m->nstalls;
 	while (r->mounts.n > m->nmounts) {
 		struct mount_entry *e = &r->mounts.e[--r->mounts.n];
 
@@ -1482,13 +1535,52 @@ out:
 	return err;
 }
 
+/*
+ * The stalls of this read (1.3): waits in progress for WAITING_STALL_NS or
+ * more, their inode and tasks defined in this block like an edge's.
+ */
+static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks,
+		      uint64_t *ntasks, struct rec_buf *out, const struct waiting_set *ws)
+{
+	size_t n = waiting_over(ws, WAITING_STALL_NS);
+	int err;
+
+	rec_buf_varint(out, n);
+	for (size_t i = 0; i < n; i++) {
+		const struct ilock_waiting *x = &ws->w[i];
+		uint32_t id, waiter, holder, owner;
+		bool writer = x->owner_mode == ILOCK_MODE_EXCL && x->owner_state != ILOCK_STATE_UNKNOWN;
+
+		if ((err = enc_inode(e, x->key.dev, x->key.ino, &id)) ||
+		    (err = enc_task(w, tasks, ntasks, x->tid, x->tgid, x->comm, &waiter)) ||
+		    (err = enc_task(w, tasks, ntasks, x->holder_pid, x->holder_tgid, x->holder_comm,
+				    &holder)) ||
+		    (err = enc_task(w, tasks, ntasks, x->owner_pid, x->owner_tgid, x->owner_comm,
+				    &owner)))
+			return err;
+		rec_buf_varint(out, waiting_age_ns(x));
+		rec_buf_varint(out, id);
+		buf_u8(out, x->key.class);
+		buf_u8(out, (uint8_t)((x->holder_mode & 0xf) | (x->key.mode << 4)));
+		buf_u8(out, x->owner_mode);
+		buf_u8(out, writer ? (uint8_t)waiting_state_char(x->owner_state) : 0);
+		buf_u8(out, x->wop.op < ILOCK_OP_MAX ? x->wop.op : ILOCK_OP_UNKNOWN);
+		buf_u8(out, x->hop.op < ILOCK_OP_MAX ? x->hop.op : ILOCK_OP_UNKNOWN);
+		buf_u8(out, ilock_range_class(&x->hop, &x->wop));
+		rec_buf_varint(out, waiter);
+		rec_buf_varint(out, holder);
+		rec_buf_varint(out, owner);
+	}
+	return 0;
+}
+
 int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct snapshot *delta,
 			const struct snapshot *inodes, const struct mount_table *mt,
 			uint64_t t_start_ns, uint64_t dur_ns)
 {
 	static const struct ilock_edge_stats no_waits;
 	struct enc e = { .w = w, .inodes = inodes };
-	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {}, ops = {};
+	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {}, ops = {}, stalls = {};
 	uint64_t nmounts = 0, ntasks = 0;
 	const struct ilock_edge_key **extra = NULL;
 	uint32_t *row_edge = NULL;
@@ -1555,6 +1647,8 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 		buf_u8(&ops, k->waiter_op_flags);
 		buf_u8(&ops, k->range);
 	}
+	if ((err = enc_stalls(w, &e, &tasks, &ntasks, &stalls, &delta->waiting)))
+		goto out;
 	/* inodes seen since the last interval, or with a better path now */
 	for (size_t i = 0; inodes && i < inodes->ninodes; i++) {
 		uint32_t id;
@@ -1582,8 +1676,9 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	rec_buf_put(raw, ops.p, ops.len);
 	if ((err = enc_stacks(w, raw, delta, row_edge)))
 		goto out;
+	rec_buf_put(raw, stalls.p, stalls.len);
 	if (raw->oom || e.defs.oom || mounts.oom || tasks.oom || locks.oom || edges.oom ||
-	    ops.oom)
+	    ops.oom || stalls.oom)
 		err = -ENOMEM;
 out:
 	rec_buf_free(&e.defs);
@@ -1592,6 +1687,7 @@ out:
 	rec_buf_free(&locks);
 	rec_buf_free(&edges);
 	rec_buf_free(&ops);
+	rec_buf_free(&stalls);
 	free(extra);
 	free(row_edge);
 	return err;

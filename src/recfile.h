@@ -23,7 +23,7 @@
 #define REC_MAGIC "\x89ILOCKR\n"
 #define REC_MAGIC_LEN 8
 #define REC_MAJOR 1
-#define REC_MINOR 2
+#define REC_MINOR 3
 #define REC_HDR_LEN 16
 #define REC_BLOCK_HDR_LEN 16
 /* Reader limits: a damaged or hostile length must not make us allocate. */
@@ -145,6 +145,21 @@ struct rec_stack_row {
 	uint64_t count, total_ns;
 };
 
+/*
+ * A wait still in progress when an interval was read, 100 ms or more
+ * (1.3; waiting.h): a stall, recorded while it lasted. The same wait shows
+ * again in each later interval it lasts into, older each time.
+ */
+struct rec_stall {
+	uint64_t waited_ns;    /* so far, at the interval's read */
+	uint32_t inode;        /* index into inodes */
+	uint8_t class, waiter_mode, holder_mode, owner_mode;
+	uint8_t waiter_op, holder_op;
+	uint8_t range;         /* enum ilock_range of the two ops' byte ranges */
+	char owner_state;      /* the owner's state letter (waiting_state_char); 0: none */
+	uint32_t waiter, holder, owner;  /* indexes into tasks; pid 0: nobody */
+};
+
 struct rec_interval {
 	uint64_t seq;
 	uint64_t t_start_ns;   /* from the recording's start (monotonic) */
@@ -154,6 +169,7 @@ struct rec_interval {
 	size_t lock0, nlocks;  /* slice of recording.locks */
 	size_t edge0, nedges;
 	size_t srow0, nsrows;  /* slice of recording.srows */
+	size_t stall0, nstalls; /* slice of recording.stalls (1.3) */
 };
 
 struct rec_kv {
@@ -185,6 +201,8 @@ struct recording {
 	struct rec_stack_row *srows;
 	size_t nsrows, cap_srows;
 	struct ksyms syms;        /* REC_FRAME_ADDR(i) -> frames[i]; built by rec_finish */
+	struct rec_stall *stalls; /* 1.3 */
+	size_t nstalls, cap_stalls;
 	struct rec_interval *iv;
 	size_t niv, cap_iv;
 	/* file counter index -> ours, -1 when we do not know the name */

@@ -91,4 +91,15 @@ void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o);
 
+/*
+ * Waits in progress (render_waiting.c): the IN SHORT line and the WAITING
+ * NOW section for those of at least WAITING_STALL_NS (nothing when none),
+ * and the "waiting_now" JSON object with every one kept.
+ */
+void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m);
+void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_meta *m);
+void render_waiting_json(struct json *j, const struct snapshot *s, const struct report_meta *m);
+/* "write 16 KiB at 4.0 MiB"; "" when the op is unknown. */
+char *render_waiting_op(char *buf, size_t len, const struct ilock_op_info *o);
+
 #endif

@@ -127,6 +127,7 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	json_u64(&j, "in_flight", s->in_flight);
 	json_obj_end(&j);
 	summary_json(&j, s, m);
+	render_waiting_json(&j, s, m);
 
 	json_arr_begin(&j, "locks");
 	for (size_t i = 0; i < s->nlocks; i++)

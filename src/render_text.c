@@ -381,12 +381,15 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	struct wait_load w;
 	char a[24], b[24], c[24], d[24];
 	uint64_t left = snap_lost_sum(s, counter_drops_waits);
-	/* "too few" stands only on totals that miss nothing */
+	/* "too few" stands only on totals that miss nothing, and no stall going on */
+	bool stalled = waiting_over(&s->waiting, WAITING_STALL_NS) > 0;
 	bool few;
 
 	snap_wait_load(s, m->duration_s, &w);
-	few = w.tasks < ILOCK_FEW_WAITING && !left;
-	if (!w.waits && left)
+	few = w.tasks < ILOCK_FEW_WAITING && !left && !stalled;
+	if (!w.waits && stalled)
+		fprintf(f, "  no inode lock wait ended in this time: the stall is still going on\n");
+	else if (!w.waits && left)
 		fprintf(f, "  no inode lock wait could be kept\n");
 	else if (!w.waits && m->filters && strcmp(m->filters, "none") &&
 	    s->counters[ILOCK_EV_BEGIN_RWSEM])
@@ -477,7 +480,9 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 			meta_wait_sampling(m));
 
 	fprintf(f, "\nIN SHORT\n");
+	render_waiting_in_short(f, s, m);
 	in_short(f, s, m, roles, nroles);
+	render_waiting_text(f, s, m);
 
 	fprintf(f, "\nTOP INODE LOCKS by wait time\n");
 	if (!rows)

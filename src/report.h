@@ -63,6 +63,20 @@ void report_timeline_text(FILE *f, const struct report_ctx *c);
 void report_json_extra(struct json *j, void *ctx);
 /* One CSV row per interval per lock (all locks that pass the filters). */
 void report_csv(FILE *f, const struct report_ctx *c);
+/*
+ * The stalls of the window (format 1.3): each wait that was still in
+ * progress, 100 ms or more, when an interval was read, once, at the last
+ * read that saw it. A wait seen at several reads is one stall.
+ */
+struct report_stall {
+	const struct rec_stall *s;     /* the last sighting: the longest it was seen to wait */
+	size_t first_iv, last_iv;      /* the intervals whose reads saw it */
+	uint64_t start_ns;             /* when it began, from the recording's start */
+};
+/* The window's stalls, longest first, filtered as the locks are. 0 or -ENOMEM. */
+int report_stalls(const struct report_ctx *c, struct report_stall **out, size_t *n);
+/* The text section "STALLS"; nothing when the window has none. */
+void report_stalls_text(FILE *f, const struct report_ctx *c);
 /* One self-contained HTML page: inline CSS and SVG, no scripts, no network. */
 void report_html(FILE *f, const struct report_ctx *c);
 

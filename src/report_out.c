@@ -6,8 +6,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli.h"
 #include "counters.h"
 #include "hist.h"
+#include "ops.h"
 #include "report.h"
 #include "util.h"
 
@@ -233,6 +235,59 @@ static uint64_t iv_lost(const struct rec_interval *iv)
 	return t;
 }
 
+static void rec_side_json(struct json *j, const char *key, const struct recording *r,
+			  uint32_t task, uint8_t mode, int op)
+{
+	const struct rec_task *t = &r->tasks[task];
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), t->comm, ILOCK_COMM_LEN);
+	json_obj_begin(j, key);
+	json_u64(j, "pid", t->pid);
+	json_u64(j, "tgid", t->tgid);
+	json_str(j, "comm", c[0] ? c : NULL);
+	json_str(j, "mode", mode_name(mode));
+	if (op >= 0)
+		json_str(j, "op", op_name((uint8_t)op));
+	json_obj_end(j);
+}
+
+/* "stalls": every stall of the window, longest first (report_stalls). */
+static void stalls_json(struct json *j, const struct report_ctx *c)
+{
+	const struct recording *r = c->r;
+	struct report_stall *v = NULL;
+	size_t n = 0;
+	char d[24];
+
+	json_arr_begin(j, "stalls");
+	if (report_stalls(c, &v, &n))
+		n = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct rec_stall *s = v[i].s;
+		const struct rec_inode *in = &r->inodes[s->inode];
+		char st[2] = { s->owner_state, 0 };
+
+		json_obj_begin(j, NULL);
+		json_double(j, "start_s", (double)v[i].start_ns / 1e9);
+		json_u64(j, "waited_at_least_ns", s->waited_ns);
+		json_u64(j, "first_interval", v[i].first_iv);
+		json_u64(j, "last_interval", v[i].last_iv);
+		json_bool(j, "still_waiting_at_end", v[i].last_iv + 1 >= r->niv);
+		json_str(j, "dev", fmt_kdev(d, sizeof(d), in->dev));
+		json_u64(j, "ino", in->ino);
+		json_str(j, "class", class_name(s->class));
+		json_str(j, "range", range_group_name(s->range));
+		rec_side_json(j, "waiter", r, s->waiter, s->waiter_mode, s->waiter_op);
+		rec_side_json(j, "holder", r, s->holder, s->holder_mode, s->holder_op);
+		rec_side_json(j, "owner_at_last_read", r, s->owner, s->owner_mode, -1);
+		json_str(j, "owner_state", s->owner_state ? st : NULL);
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	free(v);
+}
+
 void report_json_extra(struct json *j, void *ctx)
 {
 	const struct report_ctx *c = ctx;
@@ -274,6 +329,8 @@ void report_json_extra(struct json *j, void *ctx)
 	json_u64(j, "intervals", nwin(c));
 	json_obj_end(j);
 
+	stalls_json(j, c);
+
 	/* per interval, the top locks (index into "locks") that waited in it */
 	json_arr_begin(j, "intervals");
 	for (size_t i = c->i0; i < c->i1; i++) {
@@ -308,6 +365,180 @@ void report_json_extra(struct json *j, void *ctx)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+}
+
+/* Same thread, lock and mode, and begun at the same time (within a read's jitter). */
+#define STALL_SAME_START_NS 50000000ULL
+
+static bool stall_match(const struct report_ctx *c, const struct rec_stall *s)
+{
+	const struct recording *r = c->r;
+	const struct rec_inode *in = &r->inodes[s->inode];
+	const struct rec_task *w = &r->tasks[s->waiter];
+	struct ilock_edge_key k = { .dev = in->dev, .ino = in->ino, .class = s->class,
+				    .waiter_pid = w->pid, .waiter_tgid = w->tgid };
+
+	memcpy(k.waiter_comm, w->comm, ILOCK_COMM_LEN);
+	return !c->f || filters_match_edge(c->f, &k, in->magic);
+}
+
+static bool same_wait(const struct rec_stall *a, uint64_t a_start, const struct rec_stall *b,
+		      uint64_t b_start)
+{
+	uint64_t d = a_start > b_start ? a_start - b_start : b_start - a_start;
+
+	return a->waiter == b->waiter && a->inode == b->inode && a->class == b->class &&
+	       a->waiter_mode == b->waiter_mode && d <= STALL_SAME_START_NS;
+}
+
+static uint64_t stall_start(const struct rec_interval *iv, const struct rec_stall *s)
+{
+	uint64_t read_ns = iv->t_start_ns + iv->dur_ns;
+
+	return read_ns > s->waited_ns ? read_ns - s->waited_ns : 0;
+}
+
+/* Did the read of interval i see this wait still going on? */
+static bool seen_at(const struct recording *r, size_t i, const struct report_stall *st)
+{
+	const struct rec_interval *iv = &r->iv[i];
+
+	for (size_t k = iv->stall0; k < iv->stall0 + iv->nstalls; k++)
+		if (same_wait(&r->stalls[k], stall_start(iv, &r->stalls[k]), st->s, st->start_ns))
+			return true;
+	return false;
+}
+
+static int by_longest(const void *pa, const void *pb)
+{
+	const struct report_stall *a = pa, *b = pb;
+
+	if (a->s->waited_ns != b->s->waited_ns)
+		return a->s->waited_ns < b->s->waited_ns ? 1 : -1;
+	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+int report_stalls(const struct report_ctx *c, struct report_stall **out, size_t *n)
+{
+	const struct recording *r = c->r;
+	struct report_stall *v = NULL;
+	size_t nv = 0, cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = c->i0; i < c->i1; i++) {
+		const struct rec_interval *iv = &r->iv[i];
+
+		for (size_t k = iv->stall0; k < iv->stall0 + iv->nstalls; k++) {
+			const struct rec_stall *s = &r->stalls[k];
+			uint64_t start = stall_start(iv, s);
+			size_t j;
+
+			if (!stall_match(c, s))
+				continue;
+			for (j = 0; j < nv; j++)
+				if (same_wait(v[j].s, v[j].start_ns, s, start))
+					break;
+			if (j == nv) {
+				if (nv == cap) {
+					size_t nc = cap ? 2 * cap : 16;
+					struct report_stall *g = realloc(v, nc * sizeof(*v));
+
+					if (!g) {
+						free(v);
+						return -ENOMEM;
+					}
+					v = g;
+					cap = nc;
+				}
+				v[nv++] = (struct report_stall){ .s = s, .first_iv = i, .last_iv = i,
+								 .start_ns = start };
+			} else if (s->waited_ns >= v[j].s->waited_ns) {
+				v[j].s = s;
+				v[j].last_iv = i;
+			}
+		}
+	}
+	if (nv > 1)
+		qsort(v, nv, sizeof(*v), by_longest);
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+/* "fio[4100] exclusive", "readers", "(no owner)": a recorded task in a mode */
+static char *fmt_rec_side(char *buf, size_t len, const struct recording *r, uint32_t task,
+			  uint8_t mode)
+{
+	const struct rec_task *t = &r->tasks[task];
+	char c[ILOCK_COMM_LEN + 1], tk[40];
+
+	str_copy(c, sizeof(c), t->comm, ILOCK_COMM_LEN);
+	if (mode == ILOCK_MODE_UNKNOWN || (!t->pid && mode != ILOCK_MODE_READERS))
+		snprintf(buf, len, "(no owner)");
+	else if (mode == ILOCK_MODE_READERS)
+		snprintf(buf, len, "readers");
+	else
+		snprintf(buf, len, "%s %s", fmt_task(tk, sizeof(tk), c, t->pid), mode_name(mode));
+	return buf;
+}
+
+#define REPORT_STALLS_SHOWN 20
+
+void report_stalls_text(FILE *f, const struct report_ctx *c)
+{
+	const struct recording *r = c->r;
+	struct report_stall *v;
+	size_t n;
+	char lim[24];
+
+	if (report_stalls(c, &v, &n)) {
+		fprintf(f, "\nSTALLS\n  (out of memory)\n");
+		return;
+	}
+	if (!n)
+		return;
+	fprintf(f, "\nSTALLS (waits still in progress, %s or more, when an interval was read; "
+		   "longest first)\n", fmt_ns(lim, sizeof(lim), WAITING_STALL_NS));
+	for (size_t i = 0; i < n && i < REPORT_STALLS_SHOWN; i++) {
+		const struct rec_stall *s = v[i].s;
+		const struct rec_inode *in = &r->inodes[s->inode];
+		const struct rec_task *w = &r->tasks[s->waiter];
+		char label[2 * ILOCK_PATH_MAX + 64], at[32], age[24], who[40], c16[ILOCK_COMM_LEN + 1];
+		char h[80], o[80], wop[40], hop[40];
+		struct inode_view iv;
+		const char *end = v[i].last_iv + 1 >= r->niv ? "still waiting when the recording ended"
+				  : !seen_at(r, v[i].last_iv + 1, &v[i]) ? "it ended before the next read"
+				  : "still waiting when the window ended";
+
+		describe_inode(c->merged, c->meta->mounts, in->dev, in->ino, false, &iv);
+		report_label(c->merged, c->meta, in->dev, in->ino, false, label, sizeof(label));
+		str_copy(c16, sizeof(c16), w->comm, ILOCK_COMM_LEN);
+		snprintf(wop, sizeof(wop), "%s%s", s->waiter_op ? ", " : "",
+			 s->waiter_op ? op_name(s->waiter_op) : "");
+		snprintf(hop, sizeof(hop), "%s%s", s->holder_op ? ", " : "",
+			 s->holder_op ? op_name(s->holder_op) : "");
+		fmt_rec_side(h, sizeof(h), r, s->holder, s->holder_mode);
+		fmt_rec_side(o, sizeof(o), r, s->owner, s->owner_mode);
+		/* the last read saw it waiting that long: it ended later, if it did */
+		fprintf(f, "  %s  %s waited at least %s, %s%s, for %s %s\n",
+			report_fmt_time_tenths(at, sizeof(at),
+					       r->start_realtime_ns + v[i].start_ns),
+			fmt_task(who, sizeof(who), c16, w->pid),
+			fmt_ns(age, sizeof(age), s->waited_ns), mode_name(s->waiter_mode), wop, label,
+			class_display_name(s->class, iv.magic));
+		fprintf(f, "      held at the start by %s%s; at the last read by %s", h, hop, o);
+		if (s->owner_state)
+			fprintf(f, ", state %c", s->owner_state);
+		if (s->range == ILOCK_RANGE_DISJOINT)
+			fprintf(f, "; ranges disjoint");
+		else if (s->range == ILOCK_RANGE_OVERLAP)
+			fprintf(f, "; ranges overlap");
+		fprintf(f, "; %s\n", end);
+	}
+	if (n > REPORT_STALLS_SHOWN)
+		fprintf(f, "  ... %zu more (--json lists them all)\n", n - REPORT_STALLS_SHOWN);
+	free(v);
 }
 
 /* RFC 4180: quote fields that need it, double the quotes inside. */

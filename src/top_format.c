@@ -523,6 +523,28 @@ int top_format_status(const struct top_status *st, int width,
 		addf(&l, ", %s match", fmt_count(b, sizeof(b), st->shown));
 	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 
+	/* a wait that has not ended is in no row yet: the alarm names it */
+	if (st->stall) {
+		const struct ilock_waiting *w = st->stall;
+		char t[40], h[80], c[ILOCK_COMM_LEN + 1];
+
+		str_copy(c, sizeof(c), w->comm, ILOCK_COMM_LEN);
+		addf(&l, "STALLED %s: %s %s on %s", top_fmt_ns(a, sizeof(a), waiting_age_ns(w)),
+		     fmt_task(t, sizeof(t), c, w->tid), w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared",
+		     st->stall_lock);
+		str_copy(c, sizeof(c), w->owner_comm, ILOCK_COMM_LEN);
+		if (w->owner_mode == ILOCK_MODE_EXCL)
+			snprintf(h, sizeof(h), "%s excl (%c)", fmt_task(t, sizeof(t), c, w->owner_pid),
+				 waiting_state_char(w->owner_state));
+		else
+			snprintf(h, sizeof(h), "%s", w->owner_mode == ILOCK_MODE_READERS ? "readers" : "nobody");
+		addf(&l, ", held now by %s", h);
+		if (st->stalled > 1)
+			addf(&l, "; %zu waits over %s", st->stalled,
+			     top_fmt_ns(b, sizeof(b), WAITING_STALL_NS));
+		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
+	}
+
 	if (st->bpf_stats)
 		addf(&l, "cost: BPF %s/s (%.2f%% of a CPU)", fmt_ns(a, sizeof(a), (uint64_t)st->bpf_ns_ps),
 		     st->bpf_ns_ps / 1e7);

@@ -227,6 +227,12 @@ int sampler_sample(struct top_sampler *s)
 	s->store.cum.in_flight = s->delta.in_flight = sub0(counters[ILOCK_EV_WAIT_BEGUN], done);
 	s->window_s = secs;
 	s->samples++;
+	/* a stall shows while it lasts; a failed walk only hides it this once */
+	if (tracer_read_waiting(s->t, &s->store.cum.waiting))
+		waiting_reset(&s->store.cum.waiting);
+	else if (waiting_over(&s->store.cum.waiting, WAITING_STALL_NS))
+		sampler_ensure_inode(s, s->store.cum.waiting.w[0].key.dev,
+				     s->store.cum.waiting.w[0].key.ino);
 
 	s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], secs);
 	s->lost_window = snap_lost_sum(&s->delta, NULL);

@@ -27,6 +27,12 @@ struct prog_pair {
 
 void tracer_note_attach(struct tracer *t, const char *probe, const char *mode)
 {
+	/* a later decision on the same probe (an attach that failed) replaces it */
+	for (int i = 0; i < t->nattach; i++)
+		if (!strcmp(t->attach[i].probe, probe)) {
+			t->attach[i].mode = mode;
+			return;
+		}
 	if (t->nattach < RENDER_MAX_ATTACH) {
 		t->attach[t->nattach].probe = probe;
 		t->attach[t->nattach].mode = mode;
@@ -241,6 +247,26 @@ static int attach_one(struct tracer *t, struct bpf_program *prog)
 	return 0;
 }
 
+/*
+ * The iterator that lists waits in progress is an extra: tracing goes on
+ * without it, and the views say the list is unavailable.
+ */
+static void attach_waiting(struct tracer *t)
+{
+	struct bpf_link *link;
+
+	if (!bpf_program__autoload(t->skel->progs.waiting_now))
+		return;
+	link = bpf_program__attach_iter(t->skel->progs.waiting_now, NULL);
+	if (!link) {
+		log_warn("waits in progress will not be listed: cannot attach the task iterator: %s",
+			 strerror(errno));
+		tracer_note_attach(t, "waiting_now", "off");
+		return;
+	}
+	t->skel->links.waiting_now = link;
+}
+
 static int attach_all(struct tracer *t)
 {
 	struct bpf_program *prog;
@@ -249,13 +275,51 @@ static int attach_all(struct tracer *t)
 	/* pass 0: the wait ends; 1: the begins; 2: everything else */
 	for (int pass = 0; pass < 3; pass++) {
 		bpf_object__for_each_program(prog, t->skel->obj) {
-			if (!bpf_program__autoload(prog) || wait_side(t, prog) != pass)
+			if (!bpf_program__autoload(prog) || wait_side(t, prog) != pass ||
+			    prog == t->skel->progs.waiting_now)
 				continue;
 			err = attach_one(t, prog);
 			if (err)
 				return err;
 		}
 	}
+	attach_waiting(t);
+	return 0;
+}
+
+/*
+ * Waits in progress: one pass of the task iterator, which writes a record
+ * for each thread with a timed wait not yet ended. A fresh iterator per
+ * read (an iterator fd is read once).
+ */
+int tracer_read_waiting(struct tracer *t, struct waiting_set *ws)
+{
+	char buf[32 * sizeof(struct ilock_waiting)];
+	struct bpf_link *link = t->skel->links.waiting_now;
+	ssize_t n;
+	int fd, err = 0;
+
+	waiting_reset(ws);
+	if (!link)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		if ((err = waiting_add_raw(ws, buf, (size_t)n)))
+			break;
+	}
+	close(fd);
+	if (err)
+		return err;
+	ws->available = true;
+	waiting_finish(ws);
 	return 0;
 }
 
@@ -373,6 +437,9 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	set_mode(t, &unlock, t->strat.xfs_holds);
 	set_mode(t, &demote, t->strat.xfs_holds);
 	fallback_configure(t);
+	/* the task iterator needs the kernel's BTF (bpf_iter_task) */
+	bpf_program__set_autoload(t->skel->progs.waiting_now, t->probe.vmlinux_btf);
+	tracer_note_attach(t, "waiting_now", t->probe.vmlinux_btf ? "iter" : "off");
 	configure(t, o);
 	tracer_ops_configure(t, o);
 	err = check_map_memory(t, o);
@@ -538,7 +605,8 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	    (err = tracer_scan_waits(t, wait_entry, s)) ||
 	    (err = tracer_scan_map(t, k->maps.lock_holds, hold_entry, s)) ||
 	    (err = tracer_scan_edges(t, edge_entry, s)) ||
-	    (err = tracer_ops_read(t, s)))
+	    (err = tracer_ops_read(t, s)) ||
+	    (err = tracer_read_waiting(t, &s->waiting)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
 	/* begun, minus ended, minus those a later begin replaced */
 	if (!err) {

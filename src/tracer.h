@@ -55,6 +55,11 @@ int tracer_enable_stats(struct tracer *t);
 /* BPF run time (ns) and run count summed over our programs; needs stats. */
 int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
 void tracer_stop(struct tracer *t);
+/*
+ * The waits in progress now, oldest first (waiting.h), from one pass of the
+ * task iterator. Without the iterator: an empty set, not available.
+ */
+int tracer_read_waiting(struct tracer *t, struct waiting_set *ws);
 
 struct bpf_map;
 /* Called for each entry; a negative return stops the scan and is returned. */

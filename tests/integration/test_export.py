@@ -398,7 +398,7 @@ def test_contrib_rules_check():
     r = subprocess.run(["promtool", "check", "rules", RULES], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "SUCCESS: 8 rules found" in r.stdout, r.stdout
+    assert "SUCCESS: 9 rules found" in r.stdout, r.stdout
 
 
 RULES_TEST = """
@@ -451,13 +451,33 @@ tests:
       - eval_time: 20m
         alertname: IlockSeriesLimitReached
         exp_alerts: []
+  # a wait that lasts: quiet at 5 s, firing at 12 s, quiet again once it ends
+  - interval: 1m
+    input_series:
+      - series: 'ilock_oldest_wait_seconds{instance="db1:9435"}'
+        values: '0 0.02 5 12 0 0'
+    alert_rule_test:
+      - eval_time: 2m
+        alertname: InodeLockStalled
+        exp_alerts: []
+      - eval_time: 3m
+        alertname: InodeLockStalled
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "db1:9435"}
+            exp_annotations:
+              summary: "db1:9435: a task has waited 12s for an inode lock, and still waits"
+              description: "ilock stat -d 1 on the host names the waiter, the file, and who holds the lock now (WAITING NOW)."
+      - eval_time: 4m
+        alertname: InodeLockStalled
+        exp_alerts: []
 """
 
 
 def test_contrib_alerts_fire_when_they_should(tmp_path):
     """promtool's rule tests: an exporter that is down (its own series gone
-    stale, so IlockExporterStale stays quiet) and series limits reached
-    (new hot inodes anonymous in "other") each fire, and only then."""
+    stale, so IlockExporterStale stays quiet), series limits reached
+    (new hot inodes anonymous in "other") and a wait still going on after
+    10 s each fire, and only then."""
     t = tmp_path / "rules_test.yml"
     t.write_text(RULES_TEST.replace("RULES", os.path.abspath(RULES)))
     r = subprocess.run(["promtool", "test", "rules", str(t)], capture_output=True, text=True,

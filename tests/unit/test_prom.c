@@ -479,6 +479,44 @@ static void add_range_edge(struct snapshot *s, uint32_t dev, uint64_t ino, uint8
 }
 
 /* Range-lock headroom per (device, class): overlapping, disjoint, unknown. */
+/* Waits in progress: the oldest one's age and the stalls, only when the iterator read them. */
+static void test_waiting_now(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	struct ilock_waiting w[2] = {};
+	char *t;
+
+	snap_init(&s);
+	prom_series_init(&ps, 20, 10);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(!strstr(t, "ilock_oldest_wait_seconds"));  /* not read: not exported as 0 */
+	free(t);
+
+	s.waiting.available = true;
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_oldest_wait_seconds") == 0);
+	CHECK(sample(t, "ilock_stalled_waits") == 0);
+	CHECK(strstr(t, "# TYPE ilock_oldest_wait_seconds gauge\n") != NULL);
+	free(t);
+
+	w[0].start_ns = 1000;
+	w[0].now_ns = 1000 + 2500000000ULL;
+	w[1].start_ns = 1000;
+	w[1].now_ns = 1000 + 5000000;
+	CHECK(waiting_add_raw(&s.waiting, w, sizeof(w)) == 0);
+	waiting_finish(&s.waiting);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(strstr(t, "\nilock_oldest_wait_seconds 2.500000000\n") != NULL);
+	CHECK(sample(t, "ilock_stalled_waits") == 1);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
 static void test_ranges(void)
 {
 	const char *a = "{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\",range=";
@@ -770,6 +808,7 @@ int main(void)
 	test_series_bound();
 	test_pairs();
 	test_ranges();
+	test_waiting_now();
 	test_op_pairs();
 	test_formats();
 	test_sticky_labels();

@@ -13,6 +13,7 @@
 #include "recfile.h"
 #include "recsynth.h"
 #include "recview.h"
+#include "report.h"
 #include "render_ops.h"
 #include "unit.h"
 
@@ -648,6 +649,144 @@ static void test_stacks_malformed(void)
 	synth_free(&s);
 }
 
+static struct ilock_waiting stall_rec(uint32_t tid, uint64_t start_ns, uint64_t now_ns)
+{
+	struct ilock_waiting w = { .start_ns = start_ns, .now_ns = now_ns, .lock = 0xffff1,
+				   .tid = tid, .tgid = 300, .holder_pid = 100, .holder_tgid = 100,
+				   .owner_pid = 100, .owner_tgid = 100, .weight = 1,
+				   .owner_state = 0x2, .holder_mode = ILOCK_MODE_EXCL,
+				   .owner_mode = ILOCK_MODE_EXCL };
+
+	w.key = (struct ilock_key){ .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
+				    .mode = ILOCK_MODE_SHARED };
+	w.wop = (struct ilock_op_info){ .op = ILOCK_OP_BUFFERED_READ, .flags = ILOCK_OPF_RANGE,
+					.start = 8192, .end = 12288 };
+	w.hop = (struct ilock_op_info){ .op = ILOCK_OP_BUFFERED_WRITE, .flags = ILOCK_OPF_RANGE,
+					.start = 0, .end = 4096 };
+	memcpy(w.comm, "pg", 3);
+	memcpy(w.holder_comm, "fio", 4);
+	memcpy(w.owner_comm, "fio", 4);
+	return w;
+}
+
+/*
+ * Stalls (1.3): a wait in progress at two reads is one stall, at its
+ * longest; one under 100 ms is not written; a damaged stall is malformed
+ * and rolled back.
+ */
+static void test_stalls(void)
+{
+	const uint64_t s0 = 5000000000ULL;  /* the monotonic clock: only differences count */
+	struct synth s;
+	struct recording r;
+	struct snapshot d;
+	struct ilock_waiting a = stall_rec(201, s0 + 200000000, s0 + 1000000000);
+	struct ilock_waiting young = stall_rec(202, s0 + 950000000, s0 + 1000000000);
+	struct report_ctx c = {};
+	struct report_stall *v;
+	size_t n, offs[8];
+
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
+	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a)));
+	CHECK(!waiting_add_raw(&d.waiting, &young, sizeof(young)));
+	waiting_finish(&d.waiting);
+	synth_interval(&s, &d);
+	/* the next read: the same wait, a second older */
+	snap_reset(&d);
+	a.now_ns += 1000000000;
+	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a)));
+	waiting_finish(&d.waiting);
+	synth_interval(&s, &d);
+	snap_reset(&d);
+	synth_interval(&s, &d);  /* over by the third read */
+	synth_end(&s);
+	CHECK(s.ok);
+
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	CHECK_EQ_U(r.minor, 3);
+	CHECK_EQ_U(r.niv, 3);
+	CHECK_EQ_U(r.nstalls, 2);
+	CHECK_EQ_U(r.iv[0].nstalls, 1);
+	CHECK_EQ_U(r.iv[1].nstalls, 1);
+	CHECK_EQ_U(r.iv[2].nstalls, 0);
+	CHECK_EQ_U(r.stalls[0].waited_ns, 800000000);
+	CHECK_EQ_U(r.stalls[1].waited_ns, 1800000000);
+	CHECK_EQ_U(r.tasks[r.stalls[1].waiter].pid, 201);
+	CHECK_EQ_U(r.tasks[r.stalls[1].holder].pid, 100);
+	CHECK(r.stalls[1].owner_state == 'D');
+	CHECK_EQ_U(r.stalls[1].range, ILOCK_RANGE_DISJOINT);
+	CHECK_EQ_U(r.stalls[1].waiter_op, ILOCK_OP_BUFFERED_READ);
+	CHECK_EQ_U(r.stalls[1].holder_mode, ILOCK_MODE_EXCL);
+	CHECK_EQ_U(r.stalls[1].waiter_mode, ILOCK_MODE_SHARED);
+
+	c.r = &r;
+	c.i0 = 0;
+	c.i1 = r.niv;
+	CHECK(!report_stalls(&c, &v, &n));
+	CHECK_EQ_U(n, 1);
+	if (n == 1) {
+		CHECK_EQ_U(v[0].s->waited_ns, 1800000000);
+		CHECK_EQ_U(v[0].first_iv, 0);
+		CHECK_EQ_U(v[0].last_iv, 1);
+		CHECK_EQ_U(v[0].start_ns, 200000000);
+	}
+	free(v);
+	/* a window of the first interval alone sees it too, at its first sighting */
+	c.i1 = 1;
+	CHECK(!report_stalls(&c, &v, &n));
+	CHECK_EQ_U(n, 1);
+	if (n == 1)
+		CHECK_EQ_U(v[0].s->waited_ns, 800000000);
+	free(v);
+	/* -p of another process: not this waiter's */
+	{
+		struct filters f = { .tgid = 999 };
+
+		c.i1 = r.niv;
+		c.f = &f;
+		CHECK(!report_stalls(&c, &v, &n));
+		CHECK_EQ_U(n, 0);
+		free(v);
+		c.f = NULL;
+	}
+	rec_free(&r);
+
+	/* a stall naming a task the file never defined: malformed, rolled back */
+	CHECK_EQ_U(block_offsets(s.file.p, s.file.len, offs, 8), 5);
+	{
+		struct rec_buf f = {}, raw = {};
+
+		rec_buf_put(&f, s.file.p, offs[3]);
+		rec_buf_varint(&raw, 3);
+		rec_buf_put(&raw, "\0\1\0\0\0\0\0\0", 8);  /* nothing new, no locks */
+		rec_buf_put(&raw, "\0\0\0\0\0", 5);          /* no edges, ops, frames, stacks, rows */
+		/* waited 1, inode 0, i_rwsem, modes, owner excl, 'D', ops, range, tasks 0 0 9 */
+		rec_buf_put(&raw, "\1\1\0\0\x01\1D\1\2\2\0\0\x09", 13);
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		rec_init(&r);
+		CHECK_EQ_U(rec_decode(&r, f.p, f.len), REC_MALFORMED);
+		CHECK_EQ_U(r.niv, 2);
+		CHECK_EQ_U(r.nstalls, 2);
+		rec_free(&r);
+		/* the same with a task that exists reads */
+		raw.len--;
+		rec_buf_put(&raw, "\0", 1);
+		f.len = offs[3];
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		rec_init(&r);
+		CHECK_EQ_U(rec_decode(&r, f.p, f.len), REC_OK);
+		CHECK_EQ_U(r.nstalls, 3);
+		rec_free(&r);
+		rec_buf_free(&f);
+		rec_buf_free(&raw);
+	}
+	snap_free(&d);
+	synth_free(&s);
+}
+
 /* Every truncation point and every single-bit flip: no crash, sane state. */
 static void test_every_cut_and_flip(void)
 {
@@ -826,6 +965,7 @@ int main(void)
 	test_every_cut_and_flip();
 	test_stacks();
 	test_stacks_malformed();
+	test_stalls();
 	test_select_and_time();
 	test_fuzz_regressions();
 	UNIT_DONE();

@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Waits in progress (waiting.h) as text and JSON: the stalls that the
+ * histograms cannot show until they end.
+ */
+#include <inttypes.h>
+
+#include "json.h"
+#include "ops.h"
+#include "render.h"
+#include "util.h"
+
+/* "write 16 KiB at 4.0 MiB", "fsync", "" when the op is unknown */
+char *render_waiting_op(char *buf, size_t len, const struct ilock_op_info *o)
+{
+	char l[48], a[24], b[24];
+
+	if (o->op == ILOCK_OP_UNKNOWN) {
+		snprintf(buf, len, "%s", "");
+		return buf;
+	}
+	op_label(l, sizeof(l), o->op, o->flags & ILOCK_OPF_KEY_MASK);
+	if (!(o->flags & ILOCK_OPF_RANGE))
+		snprintf(buf, len, "%s", l);
+	else if (o->end == ILOCK_RANGE_EOF)
+		snprintf(buf, len, "%s from %s to EOF", l, fmt_bytes(a, sizeof(a), o->start));
+	else
+		snprintf(buf, len, "%s %s at %s", l,
+			 fmt_bytes(a, sizeof(a), o->end > o->start ? o->end - o->start : 0),
+			 fmt_bytes(b, sizeof(b), o->start));
+	return buf;
+}
+
+/* A task as fmt_holder names it: "fio[4100] exclusive", "readers, last x[1]", "(no owner)". */
+static char *fmt_side(char *buf, size_t len, const char *comm, uint32_t pid, uint8_t mode)
+{
+	char c[ILOCK_COMM_LEN + 1], t[40];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	if (mode == ILOCK_MODE_UNKNOWN || (!pid && mode != ILOCK_MODE_READERS))
+		snprintf(buf, len, "(no owner)");
+	else if (mode == ILOCK_MODE_QUEUED_EXCL || mode == ILOCK_MODE_QUEUED_SHARED)
+		snprintf(buf, len, "%s next, %s", fmt_task(t, sizeof(t), c, pid),
+			 mode == ILOCK_MODE_QUEUED_EXCL ? "exclusive" : "shared");
+	else if (mode == ILOCK_MODE_READERS && !c[0])
+		snprintf(buf, len, "readers");
+	else if (mode == ILOCK_MODE_READERS)
+		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), c, pid));
+	else
+		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), c, pid), mode_name(mode));
+	return buf;
+}
+
+/*
+ * Who holds it now. A writer's state says what it is doing (D: itself
+ * waiting, most often on I/O); a reader's pid is only a hint, its state
+ * not worth showing.
+ */
+static char *fmt_owner_now(char *buf, size_t len, const struct ilock_waiting *w)
+{
+	char s[80];
+
+	if (w->owner_mode == ILOCK_MODE_EXCL && w->owner_pid == w->holder_pid &&
+	    w->holder_mode == ILOCK_MODE_EXCL)
+		snprintf(s, sizeof(s), "the same thread");
+	else
+		fmt_side(s, sizeof(s), w->owner_comm, w->owner_pid, w->owner_mode);
+	if (w->owner_mode == ILOCK_MODE_EXCL && w->owner_state != ILOCK_STATE_UNKNOWN)
+		snprintf(buf, len, "%s, state %c", s, waiting_state_char(w->owner_state));
+	else
+		snprintf(buf, len, "%s", s);
+	return buf;
+}
+
+/* Would a range lock have let it through? Said only when both ranges are known. */
+static const char *range_note(const struct ilock_waiting *w)
+{
+	switch (ilock_range_class(&w->hop, &w->wop)) {
+	case ILOCK_RANGE_DISJOINT: return "; ranges disjoint: a range lock would not block it";
+	case ILOCK_RANGE_OVERLAP: return "; ranges overlap";
+	default: return "";
+	}
+}
+
+static void lock_label(char *buf, size_t len, const struct snapshot *s,
+		       const struct report_meta *m, const struct ilock_waiting *w)
+{
+	struct inode_view v;
+	char d[24];
+
+	describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
+	if (v.path[0])
+		snprintf(buf, len, "%s%s%s%s %s", v.path, v.note ? " (" : "", v.note ? v.note : "",
+			 v.note ? ")" : "", class_display_name(w->key.class, v.magic));
+	else
+		snprintf(buf, len, "%s:%" PRIu64 " %s", fmt_kdev(d, sizeof(d), w->key.dev),
+			 (uint64_t)w->key.ino, class_display_name(w->key.class, v.magic));
+}
+
+void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
+{
+	const struct waiting_set *ws = &s->waiting;
+	const struct ilock_waiting *w;
+	char age[24], who[40], lock[2 * ILOCK_PATH_MAX + 32], h[96], now[120];
+
+	if (!waiting_over(ws, WAITING_STALL_NS))
+		return;
+	w = &ws->w[0];
+	lock_label(lock, sizeof(lock), s, m, w);
+	fmt_side(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
+	fmt_owner_now(now, sizeof(now), w);
+	fprintf(f, "  STALLED: %s has waited %s so far, %s, for %s, held at the start by %s; held "
+		   "now by %s (WAITING NOW below)\n",
+		fmt_task(who, sizeof(who), w->comm, w->tid), fmt_ns(age, sizeof(age), waiting_age_ns(w)),
+		mode_name(w->key.mode), lock, h, now);
+}
+
+/*
+ * Two lines a wait: the waiter and its lock, then its holders. Ops with
+ * byte ranges are too long for columns, and a stall list is short.
+ */
+void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_meta *m)
+{
+	const struct waiting_set *ws = &s->waiting;
+	size_t n = waiting_over(ws, WAITING_STALL_NS);
+	char lim[24], tot[24];
+
+	if (!n)
+		return;
+	fprintf(f, "\nWAITING NOW (in progress for %s or more, oldest first; %s in progress in all)\n",
+		fmt_ns(lim, sizeof(lim), WAITING_STALL_NS), fmt_count(tot, sizeof(tot), ws->total));
+	for (size_t i = 0; i < n; i++) {
+		const struct ilock_waiting *w = &ws->w[i];
+		char age[24], t[40], op[80], lock[2 * ILOCK_PATH_MAX + 32], h[96], hop[80], now[120];
+
+		fmt_task(t, sizeof(t), w->comm, w->tid);
+		render_waiting_op(op, sizeof(op), &w->wop);
+		render_waiting_op(hop, sizeof(hop), &w->hop);
+		fmt_side(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
+		lock_label(lock, sizeof(lock), s, m, w);
+		fprintf(f, "  %-9s %s %s%s%s on %s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
+			mode_name(w->key.mode), op[0] ? ", " : "", op, lock);
+		fprintf(f, "  %-9s held at the start by %s%s%s; now by %s%s\n", "", h, hop[0] ? ", " : "",
+			hop, fmt_owner_now(now, sizeof(now), w), range_note(w));
+	}
+	if (ws->total > ws->n && n == ws->n)
+		fprintf(f, "  ... and more: only the %d oldest are read\n", WAITING_KEEP);
+}
+
+static void side_json(struct json *j, const char *key, uint32_t pid, uint32_t tgid,
+		      const char *comm, uint8_t mode, const struct ilock_op_info *op)
+{
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	json_obj_begin(j, key);
+	json_u64(j, "pid", pid);
+	json_u64(j, "tgid", tgid);
+	json_str(j, "comm", c[0] ? c : NULL);
+	json_str(j, "mode", mode_name(mode));
+	if (op) {
+		json_str(j, "op", op_name(op->op));
+		if (op->flags & ILOCK_OPF_RANGE) {
+			json_u64(j, "offset", op->start);
+			if (op->end == ILOCK_RANGE_EOF)
+				json_null(j, "end");
+			else
+				json_u64(j, "end", op->end);
+		}
+	}
+	json_obj_end(j);
+}
+
+void render_waiting_json(struct json *j, const struct snapshot *s, const struct report_meta *m)
+{
+	const struct waiting_set *ws = &s->waiting;
+
+	json_obj_begin(j, "waiting_now");
+	json_bool(j, "available", ws->available);
+	json_u64(j, "in_progress", ws->total);
+	json_u64(j, "stall_ns", WAITING_STALL_NS);
+	json_arr_begin(j, "waits");
+	for (size_t i = 0; i < ws->n; i++) {
+		const struct ilock_waiting *w = &ws->w[i];
+		struct inode_view v;
+		char d[24];
+
+		describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
+		json_obj_begin(j, NULL);
+		json_u64(j, "waited_ns", waiting_age_ns(w));
+		json_str(j, "dev", fmt_kdev(d, sizeof(d), w->key.dev));
+		json_u64(j, "ino", w->key.ino);
+		json_str(j, "path", v.path[0] ? v.path : NULL);
+		json_str(j, "fs", v.fs);
+		json_str(j, "class", class_name(w->key.class));
+		json_str(j, "class_fs_name", class_display_name(w->key.class, v.magic));
+		json_u64(j, "weight", w->weight);
+		json_str(j, "range", range_group_name(ilock_range_class(&w->hop, &w->wop)));
+		side_json(j, "waiter", w->tid, w->tgid, w->comm, w->key.mode, &w->wop);
+		side_json(j, "holder", w->holder_pid, w->holder_tgid, w->holder_comm, w->holder_mode,
+			  &w->hop);
+		side_json(j, "owner_now", w->owner_pid, w->owner_tgid, w->owner_comm, w->owner_mode,
+			  NULL);
+		if (w->owner_mode == ILOCK_MODE_EXCL && w->owner_state != ILOCK_STATE_UNKNOWN) {
+			char st[2] = { waiting_state_char(w->owner_state), 0 };
+
+			json_str(j, "owner_state", st);
+		} else {
+			json_null(j, "owner_state");
+		}
+		json_obj_end(j);
+	}
+	json_arr_end(j);
+	json_obj_end(j);
+}

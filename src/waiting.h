@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Waits in progress (the task iterator's records, bpf/waiting.bpf.c): a
+ * stall shows while it lasts. The set and its pure operations; no libbpf.
+ */
+#ifndef ILOCK_WAITING_H
+#define ILOCK_WAITING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ilock.h"
+
+/* The oldest waits kept per read; the rest are counted in total. */
+#define WAITING_KEEP 64
+/* In progress this long, a wait is a stall: text views list it. */
+#define WAITING_STALL_NS 100000000ULL
+
+struct waiting_set {
+	struct ilock_waiting *w;   /* oldest first after waiting_finish() */
+	size_t n, cap;
+	uint64_t total;            /* in progress in all when read */
+	bool available;            /* read at all (the iterator attached) */
+	uint64_t torn_bytes;       /* a read that was not whole records */
+};
+
+void waiting_free(struct waiting_set *ws);
+void waiting_reset(struct waiting_set *ws);
+/* Add the whole records in buf[0..len); a partial tail is counted in torn_bytes. */
+int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len);
+/* Oldest first, keep WAITING_KEEP; total stays the number found. */
+void waiting_finish(struct waiting_set *ws);
+/* dst = src (deep). */
+int waiting_copy(struct waiting_set *dst, const struct waiting_set *src);
+
+/* How long it has waited when read. */
+static inline uint64_t waiting_age_ns(const struct ilock_waiting *w)
+{
+	return w->now_ns > w->start_ns ? w->now_ns - w->start_ns : 0;
+}
+/* Kept waits at least min_ns old (the set is oldest first). */
+size_t waiting_over(const struct waiting_set *ws, uint64_t min_ns);
+/* ps's letter for a task state: R, S, D, I (idle), T, t; '?' unknown. */
+char waiting_state_char(uint32_t state);
+
+#endif

@@ -1,0 +1,170 @@
+"""Waits in progress: a stall is shown while it lasts, not only once it ends.
+
+`lockhold write` holds the inode lock exclusive for as long as we say (its
+user buffer faults through userfaultfd); a reader (XFS) or a writer (ext4)
+queues behind it. While it waits, `ilock stat`, the exporter and ilocktop
+must name it: the waiter, the file, its mode, who held the lock at the
+start and who holds it now.
+"""
+
+import json
+import os
+import re
+import subprocess
+import time
+
+import pytest
+
+from ilock_run import start_stat, stop_stat
+from test_export import samples, start_exporter
+from test_top import _start, ilocktop_bin, term  # noqa: F401 (fixtures)
+from util import make_file, wait_line
+
+MS = 1_000_000
+
+
+def lockhold(helpers_dir):
+    return os.path.join(helpers_dir, "lockhold")
+
+
+def hold(procs, helpers_dir, path, hold_ms):
+    p = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, hold_ms])
+    m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(p, "HOLDING ", 10))
+    assert m
+    return p, int(m.group(1)), int(m.group(2))
+
+
+def tids_of(pid):
+    return sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+
+
+def blocked_tid(pid, timeout=10):
+    """The thread of pid asleep in D state (its lock wait), once it is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for tid in tids_of(pid):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state == "D":
+                return tid
+        time.sleep(0.05)
+    raise AssertionError(f"no thread of {pid} blocked in D state")
+
+
+@pytest.fixture
+def xfs(fs_factory):
+    return fs_factory("xfs")
+
+
+@pytest.fixture
+def ext4(fs_factory):
+    return fs_factory("ext4")
+
+
+def test_stat_names_a_wait_in_progress(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    ino = os.stat(path).st_ino
+    reader_bin = tmp_path / "lockreader"
+    os.symlink(lockhold(helpers_dir), reader_bin)
+
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    holder, hpid, htid = hold(procs, helpers_dir, path, 6000)
+    t0 = time.monotonic()
+    reader = procs.start([str(reader_bin), "read", path, 8192, 4096, 1])
+    rtid = blocked_tid(reader.pid)
+    time.sleep(1.2)
+    waited_at_least = time.monotonic() - t0 - 0.2
+    doc = stop_stat(st)
+    waited_at_most = time.monotonic() - t0
+
+    wn = doc["waiting_now"]
+    assert wn["available"] is True
+    mine = [w for w in wn["waits"] if w["waiter"]["pid"] == rtid]
+    assert len(mine) == 1, wn
+    w = mine[0]
+    # the wait is not over, so no histogram has it; this is the only place it shows
+    assert waited_at_least * 1e9 <= w["waited_ns"] <= waited_at_most * 1e9, (w, waited_at_least)
+    assert (w["dev"], w["ino"], w["path"], w["class"]) == (xfs.majmin, ino, path, "i_rwsem")
+    assert w["class_fs_name"] == "IOLOCK"
+    assert w["waiter"]["comm"] == "lockreader" and w["waiter"]["mode"] == "shared"
+    assert w["waiter"]["tgid"] == reader.pid
+    assert w["waiter"]["op"] == "buffered-read"
+    assert (w["waiter"]["offset"], w["waiter"]["end"]) == (8192, 8192 + 4096)
+    assert (w["holder"]["pid"], w["holder"]["tgid"]) == (htid, hpid)
+    assert w["holder"]["mode"] == "exclusive" and w["holder"]["comm"] == "lockhold"
+    assert w["holder"]["op"] == "buffered-write"
+    # the writer still holds it, asleep in its userfaultfd fault
+    assert w["owner_now"]["pid"] == htid and w["owner_now"]["mode"] == "exclusive"
+    assert w["owner_state"] in ("S", "D"), w
+    assert wn["in_progress"] >= 1
+    assert w == max(wn["waits"], key=lambda x: x["waited_ns"]), "oldest first"
+    assert doc["events"]["in_flight"] >= 1
+    holder.send_signal(15)
+    holder.wait(timeout=15)
+    reader.communicate(timeout=15)
+
+
+def test_text_and_exporter_show_the_stall_then_let_go(ext4, procs, helpers_dir, ilock_bin):
+    """ext4: a writer behind a writer. The text names it under WAITING NOW;
+    the exporter's oldest-wait gauge grows while it lasts and drops to 0
+    once the holder lets go."""
+    path = make_file(os.path.join(ext4.mnt, "log.dat"), 1 << 20)
+    ex = start_exporter(procs, ilock_bin, "-D", ext4.mnt, interval="0.5")
+    st = procs.start([ilock_bin, "stat", "-D", ext4.mnt, "-d", "2.5"], stderr=subprocess.PIPE)
+    wait_line(st, "ilock: tracing", timeout=30, stream=st.stderr)
+    holder, hpid, htid = hold(procs, helpers_dir, path, 3500)
+    writer = procs.start([lockhold(helpers_dir), "pwrite", path, 65536, 4096, 1])
+    wtid = blocked_tid(writer.pid)
+
+    def oldest():
+        status, _, body = ex.request()
+        assert status == 200
+        v = [s for s in samples(body.decode()) if s[0] == "ilock_oldest_wait_seconds"]
+        assert len(v) == 1, body
+        stalled = [s for s in samples(body.decode()) if s[0] == "ilock_stalled_waits"]
+        return v[0][2], stalled[0][2]
+
+    deadline = time.monotonic() + 10
+    while (o := oldest())[0] < 1.0:
+        assert time.monotonic() < deadline, f"the gauge stayed at {o}"
+        time.sleep(0.2)
+    assert o[1] >= 1
+
+    out, err = st.communicate(timeout=30)
+    assert st.returncode == 0, err
+    text = out
+    assert "\nWAITING NOW (in progress for 100 ms or more" in text, text
+    m = re.search(r"\n  STALLED: lockhold\[(\d+)\] has waited ([\d.]+) s so far, exclusive, for "
+                  + re.escape(path) + r" i_rwsem, held at the start by lockhold\[(\d+)\] "
+                  r"exclusive; held now by the same thread, state [SD]", text)
+    assert m, text
+    assert (int(m.group(1)), int(m.group(3))) == (wtid, htid)
+    assert f"lockhold[{wtid}] exclusive, buffered-write 4.0 KiB at 64 KiB on {path}" in text
+
+    writer.communicate(timeout=20)  # returns once the holder let go
+    holder.communicate(timeout=20)
+    deadline = time.monotonic() + 10
+    while (o := oldest())[0] >= 0.1:
+        assert time.monotonic() < deadline, f"the gauge stayed at {o} after the wait ended"
+        time.sleep(0.2)
+
+
+def test_ilocktop_alarms_on_a_stall(term, xfs, procs, helpers_dir, ilocktop_bin):  # noqa: F811
+    path = make_file(os.path.join(xfs.mnt, "hot.dat"), 1 << 20)
+    t = _start(term, ilocktop_bin, xfs, "-i 0.5")
+    t.wait_re(r"^ilocktop  host ")
+    holder, hpid, htid = hold(procs, helpers_dir, path, 5000)
+    reader = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1])
+    rtid = blocked_tid(reader.pid)
+    s = t.wait_re(r"^STALLED [\d.]+m?s: lockhold\[%d\] shared on .*hot\.dat IOLOCK, held now by "
+                  r"lockhold\[%d\] excl \([SD]\)" % (rtid, htid))
+    assert "STALLED" in s
+    reader.communicate(timeout=20)
+    holder.communicate(timeout=20)
+    # once it ended, the alarm goes
+    t.wait(lambda scr: "STALLED" not in scr and "ilocktop  host" in scr, "the alarm to clear")
+    t.keys("q")
+    t.wait_re(r"^EXIT=0$")

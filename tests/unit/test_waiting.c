@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Waits in progress: reading the iterator's records, oldest first, the
+ * stall threshold, and their text and JSON.
+ */
+#include <stdlib.h>
+
+#include "render.h"
+#include "util.h"
+#include "waiting.h"
+#include "unit.h"
+
+static struct ilock_waiting rec(uint32_t tid, const char *comm, uint64_t age_ns)
+{
+	struct ilock_waiting w = {};
+
+	w.start_ns = 1000000000000ULL;
+	w.now_ns = w.start_ns + age_ns;
+	w.lock = 0xffff888012345678ULL;
+	w.key.dev = ILOCK_KDEV(7, 0);
+	w.key.ino = 131;
+	w.key.class = ILOCK_CLASS_I_RWSEM;
+	w.key.mode = ILOCK_MODE_SHARED;
+	w.tid = w.tgid = tid;
+	w.weight = 1;
+	w.owner_state = ILOCK_STATE_UNKNOWN;
+	w.holder_mode = w.owner_mode = ILOCK_MODE_UNKNOWN;
+	memcpy(w.comm, comm, strlen(comm) < sizeof(w.comm) ? strlen(comm) : sizeof(w.comm));
+	return w;
+}
+
+static void test_parse_and_order(void)
+{
+	struct waiting_set ws = {};
+	struct ilock_waiting r[3] = { rec(10, "a", 5000), rec(11, "b", 3000000000ULL),
+				      rec(12, "c", 200000000) };
+	char raw[sizeof(r) + 7];
+
+	memcpy(raw, r, sizeof(r));
+	CHECK(waiting_add_raw(&ws, raw, sizeof(r) + 7) == 0);
+	CHECK_EQ_U(ws.n, 3);
+	CHECK_EQ_U(ws.total, 3);
+	CHECK_EQ_U(ws.torn_bytes, 7);  /* a partial record is counted, not read */
+	waiting_finish(&ws);
+	CHECK_EQ_U(ws.w[0].tid, 11);
+	CHECK_EQ_U(ws.w[1].tid, 12);
+	CHECK_EQ_U(ws.w[2].tid, 10);
+	CHECK_EQ_U(waiting_over(&ws, WAITING_STALL_NS), 2);
+	CHECK_EQ_U(waiting_over(&ws, 4000000000ULL), 0);
+	CHECK_EQ_U(waiting_over(&ws, 0), 3);
+
+	/* a clock that went backwards is age 0, not 584 years */
+	ws.w[2].now_ns = ws.w[2].start_ns - 1;
+	CHECK_EQ_U(waiting_age_ns(&ws.w[2]), 0);
+	waiting_free(&ws);
+}
+
+static void test_keep_the_oldest(void)
+{
+	struct waiting_set ws = {};
+
+	for (uint32_t i = 0; i < WAITING_KEEP + 40; i++) {
+		struct ilock_waiting w = rec(100 + i, "t", (uint64_t)i * 1000);
+
+		CHECK(waiting_add_raw(&ws, &w, sizeof(w)) == 0);
+	}
+	waiting_finish(&ws);
+	CHECK_EQ_U(ws.n, WAITING_KEEP);
+	CHECK_EQ_U(ws.total, WAITING_KEEP + 40);
+	CHECK_EQ_U(ws.w[0].tid, 100 + WAITING_KEEP + 39);  /* the oldest */
+	CHECK_EQ_U(ws.w[WAITING_KEEP - 1].tid, 100 + 40);
+	waiting_free(&ws);
+}
+
+static void test_state_chars(void)
+{
+	CHECK(waiting_state_char(0) == 'R');
+	CHECK(waiting_state_char(0x1) == 'S');
+	CHECK(waiting_state_char(0x2) == 'D');
+	CHECK(waiting_state_char(0x102) == 'D');  /* TASK_KILLABLE */
+	CHECK(waiting_state_char(0x402) == 'I');  /* TASK_IDLE */
+	CHECK(waiting_state_char(0x4) == 'T');
+	CHECK(waiting_state_char(ILOCK_STATE_UNKNOWN) == '?');
+}
+
+/* A snapshot carries the latest read through delta and copy. */
+static void test_snapshot_carries_it(void)
+{
+	struct snapshot a, b, d;
+	struct ilock_waiting w = rec(7, "x", 2000000000ULL);
+
+	snap_init(&a);
+	snap_init(&b);
+	snap_init(&d);
+	CHECK(waiting_add_raw(&b.waiting, &w, sizeof(w)) == 0);
+	b.waiting.available = true;
+	waiting_finish(&b.waiting);
+	CHECK(snap_delta(&d, &b, &a) == 0);
+	CHECK_EQ_U(d.waiting.n, 1);
+	CHECK(d.waiting.available);
+	CHECK(snap_copy(&a, &d) == 0);
+	CHECK_EQ_U(a.waiting.n, 1);
+	CHECK_EQ_U(a.waiting.w[0].tid, 7);
+	snap_reset(&a);
+	CHECK_EQ_U(a.waiting.n, 0);
+	CHECK(!a.waiting.available);
+	snap_free(&a);
+	snap_free(&b);
+	snap_free(&d);
+}
+
+static char *text_of(const struct snapshot *s, bool json)
+{
+	struct mount_table mt = {};
+	struct report_meta m = { .duration_s = 1.0, .kernel = "k", .hostname = "h" };
+	struct render_opts o = { .top_n = 10 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	mounts_parse(&mt, "40 22 7:0 / /mnt/x rw - xfs /dev/loop0 rw\n");
+	m.mounts = &mt;
+	if (json)
+		render_json(f, s, &m, &o);
+	else
+		render_text(f, s, &m, &o);
+	fclose(f);
+	mounts_free(&mt);
+	return buf;
+}
+
+static void test_render(void)
+{
+	struct snapshot s;
+	struct inode_meta im = { .ino = 131, .dev = ILOCK_KDEV(7, 0), .magic = ILOCK_XFS_SB_MAGIC };
+	struct ilock_waiting stalled = rec(4242, "postgres", 12400000000ULL);
+	struct ilock_waiting behind = rec(4243, "pg2", 300000000);
+	struct ilock_waiting young = rec(4244, "pg3", 50000);
+	char *t;
+
+	snap_init(&s);
+	strcpy(im.path, "/db/t1");
+	snap_add_inode(&s, &im);
+	/* held by a writer asleep in D state, the same one as at the start */
+	stalled.holder_mode = stalled.owner_mode = ILOCK_MODE_EXCL;
+	stalled.holder_pid = stalled.owner_pid = 4100;
+	memcpy(stalled.holder_comm, "fio", 4);
+	memcpy(stalled.owner_comm, "fio", 4);
+	stalled.owner_state = 0x2;
+	stalled.wop = (struct ilock_op_info){ .op = ILOCK_OP_BUFFERED_READ, .flags = ILOCK_OPF_RANGE,
+					     .start = 8192, .end = 8192 + 4096 };
+	stalled.hop = (struct ilock_op_info){ .op = ILOCK_OP_BUFFERED_WRITE, .flags = ILOCK_OPF_RANGE,
+					     .start = 0, .end = 4096 };
+	/* handed over since: another writer holds it now */
+	behind.key.mode = ILOCK_MODE_EXCL;
+	behind.holder_mode = ILOCK_MODE_EXCL;
+	behind.holder_pid = 4100;
+	memcpy(behind.holder_comm, "fio", 4);
+	behind.owner_mode = ILOCK_MODE_EXCL;
+	behind.owner_pid = 4101;
+	memcpy(behind.owner_comm, "vacuum", 7);
+	behind.owner_state = 0;
+
+	/* none long enough: no section, no IN SHORT line, but JSON has it */
+	CHECK(waiting_add_raw(&s.waiting, &young, sizeof(young)) == 0);
+	s.waiting.available = true;
+	waiting_finish(&s.waiting);
+	t = text_of(&s, false);
+	CHECK(!strstr(t, "WAITING NOW"));
+	CHECK(!strstr(t, "STALLED"));
+	free(t);
+	t = text_of(&s, true);
+	CHECK(strstr(t, "\"waiting_now\":{\"available\":true,\"in_progress\":1,") != NULL);
+	CHECK(strstr(t, "\"waited_ns\":50000,") != NULL);
+	free(t);
+
+	CHECK(waiting_add_raw(&s.waiting, &stalled, sizeof(stalled)) == 0);
+	CHECK(waiting_add_raw(&s.waiting, &behind, sizeof(behind)) == 0);
+	waiting_finish(&s.waiting);
+	t = text_of(&s, false);
+	if (getenv("SHOW")) fputs(t, stderr);
+	CHECK(strstr(t, "WAITING NOW (in progress for 100 ms or more, oldest first; 3 in progress "
+			"in all)") != NULL);
+	CHECK(strstr(t, "  STALLED: postgres[4242] has waited 12.4 s so far, shared, for "
+			"/mnt/x/db/t1 IOLOCK, held at the start by fio[4100] exclusive; held now "
+			"by the same thread, state D") != NULL);
+	CHECK(strstr(t, "\n  12.4 s    postgres[4242] shared, buffered-read 4.0 KiB at 8.0 KiB on "
+			"/mnt/x/db/t1 IOLOCK\n            held at the start by fio[4100] exclusive, "
+			"buffered-write 4.0 KiB at 0 B; now by the same thread, state D; ranges disjoint: a "
+			"range lock would not block it\n") != NULL);
+	CHECK(strstr(t, "\n  300 ms    pg2[4243] exclusive on /mnt/x/db/t1 IOLOCK\n            held at "
+			"the start by fio[4100] exclusive; now by vacuum[4101] exclusive, state R\n") != NULL);
+	/* no range on one side: nothing said about ranges */
+	CHECK(strstr(t, "now by vacuum[4101] exclusive, state R\n") != NULL);
+	/* a stall going on is not "too few to slow a workload down" */
+	CHECK(strstr(t, "the stall is still going on") != NULL);
+	CHECK(!strstr(t, "no task waited"));
+	CHECK(!strstr(t, "pg3[4244]"));  /* under the threshold */
+	/* the section comes before the tables, the stall first in IN SHORT */
+	CHECK(strstr(t, "WAITING NOW") < strstr(t, "TOP INODE LOCKS"));
+	CHECK(strstr(t, "IN SHORT\n  STALLED") != NULL);
+	free(t);
+	t = text_of(&s, true);
+	CHECK(strstr(t, "\"owner_now\":{\"pid\":4100,\"tgid\":0,\"comm\":\"fio\",\"mode\":\"exclusive\"},"
+			"\"owner_state\":\"D\"") != NULL);
+	CHECK(strstr(t, "\"weight\":1,\"range\":\"disjoint\",") != NULL);
+	CHECK(strstr(t, "\"waiter\":{\"pid\":4242,\"tgid\":4242,\"comm\":\"postgres\",\"mode\":"
+			"\"shared\",\"op\":\"buffered-read\",\"offset\":8192,\"end\":12288}") != NULL);
+	free(t);
+	snap_free(&s);
+}
+
+int main(void)
+{
+	test_parse_and_order();
+	test_keep_the_oldest();
+	test_state_chars();
+	test_snapshot_carries_it();
+	test_render();
+	UNIT_DONE();
+}
