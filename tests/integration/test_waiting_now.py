@@ -168,3 +168,53 @@ def test_ilocktop_alarms_on_a_stall(term, xfs, procs, helpers_dir, ilocktop_bin)
     t.wait(lambda scr: "STALLED" not in scr and "ilocktop  host" in scr, "the alarm to clear")
     t.keys("q")
     t.wait_re(r"^EXIT=0$")
+
+
+def test_record_keeps_the_stall_and_report_names_it(xfs, procs, helpers_dir, ilock_bin,
+                                                    tmp_path):
+    """A recording keeps each read's stalls; the report shows the wait once,
+    at the longest a read saw it, with its holder and when it began."""
+    from ilock_run import start_record, stop_record
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    out = str(tmp_path / "stall.ilrec")
+    rec = start_record(ilock_bin, out, "-i", "0.25", "-D", xfs.mnt)
+    procs.append(rec)
+    holder, hpid, htid = hold(procs, helpers_dir, path, 1800)
+    t0 = time.monotonic()
+    reader = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1])
+    rtid = blocked_tid(reader.pid)
+    reader.communicate(timeout=20)
+    blocked_s = time.monotonic() - t0
+    holder.communicate(timeout=20)
+    time.sleep(0.6)  # a read after the wait ended
+    stop_record(rec)
+
+    r = subprocess.run([ilock_bin, "report", "-j", out], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["recording"]["format_version"] == "1.3"
+    mine = [s for s in doc["stalls"] if s["waiter"]["pid"] == rtid]
+    assert len(mine) == 1, doc["stalls"]
+    s = mine[0]
+    # seen at several reads, once here; at most one interval (0.25 s) short of the wait
+    assert s["last_interval"] > s["first_interval"]
+    assert blocked_s - 0.25 - 0.3 <= s["waited_at_least_ns"] / 1e9 <= blocked_s, (s, blocked_s)
+    assert s["still_waiting_at_end"] is False
+    assert (s["dev"], s["class"], s["range"]) == (xfs.majmin, "i_rwsem", "disjoint")
+    assert s["waiter"]["mode"] == "shared" and s["waiter"]["op"] == "buffered-read"
+    assert (s["holder"]["pid"], s["holder"]["mode"]) == (htid, "exclusive")
+    assert s["owner_at_last_read"]["pid"] == htid
+
+    text = subprocess.run([ilock_bin, "report", out], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "\nSTALLS (waits still in progress, 100 ms or more" in text, text
+    assert re.search(r"lockhold\[%d\] waited at least [\d.]+ m?s, shared, buffered-read, for "
+                     % rtid + re.escape(path) + r" IOLOCK\n      held at the start by "
+                     r"lockhold\[%d\] exclusive, buffered-write; at the last read by "
+                     r"lockhold\[%d\] exclusive, state [SD]; ranges disjoint; it ended before "
+                     r"the next read\n" % (htid, htid), text), text
+    # -p of another process leaves it out
+    other = subprocess.run([ilock_bin, "report", "-j", "-p", str(os.getpid()), out],
+                           capture_output=True, text=True, timeout=60)
+    assert not [s for s in json.loads(other.stdout)["stalls"] if s["waiter"]["pid"] == rtid]

@@ -167,6 +167,37 @@ def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
     return doc
 
 
+def check_stall(c, blocks):
+    """xfs-stall: ilock stopped while the reader still waited; the task
+    iterator must have listed that wait, behind the writer that holds it."""
+    name = "xfs-stall"
+    meta_text = blocks.get(f"{name}.meta")
+    if not c.check(meta_text is not None, f"{name}: did not run to the end"):
+        return
+    meta = meta_of(meta_text)
+    c.check(meta.get("rc") == "0", f"{name}: ilock stat exited {meta.get('rc')}: "
+            f"{blocks.get(name + '.stat.stderr', '')[:300]}")
+    doc = load_json(c, blocks, f"{name}.stat")
+    waiter = load_json(c, blocks, f"{name}.waiter")
+    m = re.search(r"HOLDING pid=(\d+) tid=(\d+)", blocks.get(f"{name}.holder", ""))
+    if not (c.check(m is not None, f"{name}: holder never held the lock") and doc and waiter):
+        return
+    htid = int(m.group(2))
+    c.check(doc["attach"].get("waiting_now") == "iter",
+            f"{name}: attach waiting_now=iter, got {doc['attach']}")
+    wn = doc.get("waiting_now") or {}
+    c.check(wn.get("available") is True, f"{name}: waits in progress read: {wn}")
+    mine = [w for w in wn.get("waits", []) if w["waiter"]["pid"] in waiter["tids"]]
+    if not c.check(len(mine) == 1, f"{name}: the reader's wait in progress: {wn}"):
+        return
+    w = mine[0]
+    c.check(w["waited_ns"] >= MS * 1000, f"{name}: waited over 1 s so far: {w['waited_ns']}")
+    c.check(w["waiter"]["mode"] == "shared", f"{name}: waiter shared: {w['waiter']}")
+    c.check(w["holder"]["pid"] == htid and w["holder"]["mode"] == "exclusive",
+            f"{name}: held by the writer {htid}: {w['holder']}")
+    c.check(w["owner_now"]["pid"] == htid, f"{name}: still owned by the writer: {w}")
+
+
 SCENARIOS = {
     # name: (attach expected, waiter kind, hold data expected, needs)
     "xfs-default": ({"contention_begin": "tp_btf", "xfs_ilock": "tp_btf"}, "read", True, None),
@@ -202,6 +233,7 @@ def check_guest(series, path):
         check_probe(c, probe)
         check_no_xfs(c, blocks)
         ok = {k: v["ok"] for k, v in probe["attach_types"].items()}
+        check_stall(c, blocks)
         for name, (attach, kind, hold, needs) in SCENARIOS.items():
             if needs and not ok.get(needs):
                 continue

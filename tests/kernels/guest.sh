@@ -11,6 +11,8 @@
 #   xfs-fentry    same, rwsem slow paths with fentry (act as before 5.19)
 #   xfs-kprobe    same, rwsem slow paths with kprobes
 #   ext4-holds    a writer blocked by a writer on ext4, --holds=all
+#   xfs-stall     ilock stopped while a reader still waits: the task
+#                 iterator must list the wait in progress (waiting_now)
 # Each runs only if `ilock probe` says the kernel can (the host checks
 # that the ones it expects did run).
 
@@ -142,10 +144,49 @@ scenario() {
 	say "scenario $name done in $(( $(date +%s) - t0 )) s"
 }
 
+# Stopped mid-wait: the reader has waited ~2 s and still does.
+stall_scenario() {
+	name=xfs-stall
+	say "scenario $name start"
+	if ! mkfs_mount xfs; then
+		say "scenario $name error mkfs/mount xfs failed"
+		return
+	fi
+	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
+	ilock stat -j -D /mnt/t > /tmp/stat.json 2> /tmp/stat.err &
+	st=$!
+	if ! wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
+		say "scenario $name error ilock did not start"
+		kill -INT $st 2>/dev/null; wait $st
+		umount /mnt/t
+		return
+	fi
+	lockhold write /mnt/t/db.dat 0 4096 "$HOLD_MS" > /tmp/hold.out 2>&1 &
+	hp=$!
+	wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+	lockhold read /mnt/t/db.dat 8192 4096 1 > /tmp/wait.json 2>&1 &
+	wp=$!
+	sleep 2
+	kill -INT $st
+	wait $st
+	rc=$?
+	wait $wp
+	wait $hp
+	echo "rc=$rc hold_ms=$HOLD_MS" > /tmp/meta
+	block "$name.meta" /tmp/meta
+	block "$name.stat" /tmp/stat.json
+	block "$name.stat.stderr" /tmp/stat.err
+	block "$name.holder" /tmp/hold.out
+	block "$name.waiter" /tmp/wait.json
+	umount /mnt/t
+	say "scenario $name done"
+}
+
 # the default ops (from syscalls), with the XFS hold times asked for
 scenario xfs-default xfs read -- --holds=xfs
 # the wait sampler loads here, and a quiet lock's waits stay exact under it
 scenario xfs-sampled xfs read -- --wait-sample 16
+stall_scenario
 if can fentry; then
 	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 -- --holds=xfs
 	scenario ext4-holds ext4 pwrite -- --holds=all
