@@ -530,11 +530,37 @@ static void in_short(FILE *f, const struct report_ctx *c)
 	free(text);
 }
 
+/* The waits seen still in progress (report_stalls_text), when there are any. */
+static void stalls(FILE *f, const struct report_ctx *c)
+{
+	char *text = NULL, *body;
+	size_t len = 0;
+	FILE *m = open_memstream(&text, &len);
+
+	if (!m)
+		return;
+	report_stalls_text(m, c);
+	if (fclose(m)) {
+		free(text);
+		return;
+	}
+	/* the text's heading line becomes the h2 */
+	body = text ? strchr(text + (text[0] == '\n'), '\n') : NULL;
+	if (body) {
+		fputs("<h2>Stalls: waits still in progress, 100 ms or more, when an interval was read"
+		      "</h2>\n<pre>", f);
+		esc(f, body + 1);
+		fputs("</pre>\n", f);
+	}
+	free(text);
+}
+
 void report_html(FILE *f, const struct report_ctx *c)
 {
 	head(f, c);
 	summary(f, c);
 	in_short(f, c);
+	stalls(f, c);
 	top_table(f, c);
 	fputs("<h2>Wait time per interval</h2>\n", f);
 	legend(f);

@@ -292,7 +292,7 @@ static int attach_all(struct tracer *t)
  * for each thread with a timed wait not yet ended. A fresh iterator per
  * read (an iterator fd is read once).
  */
-int tracer_read_waiting(struct tracer *t, struct waiting_set *ws)
+int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set *ws)
 {
 	char buf[32 * sizeof(struct ilock_waiting)];
 	struct bpf_link *link = t->skel->links.waiting_now;
@@ -302,6 +302,15 @@ int tracer_read_waiting(struct tracer *t, struct waiting_set *ws)
 	waiting_reset(ws);
 	if (!link)
 		return 0;
+	/*
+	 * The walk costs per thread on the host (docs/PERFORMANCE.md); with
+	 * no wait begun and not ended it can find nothing. ILOCK_WALK_ALWAYS
+	 * walks anyway, for scripts/bench/walk_cost.py.
+	 */
+	if (!in_flight && !t->walk_always) {
+		ws->available = true;
+		return 0;
+	}
 	fd = bpf_iter_create(bpf_link__fd(link));
 	if (fd < 0)
 		return -errno;
@@ -459,6 +468,7 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	if (err)
 		goto fail;
 	t->start_mono_ns = now_monotonic_ns();
+	t->walk_always = getenv("ILOCK_WALK_ALWAYS") != NULL;
 	return 0;
 
 fail:
@@ -600,21 +610,21 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 
 	snap_reset(s);
 	s->mono_ns = now_monotonic_ns();
-	if ((err = read_counters(t, s)) ||
-	    (err = tracer_scan_map(t, k->maps.inodes, inode_entry, s)) ||
-	    (err = tracer_scan_waits(t, wait_entry, s)) ||
-	    (err = tracer_scan_map(t, k->maps.lock_holds, hold_entry, s)) ||
-	    (err = tracer_scan_edges(t, edge_entry, s)) ||
-	    (err = tracer_ops_read(t, s)) ||
-	    (err = tracer_read_waiting(t, &s->waiting)))
-		log_error("cannot read the BPF maps: %s", strerror(-err));
-	/* begun, minus ended, minus those a later begin replaced */
-	if (!err) {
+	if ((err = read_counters(t, s)) == 0) {
+		/* begun, minus ended, minus those a later begin replaced */
 		uint64_t done = s->counters[ILOCK_EV_WAIT] + s->counters[ILOCK_LOST_BEGIN_NO_END];
 
 		s->in_flight = s->counters[ILOCK_EV_WAIT_BEGUN] > done ?
 			       s->counters[ILOCK_EV_WAIT_BEGUN] - done : 0;
 	}
+	if (err ||
+	    (err = tracer_scan_map(t, k->maps.inodes, inode_entry, s)) ||
+	    (err = tracer_scan_waits(t, wait_entry, s)) ||
+	    (err = tracer_scan_map(t, k->maps.lock_holds, hold_entry, s)) ||
+	    (err = tracer_scan_edges(t, edge_entry, s)) ||
+	    (err = tracer_ops_read(t, s)) ||
+	    (err = tracer_read_waiting(t, s->in_flight, &s->waiting)))
+		log_error("cannot read the BPF maps: %s", strerror(-err));
 	return err;
 }
 

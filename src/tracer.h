@@ -31,6 +31,7 @@ struct tracer {
 	char scope_why[96];
 	char hold_sampling[32];        /* attach["hold_sampling"] */
 	char wait_sampling[32];        /* attach["wait_sampling"] */
+	bool walk_always;        /* ILOCK_WALK_ALWAYS: walk even with no wait in flight */
 	/* the wait and pair slots, mapped read-only after load */
 	struct slot_region waits, edges;
 	/* batch-read buffers, reused across reads */
@@ -57,9 +58,10 @@ int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
 void tracer_stop(struct tracer *t);
 /*
  * The waits in progress now, oldest first (waiting.h), from one pass of the
- * task iterator. Without the iterator: an empty set, not available.
+ * task iterator; none without a walk when in_flight (begun, not ended) is
+ * 0. Without the iterator: an empty set, not available.
  */
-int tracer_read_waiting(struct tracer *t, struct waiting_set *ws);
+int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set *ws);
 
 struct bpf_map;
 /* Called for each entry; a negative return stops the scan and is returned. */

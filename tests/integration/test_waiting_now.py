@@ -214,6 +214,13 @@ def test_record_keeps_the_stall_and_report_names_it(xfs, procs, helpers_dir, ilo
                      r"lockhold\[%d\] exclusive, buffered-write; at the last read by "
                      r"lockhold\[%d\] exclusive, state [SD]; ranges disjoint; it ended before "
                      r"the next read\n" % (htid, htid), text), text
+    html = tmp_path / "stall.html"
+    h = subprocess.run([ilock_bin, "report", "--html", str(html), out], capture_output=True,
+                       text=True, timeout=60)
+    assert h.returncode == 0, h.stderr
+    page = html.read_text()
+    assert "<h2>Stalls: waits still in progress" in page
+    assert f"lockhold[{rtid}] waited at least" in page
     # -p of another process leaves it out
     other = subprocess.run([ilock_bin, "report", "-j", "-p", str(os.getpid()), out],
                            capture_output=True, text=True, timeout=60)
