@@ -162,7 +162,7 @@ demo:
 # keep it in tests/fuzz/crashers/, where the unit tests replay it.
 FUZZ_TIME ?= 20
 FUZZ_SRCS := src/recfile.c src/recview.c src/model.c src/hist.c src/mounts.c src/cli.c \
-	src/counters.c src/util.c src/ksyms.c
+	src/counters.c src/util.c src/ksyms.c src/waiting.c
 $(OUT)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c $(FUZZ_SRCS) | $(OUT)/fuzz
 	$(CLANG) -g -O1 $(WARN) -std=gnu11 -Iinclude -Isrc -D_GNU_SOURCE \
 		-fsanitize=fuzzer,address,undefined $< $(FUZZ_SRCS) -o $@ -lz -lm

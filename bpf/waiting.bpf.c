@@ -58,6 +58,7 @@ int waiting_now(struct bpf_iter__task *ctx)
 	if (!lock)
 		return 0;
 	start = *(volatile u64 *)&p->start_ns;
+	barrier();  /* the copy below stays after these two loads */
 	w.lock = lock;
 	w.start_ns = start;
 	w.key = p->key;
@@ -71,11 +72,15 @@ int waiting_now(struct bpf_iter__task *ctx)
 	/*
 	 * The waiter runs on another CPU and may have ended this wait and
 	 * begun another while we copied: then the copy is a mix of two, and
-	 * the wait it was is over anyway.
+	 * the wait it was is over anyway. contention_begin clears lock, fills
+	 * the rest, and sets lock last; x86 keeps stores and loads in order,
+	 * so a copy that sees the same lock and start before and after is
+	 * whole. Weaker orderings (arm64) may rarely let a mixed one through.
 	 */
 	barrier();
 	if (*(volatile u64 *)&p->lock != lock || *(volatile u64 *)&p->start_ns != start)
 		return 0;
+	w.waiter_state = bpf_core_field_exists(task->__state) ? task->__state : ILOCK_STATE_UNKNOWN;
 	w.tid = task->pid;
 	w.tgid = task->tgid;
 	__builtin_memcpy(w.comm, task->comm, sizeof(w.comm));

@@ -408,9 +408,10 @@ struct ilock_waiting {
 	__u32 owner_pid, owner_tgid;    /* the lock's owner now; 0: none, or readers */
 	__u32 weight;              /* waits it stands for (--wait-sample) */
 	__u32 owner_state;         /* the owner's task state now (TASK_*); ILOCK_STATE_UNKNOWN */
+	__u32 waiter_state;        /* the waiter's: running means woken, or an end missed */
 	__u8 holder_mode;          /* enum ilock_mode, at wait start */
 	__u8 owner_mode;           /* now: EXCL, READERS (pid a hint) or UNKNOWN */
-	__u8 pad[6];
+	__u8 pad[2];
 	char comm[ILOCK_COMM_LEN];
 	char holder_comm[ILOCK_COMM_LEN];
 	char owner_comm[ILOCK_COMM_LEN];

@@ -753,11 +753,19 @@ static int decode_stalls(struct recording *r, struct rd *d, struct rec_interval 
 	iv->stall0 = r->nstalls;
 	if (!rd_left(d))
 		return 0;
-	n = rd_count(d, 12);
+	{
+		uint8_t read = rd_u8(d);
+
+		if (d->bad || read > 1)
+			return -EINVAL;
+		iv->stalls_read = read;
+	}
+	n = rd_count(d, 13);
 	for (uint64_t i = 0; i < n && !d->bad; i++) {
 		struct rec_stall s = {};
 		uint64_t inode, modes, waiter, holder, owner;
 
+		s.start_ns = rd_varint(d);
 		s.waited_ns = rd_varint(d);
 		inode = rd_varint(d);
 		s.class = rd_u8(d);
@@ -1540,11 +1548,13 @@ out:
  * more, their inode and tasks defined in this block like an edge's.
  */
 static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks,
-		      uint64_t *ntasks, struct rec_buf *out, const struct waiting_set *ws)
+		      uint64_t *ntasks, struct rec_buf *out, const struct waiting_set *ws,
+		      uint64_t start_mono_ns)
 {
 	size_t n = waiting_over(ws, WAITING_STALL_NS);
 	int err;
 
+	buf_u8(out, ws->available);
 	rec_buf_varint(out, n);
 	for (size_t i = 0; i < n; i++) {
 		const struct ilock_waiting *x = &ws->w[i];
@@ -1558,6 +1568,8 @@ static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks
 		    (err = enc_task(w, tasks, ntasks, x->owner_pid, x->owner_tgid, x->owner_comm,
 				    &owner)))
 			return err;
+		/* both CLOCK_MONOTONIC: the start exactly, the same at every read */
+		rec_buf_varint(out, x->start_ns > start_mono_ns ? x->start_ns - start_mono_ns : 0);
 		rec_buf_varint(out, waiting_age_ns(x));
 		rec_buf_varint(out, id);
 		buf_u8(out, x->key.class);
@@ -1647,7 +1659,10 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 		buf_u8(&ops, k->waiter_op_flags);
 		buf_u8(&ops, k->range);
 	}
-	if ((err = enc_stalls(w, &e, &tasks, &ntasks, &stalls, &delta->waiting)))
+	/* the read was at t_start + dur from the start, and at delta->mono_ns */
+	if ((err = enc_stalls(w, &e, &tasks, &ntasks, &stalls, &delta->waiting,
+			      delta->mono_ns > t_start_ns + dur_ns ?
+			      delta->mono_ns - (t_start_ns + dur_ns) : 0)))
 		goto out;
 	/* inodes seen since the last interval, or with a better path now */
 	for (size_t i = 0; inodes && i < inodes->ninodes; i++) {

@@ -151,6 +151,7 @@ struct rec_stack_row {
  * again in each later interval it lasts into, older each time.
  */
 struct rec_stall {
+	uint64_t start_ns;     /* when it began, from the recording's start */
 	uint64_t waited_ns;    /* so far, at the interval's read */
 	uint32_t inode;        /* index into inodes */
 	uint8_t class, waiter_mode, holder_mode, owner_mode;
@@ -170,6 +171,7 @@ struct rec_interval {
 	size_t edge0, nedges;
 	size_t srow0, nsrows;  /* slice of recording.srows */
 	size_t stall0, nstalls; /* slice of recording.stalls (1.3) */
+	bool stalls_read;      /* the read looked for stalls (1.3, and the walk worked) */
 };
 
 struct rec_kv {

@@ -144,7 +144,7 @@ void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_
 			hop, fmt_owner_now(now, sizeof(now), w), range_note(w));
 	}
 	if (ws->total > ws->n && n == ws->n)
-		fprintf(f, "  ... and more: only the %d oldest are read\n", WAITING_KEEP);
+		fprintf(f, "  ... and more: only the %d oldest are kept\n", WAITING_KEEP);
 }
 
 static void side_json(struct json *j, const char *key, uint32_t pid, uint32_t tgid,
@@ -178,6 +178,7 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 	json_obj_begin(j, "waiting_now");
 	json_bool(j, "available", ws->available);
 	json_u64(j, "in_progress", ws->total);
+	json_u64(j, "running_left_out", ws->running);
 	json_u64(j, "stall_ns", WAITING_STALL_NS);
 	json_arr_begin(j, "waits");
 	for (size_t i = 0; i < ws->n; i++) {

@@ -252,14 +252,19 @@ static void rec_side_json(struct json *j, const char *key, const struct recordin
 	json_obj_end(j);
 }
 
+static const char *stall_outcome(const struct recording *r, const struct report_stall *st,
+				 const char **key);
+
 /* "stalls": every stall of the window, longest first (report_stalls). */
 static void stalls_json(struct json *j, const struct report_ctx *c)
 {
 	const struct recording *r = c->r;
 	struct report_stall *v = NULL;
+	struct snapshot one;
 	size_t n = 0;
 	char d[24];
 
+	snap_init(&one);
 	json_arr_begin(j, "stalls");
 	if (report_stalls(c, &v, &n))
 		n = 0;
@@ -267,15 +272,23 @@ static void stalls_json(struct json *j, const struct report_ctx *c)
 		const struct rec_stall *s = v[i].s;
 		const struct rec_inode *in = &r->inodes[s->inode];
 		char st[2] = { s->owner_state, 0 };
+		const char *outcome;
+		struct inode_view iv;
 
+		snap_reset(&one);
+		if (in->has_meta && snap_add_inode(&one, &in->meta))
+			snap_reset(&one);
+		describe_inode(&one, c->meta ? c->meta->mounts : NULL, in->dev, in->ino, false, &iv);
 		json_obj_begin(j, NULL);
 		json_double(j, "start_s", (double)v[i].start_ns / 1e9);
 		json_u64(j, "waited_at_least_ns", s->waited_ns);
 		json_u64(j, "first_interval", v[i].first_iv);
 		json_u64(j, "last_interval", v[i].last_iv);
-		json_bool(j, "still_waiting_at_end", v[i].last_iv + 1 >= r->niv);
+		stall_outcome(r, &v[i], &outcome);
+		json_str(j, "outcome", outcome);
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), in->dev));
 		json_u64(j, "ino", in->ino);
+		json_str(j, "path", iv.path[0] ? iv.path : NULL);
 		json_str(j, "class", class_name(s->class));
 		json_str(j, "range", range_group_name(s->range));
 		rec_side_json(j, "waiter", r, s->waiter, s->waiter_mode, s->waiter_op);
@@ -285,6 +298,7 @@ static void stalls_json(struct json *j, const struct report_ctx *c)
 		json_obj_end(j);
 	}
 	json_arr_end(j);
+	snap_free(&one);
 	free(v);
 }
 
@@ -367,9 +381,6 @@ void report_json_extra(struct json *j, void *ctx)
 	json_arr_end(j);
 }
 
-/* Same thread, lock and mode, and begun at the same time (within a read's jitter). */
-#define STALL_SAME_START_NS 50000000ULL
-
 static bool stall_match(const struct report_ctx *c, const struct rec_stall *s)
 {
 	const struct recording *r = c->r;
@@ -382,29 +393,39 @@ static bool stall_match(const struct report_ctx *c, const struct rec_stall *s)
 	return !c->f || filters_match_edge(c->f, &k, in->magic);
 }
 
-static bool same_wait(const struct rec_stall *a, uint64_t a_start, const struct rec_stall *b,
-		      uint64_t b_start)
+/* One wait: the same thread, lock and mode, begun at the same moment (recorded exactly). */
+static int cmp_wait(const struct rec_stall *a, const struct rec_stall *b)
 {
-	uint64_t d = a_start > b_start ? a_start - b_start : b_start - a_start;
-
-	return a->waiter == b->waiter && a->inode == b->inode && a->class == b->class &&
-	       a->waiter_mode == b->waiter_mode && d <= STALL_SAME_START_NS;
+	if (a->waiter != b->waiter)
+		return a->waiter < b->waiter ? -1 : 1;
+	if (a->inode != b->inode)
+		return a->inode < b->inode ? -1 : 1;
+	if (a->class != b->class)
+		return a->class < b->class ? -1 : 1;
+	if (a->waiter_mode != b->waiter_mode)
+		return a->waiter_mode < b->waiter_mode ? -1 : 1;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return 0;
 }
 
-static uint64_t stall_start(const struct rec_interval *iv, const struct rec_stall *s)
+static int by_wait_then_read(const void *pa, const void *pb)
 {
-	uint64_t read_ns = iv->t_start_ns + iv->dur_ns;
+	const struct report_stall *a = pa, *b = pb;
+	int c = cmp_wait(a->s, b->s);
 
-	return read_ns > s->waited_ns ? read_ns - s->waited_ns : 0;
+	if (c)
+		return c;
+	return a->first_iv < b->first_iv ? -1 : a->first_iv > b->first_iv;
 }
 
 /* Did the read of interval i see this wait still going on? */
-static bool seen_at(const struct recording *r, size_t i, const struct report_stall *st)
+static bool seen_at(const struct recording *r, size_t i, const struct rec_stall *st)
 {
 	const struct rec_interval *iv = &r->iv[i];
 
 	for (size_t k = iv->stall0; k < iv->stall0 + iv->nstalls; k++)
-		if (same_wait(&r->stalls[k], stall_start(iv, &r->stalls[k]), st->s, st->start_ns))
+		if (!cmp_wait(&r->stalls[k], st))
 			return true;
 	return false;
 }
@@ -418,52 +439,70 @@ static int by_longest(const void *pa, const void *pb)
 	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
 }
 
+/* Every sighting, sorted so that those of one wait are neighbours, then merged: n log n. */
 int report_stalls(const struct report_ctx *c, struct report_stall **out, size_t *n)
 {
 	const struct recording *r = c->r;
 	struct report_stall *v = NULL;
-	size_t nv = 0, cap = 0;
+	size_t nv = 0, total = 0, m = 0;
 
 	*out = NULL;
 	*n = 0;
+	for (size_t i = c->i0; i < c->i1; i++)
+		total += r->iv[i].nstalls;
+	if (!total)
+		return 0;
+	v = calloc(total, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
 	for (size_t i = c->i0; i < c->i1; i++) {
 		const struct rec_interval *iv = &r->iv[i];
 
-		for (size_t k = iv->stall0; k < iv->stall0 + iv->nstalls; k++) {
-			const struct rec_stall *s = &r->stalls[k];
-			uint64_t start = stall_start(iv, s);
-			size_t j;
-
-			if (!stall_match(c, s))
-				continue;
-			for (j = 0; j < nv; j++)
-				if (same_wait(v[j].s, v[j].start_ns, s, start))
-					break;
-			if (j == nv) {
-				if (nv == cap) {
-					size_t nc = cap ? 2 * cap : 16;
-					struct report_stall *g = realloc(v, nc * sizeof(*v));
-
-					if (!g) {
-						free(v);
-						return -ENOMEM;
-					}
-					v = g;
-					cap = nc;
-				}
-				v[nv++] = (struct report_stall){ .s = s, .first_iv = i, .last_iv = i,
-								 .start_ns = start };
-			} else if (s->waited_ns >= v[j].s->waited_ns) {
-				v[j].s = s;
-				v[j].last_iv = i;
-			}
-		}
+		for (size_t k = iv->stall0; k < iv->stall0 + iv->nstalls; k++)
+			if (stall_match(c, &r->stalls[k]))
+				v[nv++] = (struct report_stall){ .s = &r->stalls[k], .first_iv = i,
+								 .last_iv = i,
+								 .start_ns = r->stalls[k].start_ns };
 	}
 	if (nv > 1)
-		qsort(v, nv, sizeof(*v), by_longest);
+		qsort(v, nv, sizeof(*v), by_wait_then_read);
+	for (size_t i = 0; i < nv; i++) {
+		if (m && !cmp_wait(v[m - 1].s, v[i].s)) {
+			/* a later read of the same wait: older, so the one to show */
+			if (v[i].s->waited_ns >= v[m - 1].s->waited_ns)
+				v[m - 1].s = v[i].s;
+			v[m - 1].last_iv = v[i].last_iv;
+			continue;
+		}
+		v[m++] = v[i];
+	}
+	if (m > 1)
+		qsort(v, m, sizeof(*v), by_longest);
 	*out = v;
-	*n = nv;
+	*n = m;
 	return 0;
+}
+
+/* How a stall's wait ended, as far as the reads tell; JSON names in *key. */
+static const char *stall_outcome(const struct recording *r, const struct report_stall *st,
+				 const char **key)
+{
+	size_t next = st->last_iv + 1;
+
+	if (next >= r->niv) {
+		*key = "recording_end";
+		return "still waiting when the recording ended";
+	}
+	if (!r->iv[next].stalls_read) {
+		*key = "unknown";
+		return "the next read could not look whether it still waited";
+	}
+	if (seen_at(r, next, st->s)) {
+		*key = "window_end";
+		return "still waiting when the window ended";
+	}
+	*key = "ended";
+	return "it ended before the next read";
 }
 
 /* "fio[4100] exclusive", "readers", "(no owner)": a recorded task in a mode */
@@ -489,6 +528,7 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 {
 	const struct recording *r = c->r;
 	struct report_stall *v;
+	struct snapshot one;
 	size_t n;
 	char lim[24];
 
@@ -498,6 +538,7 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 	}
 	if (!n)
 		return;
+	snap_init(&one);
 	fprintf(f, "\nSTALLS (waits still in progress, %s or more, when an interval was read; "
 		   "longest first)\n", fmt_ns(lim, sizeof(lim), WAITING_STALL_NS));
 	for (size_t i = 0; i < n && i < REPORT_STALLS_SHOWN; i++) {
@@ -507,12 +548,14 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 		char label[2 * ILOCK_PATH_MAX + 64], at[32], age[24], who[40], c16[ILOCK_COMM_LEN + 1];
 		char h[80], o[80], wop[40], hop[40];
 		struct inode_view iv;
-		const char *end = v[i].last_iv + 1 >= r->niv ? "still waiting when the recording ended"
-				  : !seen_at(r, v[i].last_iv + 1, &v[i]) ? "it ended before the next read"
-				  : "still waiting when the window ended";
+		const char *key, *end = stall_outcome(r, &v[i], &key);
 
-		describe_inode(c->merged, c->meta->mounts, in->dev, in->ino, false, &iv);
-		report_label(c->merged, c->meta, in->dev, in->ino, false, label, sizeof(label));
+		/* from the recording: the window may hold no ended wait on this inode */
+		snap_reset(&one);
+		if (in->has_meta && snap_add_inode(&one, &in->meta))
+			snap_reset(&one);
+		describe_inode(&one, c->meta->mounts, in->dev, in->ino, false, &iv);
+		report_label(&one, c->meta, in->dev, in->ino, false, label, sizeof(label));
 		str_copy(c16, sizeof(c16), w->comm, ILOCK_COMM_LEN);
 		snprintf(wop, sizeof(wop), "%s%s", s->waiter_op ? ", " : "",
 			 s->waiter_op ? op_name(s->waiter_op) : "");
@@ -538,6 +581,7 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 	}
 	if (n > REPORT_STALLS_SHOWN)
 		fprintf(f, "  ... %zu more (--json lists them all)\n", n - REPORT_STALLS_SHOWN);
+	snap_free(&one);
 	free(v);
 }
 

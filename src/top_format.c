@@ -537,7 +537,8 @@ int top_format_status(const struct top_status *st, int width,
 			snprintf(h, sizeof(h), "%s excl (%c)", fmt_task(t, sizeof(t), c, w->owner_pid),
 				 waiting_state_char(w->owner_state));
 		else
-			snprintf(h, sizeof(h), "%s", w->owner_mode == ILOCK_MODE_READERS ? "readers" : "nobody");
+			snprintf(h, sizeof(h), "%s", w->owner_mode == ILOCK_MODE_READERS ? "readers"
+										 : "(no owner)");
 		addf(&l, ", held now by %s", h);
 		if (st->stalled > 1)
 			addf(&l, "; %zu waits over %s", st->stalled,

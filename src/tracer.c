@@ -296,6 +296,7 @@ int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set
 {
 	char buf[32 * sizeof(struct ilock_waiting)];
 	struct bpf_link *link = t->skel->links.waiting_now;
+	size_t have = 0, whole;
 	ssize_t n;
 	int fd, err = 0;
 
@@ -314,17 +315,23 @@ int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set
 	fd = bpf_iter_create(bpf_link__fd(link));
 	if (fd < 0)
 		return -errno;
-	while ((n = read(fd, buf, sizeof(buf))) != 0) {
+	/* records are whole in each read in practice; a split one is carried over */
+	while ((n = read(fd, buf + have, sizeof(buf) - have)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			err = -errno;
 			break;
 		}
-		if ((err = waiting_add_raw(ws, buf, (size_t)n)))
+		have += (size_t)n;
+		whole = have - have % sizeof(struct ilock_waiting);
+		if ((err = waiting_add_raw(ws, buf, whole)))
 			break;
+		memmove(buf, buf + whole, have - whole);
+		have -= whole;
 	}
 	close(fd);
+	ws->torn_bytes += have;
 	if (err)
 		return err;
 	ws->available = true;
@@ -359,7 +366,10 @@ static int check_pid(uint32_t pid)
 	return 0;
 }
 
-int tracer_start(struct tracer *t, const struct ilock_opts *o)
+/* start() when the task iterator is what failed to load: try again without it */
+#define START_WITHOUT_WALK 1
+
+static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
 	struct strategy_req req = { .holds = o->holds };
@@ -447,8 +457,9 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	set_mode(t, &demote, t->strat.xfs_holds);
 	fallback_configure(t);
 	/* the task iterator needs the kernel's BTF (bpf_iter_task) */
-	bpf_program__set_autoload(t->skel->progs.waiting_now, t->probe.vmlinux_btf);
-	tracer_note_attach(t, "waiting_now", t->probe.vmlinux_btf ? "iter" : "off");
+	walk = walk && t->probe.vmlinux_btf;
+	bpf_program__set_autoload(t->skel->progs.waiting_now, walk);
+	tracer_note_attach(t, "waiting_now", walk ? "iter" : "off");
 	configure(t, o);
 	tracer_ops_configure(t, o);
 	err = check_map_memory(t, o);
@@ -456,6 +467,11 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 		goto fail;
 
 	err = ilock_bpf__load(t->skel);
+	if (err && walk) {
+		/* an extra must not stop the tracing: the caller retries without it */
+		tracer_stop(t);
+		return START_WITHOUT_WALK;
+	}
 	if (err) {
 		log_error("cannot load the BPF programs: %s (run with -v for the verifier log)",
 			  strerror(-err));
@@ -473,6 +489,18 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 
 fail:
 	tracer_stop(t);
+	return err;
+}
+
+int tracer_start(struct tracer *t, const struct ilock_opts *o)
+{
+	int err = start(t, o, !getenv("ILOCK_NO_WALK"));
+
+	if (err == START_WITHOUT_WALK) {
+		log_warn("waits in progress will not be listed: the task iterator did not load "
+			 "(-v shows why)");
+		err = start(t, o, false);
+	}
 	return err;
 }
 
@@ -622,9 +650,16 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	    (err = tracer_scan_waits(t, wait_entry, s)) ||
 	    (err = tracer_scan_map(t, k->maps.lock_holds, hold_entry, s)) ||
 	    (err = tracer_scan_edges(t, edge_entry, s)) ||
-	    (err = tracer_ops_read(t, s)) ||
-	    (err = tracer_read_waiting(t, s->in_flight, &s->waiting)))
+	    (err = tracer_ops_read(t, s)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
+	/* an extra: if the walk fails, this read has no stalls, and says so */
+	if (!err && (err = tracer_read_waiting(t, s->in_flight, &s->waiting))) {
+		if (!t->walk_warned)
+			log_warn("cannot list the waits in progress: %s", strerror(-err));
+		t->walk_warned = true;
+		waiting_reset(&s->waiting);
+		err = 0;
+	}
 	return err;
 }
 

@@ -32,6 +32,7 @@ struct tracer {
 	char hold_sampling[32];        /* attach["hold_sampling"] */
 	char wait_sampling[32];        /* attach["wait_sampling"] */
 	bool walk_always;        /* ILOCK_WALK_ALWAYS: walk even with no wait in flight */
+	bool walk_warned;        /* a failed walk was reported once */
 	/* the wait and pair slots, mapped read-only after load */
 	struct slot_region waits, edges;
 	/* batch-read buffers, reused across reads */

@@ -17,6 +17,7 @@ void waiting_reset(struct waiting_set *ws)
 	ws->total = 0;
 	ws->available = false;
 	ws->torn_bytes = 0;
+	ws->running = 0;
 }
 
 static int grow(struct waiting_set *ws, size_t need)
@@ -47,9 +48,22 @@ int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len)
 		return 0;
 	if ((err = grow(ws, ws->n + nrec)))
 		return err;
-	memcpy(ws->w + ws->n, buf, nrec * sizeof(struct ilock_waiting));
-	ws->n += nrec;
-	ws->total += nrec;
+	for (size_t i = 0; i < nrec; i++) {
+		struct ilock_waiting *w = &ws->w[ws->n];
+
+		memcpy(w, (const char *)buf + i * sizeof(*w), sizeof(*w));
+		/*
+		 * A waiter that runs is not waiting on the lock: it was woken
+		 * and its contention_end is on the way, or (kretprobes) that
+		 * end was missed and the wait would never leave the list.
+		 */
+		if (w->waiter_state == 0) {
+			ws->running++;
+			continue;
+		}
+		ws->n++;
+		ws->total++;
+	}
 	return 0;
 }
 
@@ -85,6 +99,7 @@ int waiting_copy(struct waiting_set *dst, const struct waiting_set *src)
 	dst->total = src->total;
 	dst->available = src->available;
 	dst->torn_bytes = src->torn_bytes;
+	dst->running = src->running;
 	return 0;
 }
 

@@ -23,6 +23,7 @@ struct waiting_set {
 	uint64_t total;            /* in progress in all when read */
 	bool available;            /* read at all (the iterator attached) */
 	uint64_t torn_bytes;       /* a read that was not whole records */
+	uint64_t running;          /* left out: the waiter runs (woken, or its end was missed) */
 };
 
 void waiting_free(struct waiting_set *ws);

@@ -502,6 +502,7 @@ static void test_waiting_now(void)
 	CHECK(strstr(t, "# TYPE ilock_oldest_wait_seconds gauge\n") != NULL);
 	free(t);
 
+	w[0].waiter_state = w[1].waiter_state = 0x2;
 	w[0].start_ns = 1000;
 	w[0].now_ns = 1000 + 2500000000ULL;
 	w[1].start_ns = 1000;

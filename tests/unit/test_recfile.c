@@ -654,7 +654,8 @@ static struct ilock_waiting stall_rec(uint32_t tid, uint64_t start_ns, uint64_t 
 	struct ilock_waiting w = { .start_ns = start_ns, .now_ns = now_ns, .lock = 0xffff1,
 				   .tid = tid, .tgid = 300, .holder_pid = 100, .holder_tgid = 100,
 				   .owner_pid = 100, .owner_tgid = 100, .weight = 1,
-				   .owner_state = 0x2, .holder_mode = ILOCK_MODE_EXCL,
+				   .owner_state = 0x2, .waiter_state = 0x2,
+				   .holder_mode = ILOCK_MODE_EXCL,
 				   .owner_mode = ILOCK_MODE_EXCL };
 
 	w.key = (struct ilock_key){ .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
@@ -691,15 +692,21 @@ static void test_stalls(void)
 	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
 	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a)));
 	CHECK(!waiting_add_raw(&d.waiting, &young, sizeof(young)));
+	d.waiting.available = true;
 	waiting_finish(&d.waiting);
+	d.mono_ns = s0 + 1000000000;  /* the read, 1 s after the start */
 	synth_interval(&s, &d);
 	/* the next read: the same wait, a second older */
 	snap_reset(&d);
 	a.now_ns += 1000000000;
 	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a)));
+	d.waiting.available = true;
 	waiting_finish(&d.waiting);
+	d.mono_ns = s0 + 2000000000;
 	synth_interval(&s, &d);
 	snap_reset(&d);
+	d.waiting.available = true;
+	d.mono_ns = s0 + 3000000000ULL;
 	synth_interval(&s, &d);  /* over by the third read */
 	synth_end(&s);
 	CHECK(s.ok);
@@ -714,6 +721,10 @@ static void test_stalls(void)
 	CHECK_EQ_U(r.iv[2].nstalls, 0);
 	CHECK_EQ_U(r.stalls[0].waited_ns, 800000000);
 	CHECK_EQ_U(r.stalls[1].waited_ns, 1800000000);
+	/* the start as recorded, the same at both reads */
+	CHECK_EQ_U(r.stalls[0].start_ns, 200000000);
+	CHECK_EQ_U(r.stalls[1].start_ns, 200000000);
+	CHECK(r.iv[0].stalls_read && r.iv[1].stalls_read && r.iv[2].stalls_read);
 	CHECK_EQ_U(r.tasks[r.stalls[1].waiter].pid, 201);
 	CHECK_EQ_U(r.tasks[r.stalls[1].holder].pid, 100);
 	CHECK(r.stalls[1].owner_state == 'D');
@@ -741,6 +752,43 @@ static void test_stalls(void)
 	if (n == 1)
 		CHECK_EQ_U(v[0].s->waited_ns, 800000000);
 	free(v);
+	/* the text: when it began, how long at least, and how it ended */
+	{
+		struct snapshot merged;
+		struct report_meta meta = { .mounts = &r.mounts };
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		snap_init(&merged);
+		c.merged = &merged;
+		c.meta = &meta;
+		for (int w = 0; w < 2; w++) {
+			c.i1 = w ? 1 : r.niv;
+			f = open_memstream(&text, &len);
+			report_stalls_text(f, &c);
+			fclose(f);
+			if (getenv("SHOW"))
+				fputs(text, stderr);
+			CHECK(strstr(text, "\nSTALLS (waits still in progress, 100 ms or more, when an "
+					   "interval was read; longest first)\n") != NULL);
+			CHECK(strstr(text, w ? "pg[201] waited at least 800 ms, shared, buffered-read, for "
+					     "/mnt/x/data IOLOCK\n"
+					   : "pg[201] waited at least 1.80 s, shared, buffered-read, for "
+					     "/mnt/x/data IOLOCK\n") != NULL);
+			CHECK(strstr(text, "      held at the start by fio[100] exclusive, buffered-write; "
+					   "at the last read by fio[100] exclusive, state D; ranges "
+					   "disjoint; ") != NULL);
+			CHECK(strstr(text, w ? "; still waiting when the window ended\n"
+					   : "; it ended before the next read\n") != NULL);
+			CHECK(!strstr(text, "pg[202]"));  /* under 100 ms: never written */
+			free(text);
+			text = NULL;
+		}
+		c.merged = NULL;
+		c.meta = NULL;
+		snap_free(&merged);
+	}
 	/* -p of another process: not this waiter's */
 	{
 		struct filters f = { .tgid = 999 };
@@ -754,17 +802,24 @@ static void test_stalls(void)
 	}
 	rec_free(&r);
 
-	/* a stall naming a task the file never defined: malformed, rolled back */
+	/*
+	 * Two stalls, the second naming a task the file never defined: the
+	 * block is malformed and the first stall, already added, rolled back.
+	 */
 	CHECK_EQ_U(block_offsets(s.file.p, s.file.len, offs, 8), 5);
 	{
 		struct rec_buf f = {}, raw = {};
+		/* start 1, waited 1, inode 0, i_rwsem, modes, owner excl, 'D', ops, range, tasks */
+		static const char ok[] = "\1\1\0\0\x01\1D\1\2\2\0\0\0";
 
 		rec_buf_put(&f, s.file.p, offs[3]);
 		rec_buf_varint(&raw, 3);
 		rec_buf_put(&raw, "\0\1\0\0\0\0\0\0", 8);  /* nothing new, no locks */
 		rec_buf_put(&raw, "\0\0\0\0\0", 5);          /* no edges, ops, frames, stacks, rows */
-		/* waited 1, inode 0, i_rwsem, modes, owner excl, 'D', ops, range, tasks 0 0 9 */
-		rec_buf_put(&raw, "\1\1\0\0\x01\1D\1\2\2\0\0\x09", 13);
+		rec_buf_put(&raw, "\1\2", 2);                  /* read, two stalls */
+		rec_buf_put(&raw, ok, 13);
+		rec_buf_put(&raw, ok, 12);
+		rec_buf_put(&raw, "\x09", 1);                   /* owner: task 9 */
 		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
 		rec_init(&r);
 		CHECK_EQ_U(rec_decode(&r, f.p, f.len), REC_MALFORMED);
@@ -778,7 +833,14 @@ static void test_stalls(void)
 		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
 		rec_init(&r);
 		CHECK_EQ_U(rec_decode(&r, f.p, f.len), REC_OK);
-		CHECK_EQ_U(r.nstalls, 3);
+		CHECK_EQ_U(r.nstalls, 4);
+		rec_free(&r);
+		/* a read flag other than 0 or 1 */
+		f.len = offs[3];
+		raw.p[8 + 5 + 1] = 2;
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		rec_init(&r);
+		CHECK_EQ_U(rec_decode(&r, f.p, f.len), REC_MALFORMED);
 		rec_free(&r);
 		rec_buf_free(&f);
 		rec_buf_free(&raw);

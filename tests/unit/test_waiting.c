@@ -24,6 +24,7 @@ static struct ilock_waiting rec(uint32_t tid, const char *comm, uint64_t age_ns)
 	w.tid = w.tgid = tid;
 	w.weight = 1;
 	w.owner_state = ILOCK_STATE_UNKNOWN;
+	w.waiter_state = 0x2;  /* asleep on the lock */
 	w.holder_mode = w.owner_mode = ILOCK_MODE_UNKNOWN;
 	memcpy(w.comm, comm, strlen(comm) < sizeof(w.comm) ? strlen(comm) : sizeof(w.comm));
 	return w;
@@ -49,6 +50,16 @@ static void test_parse_and_order(void)
 	CHECK_EQ_U(waiting_over(&ws, 4000000000ULL), 0);
 	CHECK_EQ_U(waiting_over(&ws, 0), 3);
 
+	/* a waiter that runs was woken (or its end missed): not listed, counted */
+	{
+		struct ilock_waiting woken = rec(13, "d", 900000000);
+
+		woken.waiter_state = 0;
+		CHECK(waiting_add_raw(&ws, &woken, sizeof(woken)) == 0);
+		CHECK_EQ_U(ws.n, 3);
+		CHECK_EQ_U(ws.total, 3);
+		CHECK_EQ_U(ws.running, 1);
+	}
 	/* a clock that went backwards is age 0, not 584 years */
 	ws.w[2].now_ns = ws.w[2].start_ns - 1;
 	CHECK_EQ_U(waiting_age_ns(&ws.w[2]), 0);
