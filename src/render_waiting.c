@@ -115,6 +115,17 @@ void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct rep
 		mode_name(w->key.mode), lock, h, now);
 }
 
+/* The second line of a wait: its holders, the range verdict. */
+static void holders_line(FILE *f, const struct ilock_waiting *w)
+{
+	char h[96], hop[80], now[120];
+
+	render_waiting_op(hop, sizeof(hop), &w->hop);
+	fmt_side(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
+	fprintf(f, "  %-9s held at the start by %s%s%s; now by %s%s\n", "", h, hop[0] ? ", " : "",
+		hop, fmt_owner_now(now, sizeof(now), w), range_note(w));
+}
+
 /*
  * Two lines a wait: the waiter and its lock, then its holders. Ops with
  * byte ranges are too long for columns, and a stall list is short.
@@ -131,20 +142,39 @@ void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_
 		fmt_ns(lim, sizeof(lim), WAITING_STALL_NS), fmt_count(tot, sizeof(tot), ws->total));
 	for (size_t i = 0; i < n; i++) {
 		const struct ilock_waiting *w = &ws->w[i];
-		char age[24], t[40], op[80], lock[2 * ILOCK_PATH_MAX + 32], h[96], hop[80], now[120];
+		char age[24], t[40], op[80], lock[2 * ILOCK_PATH_MAX + 32];
 
 		fmt_task(t, sizeof(t), w->comm, w->tid);
 		render_waiting_op(op, sizeof(op), &w->wop);
-		render_waiting_op(hop, sizeof(hop), &w->hop);
-		fmt_side(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 		lock_label(lock, sizeof(lock), s, m, w);
 		fprintf(f, "  %-9s %s %s%s%s on %s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
 			mode_name(w->key.mode), op[0] ? ", " : "", op, lock);
-		fprintf(f, "  %-9s held at the start by %s%s%s; now by %s%s\n", "", h, hop[0] ? ", " : "",
-			hop, fmt_owner_now(now, sizeof(now), w), range_note(w));
+		holders_line(f, w);
 	}
 	if (ws->total > ws->n && n == ws->n)
 		fprintf(f, "  ... and more: only the %d oldest are kept\n", WAITING_KEEP);
+}
+
+void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, uint64_t ino,
+			 uint8_t class)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < ws->n; i++) {
+		const struct ilock_waiting *w = &ws->w[i];
+		char age[24], t[40], op[80];
+
+		if (w->key.dev != dev || w->key.ino != ino || w->key.class != class)
+			continue;
+		if (!any)
+			fprintf(f, "\nWAITING NOW on this lock (in progress when last read, oldest first)\n");
+		any = true;
+		fmt_task(t, sizeof(t), w->comm, w->tid);
+		render_waiting_op(op, sizeof(op), &w->wop);
+		fprintf(f, "  %-9s %s %s%s%s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
+			mode_name(w->key.mode), op[0] ? ", " : "", op);
+		holders_line(f, w);
+	}
 }
 
 static void side_json(struct json *j, const char *key, uint32_t pid, uint32_t tgid,

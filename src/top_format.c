@@ -857,6 +857,9 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 			fmt_ns(c, sizeof(c), both.max_ns));
 	}
 
+	/* a wait not yet ended is in no histogram: name it first */
+	render_waiting_lock(f, &meta->waiting, dev, ino, class);
+
 	fprintf(f, "\nWAIT HISTOGRAM (time each waiter was blocked)\n");
 	if (r)
 		hist_print_pair(f, "shared", r->wait[ILOCK_MODE_SHARED].hist, "exclusive",

@@ -211,6 +211,24 @@ static void test_render(void)
 	CHECK(strstr(t, "WAITING NOW") < strstr(t, "TOP INODE LOCKS"));
 	CHECK(strstr(t, "IN SHORT\n  STALLED") != NULL);
 	free(t);
+	/* ilocktop's detail view of one lock: its waits in progress, of any age */
+	{
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_I_RWSEM);
+		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 132, ILOCK_CLASS_I_RWSEM);
+		fclose(f);
+		CHECK(strstr(buf, "\nWAITING NOW on this lock (in progress when last read, oldest "
+				  "first)\n  12.4 s    postgres[4242] shared, buffered-read 4.0 KiB at "
+				  "8.0 KiB\n            held at the start by fio[4100] exclusive") != NULL);
+		CHECK(strstr(buf, "  50.0 us   pg3[4244] shared\n") != NULL);
+		/* once: the other inode has none */
+		CHECK(strstr(buf, "WAITING NOW") == strstr(buf, "\nWAITING NOW") + 1 &&
+		      !strstr(strstr(buf, "WAITING NOW") + 1, "WAITING NOW"));
+		free(buf);
+	}
 	t = text_of(&s, true);
 	CHECK(strstr(t, "\"owner_now\":{\"pid\":4100,\"tgid\":0,\"comm\":\"fio\",\"mode\":\"exclusive\"},"
 			"\"owner_state\":\"D\"") != NULL);
