@@ -497,9 +497,11 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o)
 	int err = start(t, o, !getenv("ILOCK_NO_WALK"));
 
 	if (err == START_WITHOUT_WALK) {
-		log_warn("waits in progress will not be listed: the task iterator did not load "
-			 "(-v shows why)");
+		/* said only if the rest loads: otherwise its own error is the story */
 		err = start(t, o, false);
+		if (!err)
+			log_warn("waits in progress will not be listed: the task iterator did not load "
+				 "(-v shows why)");
 	}
 	return err;
 }
