@@ -543,6 +543,7 @@ int top_format_status(const struct top_status *st, int width,
 		if (st->stalled > 1)
 			addf(&l, "; %zu waits over %s", st->stalled,
 			     top_fmt_ns(b, sizeof(b), WAITING_STALL_NS));
+		addf(&l, "  (w: its lock)");
 		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
 	}
 

@@ -386,6 +386,16 @@ static void key_detail(struct top_app *a, int ch)
 		a->detail_top = 0;
 }
 
+static void open_detail(struct top_app *a, uint32_t dev, uint64_t ino, uint8_t class)
+{
+	a->detail = true;
+	a->detail_top = 0;
+	a->detail_id = (struct lock_id){ true, dev, ino, class };
+	sampler_follow_holds(&a->smp, dev, ino, class);
+	a->stacks_read = false;
+	sampler_ensure_inode(&a->smp, dev, ino);
+}
+
 static void key_list(struct top_app *a, int ch)
 {
 	long page = page_rows();
@@ -437,14 +447,17 @@ static void key_list(struct top_app *a, int ch)
 		if (a->view.nrows) {
 			const struct top_row *r = &a->view.rows[a->sel];
 
-			a->detail = true;
-			a->detail_top = 0;
-			a->detail_id = (struct lock_id){ true, r->dev, r->ino, r->class };
-			sampler_follow_holds(&a->smp, r->dev, r->ino, r->class);
-			a->stacks_read = false;
-			sampler_ensure_inode(&a->smp, r->dev, r->ino);
+			open_detail(a, r->dev, r->ino, r->class);
 		}
 		break;
+	case 'w': {
+		/* the stall's lock, which has no row until one of its waits ends */
+		const struct waiting_set *ws = &sampler_latest(&a->smp)->waiting;
+
+		if (waiting_over(ws, WAITING_STALL_NS))
+			open_detail(a, ws->w[0].key.dev, ws->w[0].key.ino, ws->w[0].key.class);
+		break;
+	}
 	default:
 		key_common(a, ch);
 	}

@@ -161,7 +161,14 @@ def test_ilocktop_alarms_on_a_stall(term, xfs, procs, helpers_dir, ilocktop_bin)
     rtid = blocked_tid(reader.pid)
     s = t.wait_re(r"^STALLED [\d.]+m?s: lockhold\[%d\] shared on .*hot\.dat IOLOCK, held now by "
                   r"lockhold\[%d\] excl \([SD]\)" % (rtid, htid))
-    assert "STALLED" in s
+    assert "STALLED" in s and "(w: its lock)" in s
+    # w opens the stalled lock, which has no row until one of its waits ends
+    t.keys("w")
+    s = t.wait_re(r"^WAITING NOW on this lock")
+    assert re.search(r"lockhold\[%d\] shared, buffered-read 4\.0 KiB at 8\.0 KiB\n\s+held at "
+                     r"the start by lockhold\[%d\] exclusive" % (rtid, htid), s), s
+    t.keys("Escape")
+    t.wait_re(r"^PATH ")
     reader.communicate(timeout=20)
     holder.communicate(timeout=20)
     # once it ended, the alarm goes
