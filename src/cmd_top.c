@@ -139,7 +139,7 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->paused = a->paused;
 	st->sort = a->sort;
 	st->filter = a->filter.text;
-	st->stalled = waiting_over(&latest->waiting, WAITING_STALL_NS);
+	st->stalled = waiting_over(&latest->waiting, WAITING_ALARM_NS);
 	if (st->stalled) {
 		const struct ilock_waiting *w = &latest->waiting.w[0];
 		char label[2 * ILOCK_PATH_MAX + 64], path[48];

@@ -99,7 +99,7 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m);
 void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_meta *m);
 void render_waiting_json(struct json *j, const struct snapshot *s, const struct report_meta *m);
-/* The waits in progress on one lock (ilocktop's detail view); nothing when none. */
+/* The stalls on one lock, 100 ms or more (ilocktop's detail view); nothing when none. */
 void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, uint64_t ino,
 			 uint8_t class);
 /* "write 16 KiB at 4.0 MiB"; "" when the op is unknown. */

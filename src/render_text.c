@@ -382,7 +382,7 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	char a[24], b[24], c[24], d[24];
 	uint64_t left = snap_lost_sum(s, counter_drops_waits);
 	/* "too few" stands only on totals that miss nothing, and no stall going on */
-	bool stalled = waiting_over(&s->waiting, WAITING_STALL_NS) > 0;
+	bool stalled = waiting_over(&s->waiting, WAITING_ALARM_NS) > 0;
 	bool few;
 
 	snap_wait_load(s, m->duration_s, &w);

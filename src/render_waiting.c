@@ -103,7 +103,7 @@ void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct rep
 	const struct ilock_waiting *w;
 	char age[24], who[40], lock[2 * ILOCK_PATH_MAX + 32], h[96], now[120];
 
-	if (!waiting_over(ws, WAITING_STALL_NS))
+	if (!waiting_over(ws, WAITING_ALARM_NS))
 		return;
 	w = &ws->w[0];
 	lock_label(lock, sizeof(lock), s, m, w);
@@ -164,10 +164,14 @@ void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, ui
 		const struct ilock_waiting *w = &ws->w[i];
 		char age[24], t[40], op[80];
 
+		/* stalls only: a hot lock always has short waits in progress */
+		if (waiting_age_ns(w) < WAITING_STALL_NS)
+			break;
 		if (w->key.dev != dev || w->key.ino != ino || w->key.class != class)
 			continue;
 		if (!any)
-			fprintf(f, "\nWAITING NOW on this lock (in progress when last read, oldest first)\n");
+			fprintf(f, "\nWAITING NOW on this lock (in progress for 100 ms or more when last "
+				   "read, oldest first)\n");
 		any = true;
 		fmt_task(t, sizeof(t), w->comm, w->tid);
 		render_waiting_op(op, sizeof(op), &w->wop);

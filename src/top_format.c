@@ -542,7 +542,7 @@ int top_format_status(const struct top_status *st, int width,
 		addf(&l, ", held now by %s", h);
 		if (st->stalled > 1)
 			addf(&l, "; %zu waits over %s", st->stalled,
-			     top_fmt_ns(b, sizeof(b), WAITING_STALL_NS));
+			     top_fmt_ns(b, sizeof(b), WAITING_ALARM_NS));
 		addf(&l, "  (w: its lock)");
 		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
 	}

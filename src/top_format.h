@@ -77,7 +77,7 @@ struct top_status {
 	bool cumulative, paused;
 	enum sort_key sort;
 	const char *filter;            /* NULL or "" : none */
-	/* the oldest wait in progress, when it is a stall (WAITING_STALL_NS); NULL: none */
+	/* the oldest wait in progress, when it calls for the alarm (WAITING_ALARM_NS); NULL: none */
 	const struct ilock_waiting *stall;
 	size_t stalled;                /* waits in progress that long */
 	char stall_lock[160];          /* its inode and lock, as the rows name them */

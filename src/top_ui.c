@@ -454,7 +454,7 @@ static void key_list(struct top_app *a, int ch)
 		/* the stall's lock, which has no row until one of its waits ends */
 		const struct waiting_set *ws = &sampler_latest(&a->smp)->waiting;
 
-		if (waiting_over(ws, WAITING_STALL_NS))
+		if (waiting_over(ws, WAITING_ALARM_NS))
 			open_detail(a, ws->w[0].key.dev, ws->w[0].key.ino, ws->w[0].key.class);
 		break;
 	}

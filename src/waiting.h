@@ -16,6 +16,12 @@
 #define WAITING_KEEP 64
 /* In progress this long, a wait is a stall: text views list it. */
 #define WAITING_STALL_NS 100000000ULL
+/*
+ * ... and this long, an alarm: IN SHORT opens with it, ilocktop turns a
+ * line red. A busy lock's waits reach 100 ms now and then; a second,
+ * seldom.
+ */
+#define WAITING_ALARM_NS 1000000000ULL
 
 struct waiting_set {
 	struct ilock_waiting *w;   /* oldest first after waiting_finish() */

@@ -185,8 +185,15 @@ static void test_render(void)
 	CHECK(strstr(t, "\"waited_ns\":50000,") != NULL);
 	free(t);
 
-	CHECK(waiting_add_raw(&s.waiting, &stalled, sizeof(stalled)) == 0);
+	/* 300 ms: listed, but no alarm in IN SHORT (that takes a second) */
 	CHECK(waiting_add_raw(&s.waiting, &behind, sizeof(behind)) == 0);
+	waiting_finish(&s.waiting);
+	t = text_of(&s, false);
+	CHECK(strstr(t, "WAITING NOW (in progress for 100 ms or more") != NULL);
+	CHECK(strstr(t, "pg2[4243] exclusive on /mnt/x/db/t1 IOLOCK") != NULL);
+	CHECK(!strstr(t, "STALLED"));
+	free(t);
+	CHECK(waiting_add_raw(&s.waiting, &stalled, sizeof(stalled)) == 0);
 	waiting_finish(&s.waiting);
 	t = text_of(&s, false);
 	if (getenv("SHOW")) fputs(t, stderr);
@@ -211,7 +218,7 @@ static void test_render(void)
 	CHECK(strstr(t, "WAITING NOW") < strstr(t, "TOP INODE LOCKS"));
 	CHECK(strstr(t, "IN SHORT\n  STALLED") != NULL);
 	free(t);
-	/* ilocktop's detail view of one lock: its waits in progress, of any age */
+	/* ilocktop's detail view of one lock: its stalls, not its short waits */
 	{
 		char *buf = NULL;
 		size_t len = 0;
@@ -220,10 +227,11 @@ static void test_render(void)
 		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_I_RWSEM);
 		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 132, ILOCK_CLASS_I_RWSEM);
 		fclose(f);
-		CHECK(strstr(buf, "\nWAITING NOW on this lock (in progress when last read, oldest "
-				  "first)\n  12.4 s    postgres[4242] shared, buffered-read 4.0 KiB at "
+		CHECK(strstr(buf, "\nWAITING NOW on this lock (in progress for 100 ms or more when "
+				  "last read, oldest first)\n  12.4 s    postgres[4242] shared, buffered-read 4.0 KiB at "
 				  "8.0 KiB\n            held at the start by fio[4100] exclusive") != NULL);
-		CHECK(strstr(buf, "  50.0 us   pg3[4244] shared\n") != NULL);
+		CHECK(strstr(buf, "  300 ms    pg2[4243] exclusive\n") != NULL);
+		CHECK(!strstr(buf, "pg3[4244]"));
 		/* once: the other inode has none */
 		CHECK(strstr(buf, "WAITING NOW") == strstr(buf, "\nWAITING NOW") + 1 &&
 		      !strstr(strstr(buf, "WAITING NOW") + 1, "WAITING NOW"));
