@@ -171,6 +171,48 @@ static void top_table(FILE *f, const struct report_ctx *c)
 	fputs("</table>\n", f);
 }
 
+/* Would a range lock have helped: the top locks' waits by how the two byte ranges met. */
+static void ranges_table(FILE *f, const struct report_ctx *c)
+{
+	const struct snapshot *s = c->merged;
+	bool any = false;
+
+	for (int k = 0; k < c->nrows; k++) {
+		const struct lock_row *l = c->rows[k].lock;
+		const struct ilock_range_stats *ov = &l->range[ILOCK_RANGE_OVERLAP];
+		const struct ilock_range_stats *dj = &l->range[ILOCK_RANGE_DISJOINT];
+		struct ilock_range_stats un = row_range_unknown(l);
+		double h = row_headroom(l);
+		struct inode_view v;
+		char label[2 * ILOCK_PATH_MAX + 64], a[24], b[24], d[24], e[24], g[24], i[24];
+
+		if (l->class == ILOCK_CLASS_JBD2_WAIT)
+			continue;  /* a journal commit has no byte range */
+		if (!any)
+			fputs("<h2>Byte ranges: would a range lock have let them run together?</h2>\n"
+			      "<table>\n<tr><th class=\"l\">path</th><th>lock</th><th>overlapping</th>"
+			      "<th>disjoint</th><th>a range unknown</th><th>headroom</th></tr>\n", f);
+		any = true;
+		describe_inode(s, c->meta->mounts, l->dev, l->ino, l->has_hold, &v);
+		report_label(s, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+		fputs("<tr><td class=\"l\">", f);
+		esc(f, label);
+		fprintf(f, "</td><td>%s</td><td>%s (%s)</td><td>%s (%s)</td><td>%s (%s)</td>",
+			class_display_name(l->class, v.magic), fmt_count(a, sizeof(a), ov->waits),
+			fmt_ns(b, sizeof(b), ov->wait_ns), fmt_count(d, sizeof(d), dj->waits),
+			fmt_ns(e, sizeof(e), dj->wait_ns), fmt_count(g, sizeof(g), un.waits),
+			fmt_ns(i, sizeof(i), un.wait_ns));
+		if (h < 0)
+			fputs("<td>-</td></tr>\n", f);
+		else
+			fprintf(f, "<td>%.0f%%</td></tr>\n", 100.0 * h);
+	}
+	if (any)
+		fputs("</table>\n<p>Headroom: the share of the wait time with both ranges known whose "
+		      "ranges were disjoint, which a perfect range lock would not have made wait "
+		      "(docs/ranges.md).</p>\n", f);
+}
+
 static void lock_title(FILE *f, const struct report_ctx *c, const struct lock_row *l)
 {
 	char label[2 * ILOCK_PATH_MAX + 64];
@@ -571,6 +613,7 @@ void report_html(FILE *f, const struct report_ctx *c)
 		timeline_svg(f, c, &c->rows[k]);
 	}
 	histograms(f, c);
+	ranges_table(f, c);
 	roles(f, c);
 	edges(f, c);
 	losses(f, c->merged);

@@ -290,6 +290,16 @@ static void test_html(void)
 	CHECK_EQ_U(count(out, "<summary>kernel stacks</summary>"), 1);
 	CHECK(strstr(out, "<b>waiter</b> 800 ms (100%), 4 waits<ol><li>rwsem_down_read_slowpath</li>"
 			  "<li>xfs_ilock</li><li>&lt;evil&gt;&amp;</li></ol>") != NULL);
+	/* the byte ranges of the top lock, with its headroom */
+	CHECK(strstr(out, "<h2>Byte ranges: would a range lock have let them run together?</h2>") !=
+	      NULL);
+	{
+		const char *r = strstr(out, "<h2>Byte ranges");
+
+		CHECK(r && strstr(r, "<tr><td class=\"l\">/mnt/x/a,b/&lt;b&gt;&amp;&quot;q&quot;</td>"
+				     "<td>IOLOCK</td><td>0 (0 ns)</td><td>4 (800 ms)</td>"
+				     "<td>0 (0 ns)</td><td>100%</td></tr>\n") != NULL);
+	}
 	/* self-contained: no scripts, no fetches */
 	CHECK(!strstr(out, "<script"));
 	CHECK(!strstr(out, "<link"));
