@@ -11,6 +11,8 @@ Fixtures:
       Fresh xfs/ext4 filesystem on a loop device. Fs has .mnt, .dev,
       .majmin, .fstype, .image, .tmpdir. Always torn down (umount, detach,
       remove tempdir), even after a failed test or a half-done setup.
+  xfs, ext4 -> Fs
+      fs_factory("xfs") and fs_factory("ext4"), for tests that need one each.
   procs -> ProcList
       Collects Popen objects (procs.start(cmd) or procs.append(p)); any still
       running at teardown get SIGTERM, then SIGKILL. Only these are killed.
@@ -203,3 +205,15 @@ def fs_factory(procs):
         errors += _teardown_fs(fs)
     if errors:
         pytest.fail("fs teardown: " + "; ".join(errors), pytrace=False)
+
+
+@pytest.fixture
+def xfs(fs_factory):
+    """A fresh XFS on a loop device, torn down after the test."""
+    return fs_factory("xfs")
+
+
+@pytest.fixture
+def ext4(fs_factory):
+    """A fresh ext4 on a loop device, torn down after the test."""
+    return fs_factory("ext4")

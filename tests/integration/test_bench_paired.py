@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-import pytest
 
 from conftest import REPO
 from ilock_run import locks_for, start_stat, stop_stat
@@ -19,11 +18,6 @@ from test_stat import finish, hold, ino_of, lockhold
 from util import load_script, make_file
 
 PAIRED = os.path.join(REPO, "scripts", "bench", "paired")
-
-
-@pytest.fixture
-def xfs(fs_factory):
-    return fs_factory("xfs")
 
 
 def _paired_module():

@@ -141,11 +141,6 @@ def free_port():
     return port
 
 
-@pytest.fixture
-def xfs(fs_factory):
-    return fs_factory("xfs")
-
-
 # ---------------------------------------------------------------- arguments
 
 @pytest.mark.parametrize("args,needle", [

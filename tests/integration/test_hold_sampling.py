@@ -7,18 +7,12 @@ hot file must not stop a cold file's rare long hold from being timed.
 
 import os
 
-import pytest
 
 from ilock_run import locks_for, start_stat, stop_stat
 from test_stat import HOLD_MS, MS, finish, hold, ino_of, lockhold
 from util import make_file, run_seed_fio
 
 DEFAULT_SAMPLING = "1/64 > 250/s/inode/cpu"
-
-
-@pytest.fixture
-def xfs(fs_factory):
-    return fs_factory("xfs")
 
 
 def hold_rows(doc, dev, ino):

@@ -52,16 +52,6 @@ def range_share(ranges, key):
     return ranges[key]["wait_ns"] / total
 
 
-@pytest.fixture
-def xfs(fs_factory):
-    return fs_factory("xfs")
-
-
-@pytest.fixture
-def ext4(fs_factory):
-    return fs_factory("ext4")
-
-
 def readers_behind_writer(procs, helpers_dir, ilock_bin, fs, read_off, rec=None, stat_args=(),
                           seen=None):
     """A writer holding [0, 1 MiB) exclusive; 3 readers of [read_off, +1 MiB).

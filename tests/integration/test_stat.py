@@ -12,7 +12,6 @@ import re
 import subprocess
 import time
 
-import pytest
 
 from ilock_run import edges_for, locks_for, start_stat, stop_stat
 from util import make_file, prog_names, run_seed_fio, seed_fio, wait_line
@@ -46,16 +45,6 @@ def run_json(procs, cmd):
 
 def ino_of(path):
     return os.stat(path).st_ino
-
-
-@pytest.fixture
-def xfs(fs_factory):
-    return fs_factory("xfs")
-
-
-@pytest.fixture
-def ext4(fs_factory):
-    return fs_factory("ext4")
 
 
 def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin, tmp_path):

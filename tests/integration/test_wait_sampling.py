@@ -10,16 +10,10 @@ import json
 import os
 import subprocess
 
-import pytest
 
 from ilock_run import edges_for, locks_for, start_record, start_stat, stop_record, stop_stat
 from test_stat import HOLD_MS, MS, finish, hold, ino_of, lockhold
 from util import make_file, run_seed_fio, seed_fio
-
-
-@pytest.fixture
-def xfs(fs_factory):
-    return fs_factory("xfs")
 
 
 def run(cmd):

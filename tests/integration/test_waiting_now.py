@@ -13,25 +13,11 @@ import re
 import subprocess
 import time
 
-import pytest
-
 from ilock_run import start_stat, stop_stat
 from test_export import samples, start_exporter
+from test_stat import hold, lockhold
 from test_top import _start, ilocktop_bin, term  # noqa: F401 (fixtures)
 from util import make_file, wait_line
-
-MS = 1_000_000
-
-
-def lockhold(helpers_dir):
-    return os.path.join(helpers_dir, "lockhold")
-
-
-def hold(procs, helpers_dir, path, hold_ms):
-    p = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, hold_ms])
-    m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(p, "HOLDING ", 10))
-    assert m
-    return p, int(m.group(1)), int(m.group(2))
 
 
 def tids_of(pid):
@@ -52,16 +38,6 @@ def blocked_tid(pid, timeout=10):
                 return tid
         time.sleep(0.05)
     raise AssertionError(f"no thread of {pid} blocked in D state")
-
-
-@pytest.fixture
-def xfs(fs_factory):
-    return fs_factory("xfs")
-
-
-@pytest.fixture
-def ext4(fs_factory):
-    return fs_factory("ext4")
 
 
 def test_stat_names_a_wait_in_progress(xfs, procs, helpers_dir, ilock_bin, tmp_path):
