@@ -71,8 +71,17 @@ struct inode_view {
 
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
 		    uint64_t ino, bool has_hold, struct inode_view *v);
+/* An inode for people: its path (with a note), else dev:path-in-fs, else dev:ino (why). */
+void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino);
 /* "fio[4257]" */
 char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid);
+/*
+ * A holder as every view names it: "fio[4257] exclusive", "fio[12] next,
+ * exclusive" (queued), "readers, last fio[7]" ("readers" when the hint
+ * named the waiter itself), "(no owner)". The owner field names a writer
+ * exactly; for readers it keeps only the last one as a hint.
+ */
+char *fmt_holder_task(char *buf, size_t len, const char *comm, uint32_t pid, uint8_t mode);
 /* Abbreviate from the left to at most width columns: ".../b/c". */
 char *fmt_path_left(char *buf, size_t len, const char *path, int width);
 
@@ -102,7 +111,5 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 /* The stalls on one lock, 100 ms or more (ilocktop's detail view); nothing when none. */
 void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, uint64_t ino,
 			 uint8_t class);
-/* "write 16 KiB at 4.0 MiB"; "" when the op is unknown. */
-char *render_waiting_op(char *buf, size_t len, const struct ilock_op_info *o);
 
 #endif

@@ -83,27 +83,30 @@ char *fmt_path_left(char *buf, size_t len, const char *path, int width)
  * last reader as a hint; when it is empty the lock was between owners and
  * the head of the queue ("next") takes it before this waiter.
  */
-static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
+char *fmt_holder_task(char *buf, size_t len, const char *comm, uint32_t pid, uint8_t mode)
 {
 	char t[40];
 
-	if (k->holder_mode == ILOCK_MODE_UNKNOWN)
+	if (mode == ILOCK_MODE_UNKNOWN)
 		snprintf(buf, len, "(no owner)");
-	else if (k->holder_mode == ILOCK_MODE_QUEUED_EXCL || k->holder_mode == ILOCK_MODE_QUEUED_SHARED)
-		snprintf(buf, len, "%s next, %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid),
-			 k->holder_mode == ILOCK_MODE_QUEUED_EXCL ? "exclusive" : "shared");
-	else if (k->holder_mode == ILOCK_MODE_READERS && !k->holder_comm[0])
+	else if (mode == ILOCK_MODE_QUEUED_EXCL || mode == ILOCK_MODE_QUEUED_SHARED)
+		snprintf(buf, len, "%s next, %s", fmt_task(t, sizeof(t), comm, pid),
+			 mode == ILOCK_MODE_QUEUED_EXCL ? "exclusive" : "shared");
+	else if (mode == ILOCK_MODE_READERS && !comm[0])
 		snprintf(buf, len, "readers");  /* the hint named the waiter itself */
-	else if (k->holder_mode == ILOCK_MODE_READERS)
-		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid));
+	else if (mode == ILOCK_MODE_READERS)
+		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), comm, pid));
 	else
-		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), k->holder_comm, k->holder_pid),
-			 mode_name(k->holder_mode));
+		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), comm, pid), mode_name(mode));
 	return buf;
 }
 
-static void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev,
-			uint64_t ino)
+static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
+{
+	return fmt_holder_task(buf, len, k->holder_comm, k->holder_pid, k->holder_mode);
+}
+
+void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino)
 {
 	char d[24];
 

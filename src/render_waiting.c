@@ -3,15 +3,13 @@
  * Waits in progress (waiting.h) as text and JSON: the stalls that the
  * histograms cannot show until they end.
  */
-#include <inttypes.h>
-
 #include "json.h"
 #include "ops.h"
 #include "render.h"
 #include "util.h"
 
 /* "write 16 KiB at 4.0 MiB", "fsync", "" when the op is unknown */
-char *render_waiting_op(char *buf, size_t len, const struct ilock_op_info *o)
+static char *op_text(char *buf, size_t len, const struct ilock_op_info *o)
 {
 	char l[48], a[24], b[24];
 
@@ -31,26 +29,6 @@ char *render_waiting_op(char *buf, size_t len, const struct ilock_op_info *o)
 	return buf;
 }
 
-/* A task as fmt_holder names it: "fio[4100] exclusive", "readers, last x[1]", "(no owner)". */
-static char *fmt_side(char *buf, size_t len, const char *comm, uint32_t pid, uint8_t mode)
-{
-	char c[ILOCK_COMM_LEN + 1], t[40];
-
-	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
-	if (mode == ILOCK_MODE_UNKNOWN || (!pid && mode != ILOCK_MODE_READERS))
-		snprintf(buf, len, "(no owner)");
-	else if (mode == ILOCK_MODE_QUEUED_EXCL || mode == ILOCK_MODE_QUEUED_SHARED)
-		snprintf(buf, len, "%s next, %s", fmt_task(t, sizeof(t), c, pid),
-			 mode == ILOCK_MODE_QUEUED_EXCL ? "exclusive" : "shared");
-	else if (mode == ILOCK_MODE_READERS && !c[0])
-		snprintf(buf, len, "readers");
-	else if (mode == ILOCK_MODE_READERS)
-		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), c, pid));
-	else
-		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), c, pid), mode_name(mode));
-	return buf;
-}
-
 /*
  * Who holds it now. A writer's state says what it is doing (D: itself
  * waiting, most often on I/O); a reader's pid is only a hint, its state
@@ -64,7 +42,7 @@ static char *fmt_owner_now(char *buf, size_t len, const struct ilock_waiting *w)
 	    w->holder_mode == ILOCK_MODE_EXCL)
 		snprintf(s, sizeof(s), "the same thread");
 	else
-		fmt_side(s, sizeof(s), w->owner_comm, w->owner_pid, w->owner_mode);
+		fmt_holder_task(s, sizeof(s), w->owner_comm, w->owner_pid, w->owner_mode);
 	if (w->owner_mode == ILOCK_MODE_EXCL && w->owner_state != ILOCK_STATE_UNKNOWN)
 		snprintf(buf, len, "%s, state %c", s, waiting_state_char(w->owner_state));
 	else
@@ -86,15 +64,11 @@ static void lock_label(char *buf, size_t len, const struct snapshot *s,
 		       const struct report_meta *m, const struct ilock_waiting *w)
 {
 	struct inode_view v;
-	char d[24];
+	char l[2 * ILOCK_PATH_MAX + 64];
 
 	describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
-	if (v.path[0])
-		snprintf(buf, len, "%s%s%s%s %s", v.path, v.note ? " (" : "", v.note ? v.note : "",
-			 v.note ? ")" : "", class_display_name(w->key.class, v.magic));
-	else
-		snprintf(buf, len, "%s:%" PRIu64 " %s", fmt_kdev(d, sizeof(d), w->key.dev),
-			 (uint64_t)w->key.ino, class_display_name(w->key.class, v.magic));
+	inode_label(l, sizeof(l), &v, w->key.dev, w->key.ino);
+	snprintf(buf, len, "%s %s", l, class_display_name(w->key.class, v.magic));
 }
 
 void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
@@ -107,7 +81,7 @@ void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct rep
 		return;
 	w = &ws->w[0];
 	lock_label(lock, sizeof(lock), s, m, w);
-	fmt_side(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
+	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 	fmt_owner_now(now, sizeof(now), w);
 	fprintf(f, "  STALLED: %s has waited %s so far, %s, for %s, held at the start by %s; held "
 		   "now by %s (WAITING NOW below)\n",
@@ -120,8 +94,8 @@ static void holders_line(FILE *f, const struct ilock_waiting *w)
 {
 	char h[96], hop[80], now[120];
 
-	render_waiting_op(hop, sizeof(hop), &w->hop);
-	fmt_side(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
+	op_text(hop, sizeof(hop), &w->hop);
+	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 	fprintf(f, "  %-9s held at the start by %s%s%s; now by %s%s\n", "", h, hop[0] ? ", " : "",
 		hop, fmt_owner_now(now, sizeof(now), w), range_note(w));
 }
@@ -145,7 +119,7 @@ void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_
 		char age[24], t[40], op[80], lock[2 * ILOCK_PATH_MAX + 32];
 
 		fmt_task(t, sizeof(t), w->comm, w->tid);
-		render_waiting_op(op, sizeof(op), &w->wop);
+		op_text(op, sizeof(op), &w->wop);
 		lock_label(lock, sizeof(lock), s, m, w);
 		fprintf(f, "  %-9s %s %s%s%s on %s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
 			mode_name(w->key.mode), op[0] ? ", " : "", op, lock);
@@ -174,7 +148,7 @@ void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, ui
 				   "read, oldest first)\n");
 		any = true;
 		fmt_task(t, sizeof(t), w->comm, w->tid);
-		render_waiting_op(op, sizeof(op), &w->wop);
+		op_text(op, sizeof(op), &w->wop);
 		fprintf(f, "  %-9s %s %s%s%s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
 			mode_name(w->key.mode), op[0] ? ", " : "", op);
 		holders_line(f, w);

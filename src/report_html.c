@@ -43,25 +43,12 @@ static void task(FILE *f, const char *comm, uint32_t pid)
 	esc(f, fmt_task(b, sizeof(b), comm, pid));
 }
 
-/* As ilock stat's text names them (fmt_holder), so pasted tables agree. */
+/* As ilock stat's text names them (fmt_holder_task), so pasted tables agree. */
 static void holder(FILE *f, const struct ilock_edge_key *k)
 {
-	if (k->holder_mode == ILOCK_MODE_UNKNOWN) {
-		fputs("(no owner)", f);
-	} else if (k->holder_mode == ILOCK_MODE_QUEUED_EXCL ||
-		   k->holder_mode == ILOCK_MODE_QUEUED_SHARED) {
-		task(f, k->holder_comm, k->holder_pid);
-		fputs(k->holder_mode == ILOCK_MODE_QUEUED_EXCL ? " next, exclusive" : " next, shared", f);
-	} else if (k->holder_mode == ILOCK_MODE_READERS) {
-		fputs("readers", f);
-		if (k->holder_comm[0]) {  /* empty: the hint named the waiter itself */
-			fputs(", last ", f);
-			task(f, k->holder_comm, k->holder_pid);
-		}
-	} else {
-		task(f, k->holder_comm, k->holder_pid);
-		fprintf(f, " %s", mode_name(k->holder_mode));
-	}
+	char b[96];
+
+	esc(f, fmt_holder_task(b, sizeof(b), k->holder_comm, k->holder_pid, k->holder_mode));
 }
 
 static void head(FILE *f, const struct report_ctx *c)

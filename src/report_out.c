@@ -255,6 +255,20 @@ static void rec_side_json(struct json *j, const char *key, const struct recordin
 static const char *stall_outcome(const struct recording *r, const struct report_stall *st,
 				 const char **key);
 
+/*
+ * A stall's inode, described from the recording's own definition of it
+ * (into one, reset first): the window may hold no ended wait on it, so
+ * the merged snapshot may not know it.
+ */
+static void stall_inode(const struct report_ctx *c, const struct rec_inode *in,
+			struct snapshot *one, struct inode_view *iv)
+{
+	snap_reset(one);
+	if (in->has_meta && snap_add_inode(one, &in->meta))
+		snap_reset(one);
+	describe_inode(one, c->meta ? c->meta->mounts : NULL, in->dev, in->ino, false, iv);
+}
+
 /* "stalls": every stall of the window, longest first (report_stalls). */
 static void stalls_json(struct json *j, const struct report_ctx *c)
 {
@@ -275,10 +289,7 @@ static void stalls_json(struct json *j, const struct report_ctx *c)
 		const char *outcome;
 		struct inode_view iv;
 
-		snap_reset(&one);
-		if (in->has_meta && snap_add_inode(&one, &in->meta))
-			snap_reset(&one);
-		describe_inode(&one, c->meta ? c->meta->mounts : NULL, in->dev, in->ino, false, &iv);
+		stall_inode(c, in, &one, &iv);
 		json_obj_begin(j, NULL);
 		json_double(j, "start_s", (double)v[i].start_ns / 1e9);
 		json_u64(j, "waited_at_least_ns", s->waited_ns);
@@ -505,21 +516,11 @@ static const char *stall_outcome(const struct recording *r, const struct report_
 	return "it ended before the next read";
 }
 
-/* "fio[4100] exclusive", "readers", "(no owner)": a recorded task in a mode */
+/* A recorded task as holder or owner, named as every view names holders */
 static char *fmt_rec_side(char *buf, size_t len, const struct recording *r, uint32_t task,
 			  uint8_t mode)
 {
-	const struct rec_task *t = &r->tasks[task];
-	char c[ILOCK_COMM_LEN + 1], tk[40];
-
-	str_copy(c, sizeof(c), t->comm, ILOCK_COMM_LEN);
-	if (mode == ILOCK_MODE_UNKNOWN || (!t->pid && mode != ILOCK_MODE_READERS))
-		snprintf(buf, len, "(no owner)");
-	else if (mode == ILOCK_MODE_READERS)
-		snprintf(buf, len, "readers");
-	else
-		snprintf(buf, len, "%s %s", fmt_task(tk, sizeof(tk), c, t->pid), mode_name(mode));
-	return buf;
+	return fmt_holder_task(buf, len, r->tasks[task].comm, r->tasks[task].pid, mode);
 }
 
 #define REPORT_STALLS_SHOWN 20
@@ -550,11 +551,7 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 		struct inode_view iv;
 		const char *key, *end = stall_outcome(r, &v[i], &key);
 
-		/* from the recording: the window may hold no ended wait on this inode */
-		snap_reset(&one);
-		if (in->has_meta && snap_add_inode(&one, &in->meta))
-			snap_reset(&one);
-		describe_inode(&one, c->meta->mounts, in->dev, in->ino, false, &iv);
+		stall_inode(c, in, &one, &iv);
 		report_label(&one, c->meta, in->dev, in->ino, false, label, sizeof(label));
 		str_copy(c16, sizeof(c16), w->comm, ILOCK_COMM_LEN);
 		snprintf(wop, sizeof(wop), "%s%s", s->waiter_op ? ", " : "",
