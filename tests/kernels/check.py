@@ -100,7 +100,9 @@ def meta_of(text):
     return dict(kv.split("=", 1) for kv in text.split() if "=" in kv)
 
 
-def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
+def scenario_run(c, blocks, name):
+    """One scenario's blocks: (meta, stat doc, waiter doc, holder pid, holder
+    tid), or None when a piece is missing (each one a failed check)."""
     meta_text = blocks.get(f"{name}.meta")
     if not c.check(meta_text is not None, f"{name}: did not run to the end"):
         return None
@@ -112,7 +114,14 @@ def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
     m = re.search(r"HOLDING pid=(\d+) tid=(\d+)", blocks.get(f"{name}.holder", ""))
     if not (c.check(m is not None, f"{name}: holder never held the lock") and doc and waiter):
         return None
-    hpid, htid = int(m.group(1)), int(m.group(2))
+    return meta, doc, waiter, int(m.group(1)), int(m.group(2))
+
+
+def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
+    run = scenario_run(c, blocks, name)
+    if run is None:
+        return None
+    meta, doc, waiter, hpid, htid = run
     dev, ino, hold_ms = meta["dev"], int(meta["ino"]), int(meta["hold_ms"])
 
     for probe, mode in expect_attach.items():
@@ -171,18 +180,10 @@ def check_stall(c, blocks):
     """xfs-stall: ilock stopped while the reader still waited; the task
     iterator must have listed that wait, behind the writer that holds it."""
     name = "xfs-stall"
-    meta_text = blocks.get(f"{name}.meta")
-    if not c.check(meta_text is not None, f"{name}: did not run to the end"):
+    run = scenario_run(c, blocks, name)
+    if run is None:
         return
-    meta = meta_of(meta_text)
-    c.check(meta.get("rc") == "0", f"{name}: ilock stat exited {meta.get('rc')}: "
-            f"{blocks.get(name + '.stat.stderr', '')[:300]}")
-    doc = load_json(c, blocks, f"{name}.stat")
-    waiter = load_json(c, blocks, f"{name}.waiter")
-    m = re.search(r"HOLDING pid=(\d+) tid=(\d+)", blocks.get(f"{name}.holder", ""))
-    if not (c.check(m is not None, f"{name}: holder never held the lock") and doc and waiter):
-        return
-    htid = int(m.group(2))
+    _, doc, waiter, _, htid = run
     c.check(doc["attach"].get("waiting_now") == "iter",
             f"{name}: attach waiting_now=iter, got {doc['attach']}")
     wn = doc.get("waiting_now") or {}

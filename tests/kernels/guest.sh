@@ -93,6 +93,8 @@ mkfs_mount() {  # FS
 }
 
 # scenario NAME FS WAITER [ENV=VAL...] -- [ilock stat args]
+# WAITER: read (3 readers), pwrite (1 writer), or stall (1 reader, and
+# ilock stopped while it still waits)
 scenario() {
 	name=$1 fs=$2 waiter=$3
 	shift 3
@@ -123,14 +125,25 @@ scenario() {
 	wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
 	if [ "$waiter" = read ]; then
 		lockhold read /mnt/t/db.dat 8192 4096 3 > /tmp/wait.json 2>&1
+	elif [ "$waiter" = stall ]; then
+		# ilock stopped mid-wait: the reader has waited ~2 s and still does
+		lockhold read /mnt/t/db.dat 8192 4096 1 > /tmp/wait.json 2>&1 &
+		wp=$!
+		sleep 2
+		kill -INT $st
+		wait $st
+		rc=$?
+		wait $wp
 	else
 		lockhold pwrite /mnt/t/db.dat 65536 4096 1 > /tmp/wait.json 2>&1
 	fi
 	wait $hp
 	say "scenario $name holder done after $(( $(date +%s) - t0 )) s"
-	kill -INT $st
-	wait $st
-	rc=$?
+	if [ "$waiter" != stall ]; then
+		kill -INT $st
+		wait $st
+		rc=$?
+	fi
 	d=$(stat -c %d /mnt/t/db.dat)  # st_dev: MAJ:MIN as the kernel encodes it
 	echo "rc=$rc ino=$(stat -c %i /mnt/t/db.dat)" \
 		"dev=$(( (d >> 8) & 0xfff )):$(( (d & 0xff) | ((d >> 12) & 0xfff00) ))" \
@@ -144,49 +157,11 @@ scenario() {
 	say "scenario $name done in $(( $(date +%s) - t0 )) s"
 }
 
-# Stopped mid-wait: the reader has waited ~2 s and still does.
-stall_scenario() {
-	name=xfs-stall
-	say "scenario $name start"
-	if ! mkfs_mount xfs; then
-		say "scenario $name error mkfs/mount xfs failed"
-		return
-	fi
-	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
-	ilock stat -j -D /mnt/t > /tmp/stat.json 2> /tmp/stat.err &
-	st=$!
-	if ! wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
-		say "scenario $name error ilock did not start"
-		kill -INT $st 2>/dev/null; wait $st
-		umount /mnt/t
-		return
-	fi
-	lockhold write /mnt/t/db.dat 0 4096 "$HOLD_MS" > /tmp/hold.out 2>&1 &
-	hp=$!
-	wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
-	lockhold read /mnt/t/db.dat 8192 4096 1 > /tmp/wait.json 2>&1 &
-	wp=$!
-	sleep 2
-	kill -INT $st
-	wait $st
-	rc=$?
-	wait $wp
-	wait $hp
-	echo "rc=$rc hold_ms=$HOLD_MS" > /tmp/meta
-	block "$name.meta" /tmp/meta
-	block "$name.stat" /tmp/stat.json
-	block "$name.stat.stderr" /tmp/stat.err
-	block "$name.holder" /tmp/hold.out
-	block "$name.waiter" /tmp/wait.json
-	umount /mnt/t
-	say "scenario $name done"
-}
-
 # the default ops (from syscalls), with the XFS hold times asked for
 scenario xfs-default xfs read -- --holds=xfs
 # the wait sampler loads here, and a quiet lock's waits stay exact under it
 scenario xfs-sampled xfs read -- --wait-sample 16
-stall_scenario
+scenario xfs-stall xfs stall
 if can fentry; then
 	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 -- --holds=xfs
 	scenario ext4-holds ext4 pwrite -- --holds=all
