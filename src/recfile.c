@@ -783,8 +783,9 @@ static int decode_stalls(struct recording *r, struct rd *d, struct rec_interval 
 		if (d->bad || inode >= r->ninodes || s.class >= ILOCK_CLASS_MAX ||
 		    s.holder_mode >= ILOCK_MODE_MAX || s.waiter_mode > ILOCK_MODE_EXCL ||
 		    s.owner_mode >= ILOCK_MODE_MAX || s.waiter_op >= ILOCK_OP_MAX ||
-		    s.holder_op >= ILOCK_OP_MAX || s.range >= ILOCK_RANGE_MAX || waiter >= r->ntasks || holder >= r->ntasks ||
-		    owner >= r->ntasks || (s.owner_state && !strchr("RSDITt?", s.owner_state)))
+		    s.holder_op >= ILOCK_OP_MAX || s.range >= ILOCK_RANGE_MAX ||
+		    waiter >= r->ntasks || holder >= r->ntasks || owner >= r->ntasks ||
+		    (s.owner_state && !strchr(WAITING_STATE_LETTERS, s.owner_state)))
 			return -EINVAL;
 		s.inode = (uint32_t)inode;
 		s.waiter = (uint32_t)waiter;
@@ -1559,7 +1560,6 @@ static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks
 	for (size_t i = 0; i < n; i++) {
 		const struct ilock_waiting *x = &ws->w[i];
 		uint32_t id, waiter, holder, owner;
-		bool writer = x->owner_mode == ILOCK_MODE_EXCL && x->owner_state != ILOCK_STATE_UNKNOWN;
 
 		if ((err = enc_inode(e, x->key.dev, x->key.ino, &id)) ||
 		    (err = enc_task(w, tasks, ntasks, x->tid, x->tgid, x->comm, &waiter)) ||
@@ -1575,7 +1575,7 @@ static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks
 		buf_u8(out, x->key.class);
 		buf_u8(out, (uint8_t)((x->holder_mode & 0xf) | (x->key.mode << 4)));
 		buf_u8(out, x->owner_mode);
-		buf_u8(out, writer ? (uint8_t)waiting_state_char(x->owner_state) : 0);
+		buf_u8(out, (uint8_t)waiting_owner_state(x));
 		buf_u8(out, x->wop.op < ILOCK_OP_MAX ? x->wop.op : ILOCK_OP_UNKNOWN);
 		buf_u8(out, x->hop.op < ILOCK_OP_MAX ? x->hop.op : ILOCK_OP_UNKNOWN);
 		buf_u8(out, ilock_range_class(&x->hop, &x->wop));

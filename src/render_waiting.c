@@ -43,8 +43,8 @@ static char *fmt_owner_now(char *buf, size_t len, const struct ilock_waiting *w)
 		snprintf(s, sizeof(s), "the same thread");
 	else
 		fmt_holder_task(s, sizeof(s), w->owner_comm, w->owner_pid, w->owner_mode);
-	if (w->owner_mode == ILOCK_MODE_EXCL && w->owner_state != ILOCK_STATE_UNKNOWN)
-		snprintf(buf, len, "%s, state %c", s, waiting_state_char(w->owner_state));
+	if (waiting_owner_state(w))
+		snprintf(buf, len, "%s, state %c", s, waiting_owner_state(w));
 	else
 		snprintf(buf, len, "%s", s);
 	return buf;
@@ -210,12 +210,10 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 			  &w->hop);
 		side_json(j, "owner_now", w->owner_pid, w->owner_tgid, w->owner_comm, w->owner_mode,
 			  NULL);
-		if (w->owner_mode == ILOCK_MODE_EXCL && w->owner_state != ILOCK_STATE_UNKNOWN) {
-			char st[2] = { waiting_state_char(w->owner_state), 0 };
+		{
+			char st[2] = { waiting_owner_state(w), 0 };
 
-			json_str(j, "owner_state", st);
-		} else {
-			json_null(j, "owner_state");
+			json_str(j, "owner_state", st[0] ? st : NULL);
 		}
 		json_obj_end(j);
 	}

@@ -71,7 +71,6 @@ void report_csv(FILE *f, const struct report_ctx *c);
 struct report_stall {
 	const struct rec_stall *s;     /* the last sighting: the longest it was seen to wait */
 	size_t first_iv, last_iv;      /* the intervals whose reads saw it */
-	uint64_t start_ns;             /* when it began, from the recording's start */
 };
 /* The window's stalls, longest first, filtered as the locks are. 0 or -ENOMEM. */
 int report_stalls(const struct report_ctx *c, struct report_stall **out, size_t *n);

@@ -291,7 +291,7 @@ static void stalls_json(struct json *j, const struct report_ctx *c)
 
 		stall_inode(c, in, &one, &iv);
 		json_obj_begin(j, NULL);
-		json_double(j, "start_s", (double)v[i].start_ns / 1e9);
+		json_double(j, "start_s", (double)s->start_ns / 1e9);
 		json_u64(j, "waited_at_least_ns", s->waited_ns);
 		json_u64(j, "first_interval", v[i].first_iv);
 		json_u64(j, "last_interval", v[i].last_iv);
@@ -447,7 +447,7 @@ static int by_longest(const void *pa, const void *pb)
 
 	if (a->s->waited_ns != b->s->waited_ns)
 		return a->s->waited_ns < b->s->waited_ns ? 1 : -1;
-	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+	return a->s->start_ns < b->s->start_ns ? -1 : a->s->start_ns > b->s->start_ns;
 }
 
 /* Every sighting, sorted so that those of one wait are neighbours, then merged: n log n. */
@@ -472,8 +472,7 @@ int report_stalls(const struct report_ctx *c, struct report_stall **out, size_t 
 		for (size_t k = iv->stall0; k < iv->stall0 + iv->nstalls; k++)
 			if (stall_match(c, &r->stalls[k]))
 				v[nv++] = (struct report_stall){ .s = &r->stalls[k], .first_iv = i,
-								 .last_iv = i,
-								 .start_ns = r->stalls[k].start_ns };
+								 .last_iv = i };
 	}
 	if (nv > 1)
 		qsort(v, nv, sizeof(*v), by_wait_then_read);
@@ -546,14 +545,13 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 		const struct rec_stall *s = v[i].s;
 		const struct rec_inode *in = &r->inodes[s->inode];
 		const struct rec_task *w = &r->tasks[s->waiter];
-		char label[2 * ILOCK_PATH_MAX + 64], at[32], age[24], who[40], c16[ILOCK_COMM_LEN + 1];
+		char label[2 * ILOCK_PATH_MAX + 64], at[32], age[24], who[40];
 		char h[80], o[80], wop[40], hop[40];
 		struct inode_view iv;
 		const char *key, *end = stall_outcome(r, &v[i], &key);
 
 		stall_inode(c, in, &one, &iv);
 		report_label(&one, c->meta, in->dev, in->ino, false, label, sizeof(label));
-		str_copy(c16, sizeof(c16), w->comm, ILOCK_COMM_LEN);
 		snprintf(wop, sizeof(wop), "%s%s", s->waiter_op ? ", " : "",
 			 s->waiter_op ? op_name(s->waiter_op) : "");
 		snprintf(hop, sizeof(hop), "%s%s", s->holder_op ? ", " : "",
@@ -563,8 +561,8 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 		/* the last read saw it waiting that long: it ended later, if it did */
 		fprintf(f, "  %s  %s waited at least %s, %s%s, for %s %s\n",
 			report_fmt_time_tenths(at, sizeof(at),
-					       r->start_realtime_ns + v[i].start_ns),
-			fmt_task(who, sizeof(who), c16, w->pid),
+					       r->start_realtime_ns + s->start_ns),
+			fmt_task(who, sizeof(who), w->comm, w->pid),
 			fmt_ns(age, sizeof(age), s->waited_ns), mode_name(s->waiter_mode), wop, label,
 			class_display_name(s->class, iv.magic));
 		fprintf(f, "      held at the start by %s%s; at the last read by %s", h, hop, o);

@@ -526,15 +526,15 @@ int top_format_status(const struct top_status *st, int width,
 	/* a wait that has not ended is in no row yet: the alarm names it */
 	if (st->stall) {
 		const struct ilock_waiting *w = st->stall;
-		char t[40], h[80], c[ILOCK_COMM_LEN + 1];
+		char t[40], h[80];
 
-		str_copy(c, sizeof(c), w->comm, ILOCK_COMM_LEN);
+		/* fmt_task takes a comm of 16 bytes without its NUL */
 		addf(&l, "STALLED %s: %s %s on %s", top_fmt_ns(a, sizeof(a), waiting_age_ns(w)),
-		     fmt_task(t, sizeof(t), c, w->tid), w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared",
-		     st->stall_lock);
-		str_copy(c, sizeof(c), w->owner_comm, ILOCK_COMM_LEN);
+		     fmt_task(t, sizeof(t), w->comm, w->tid),
+		     w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared", st->stall_lock);
 		if (w->owner_mode == ILOCK_MODE_EXCL)
-			snprintf(h, sizeof(h), "%s excl (%c)", fmt_task(t, sizeof(t), c, w->owner_pid),
+			snprintf(h, sizeof(h), "%s excl (%c)", fmt_task(t, sizeof(t), w->owner_comm,
+								  w->owner_pid),
 				 waiting_state_char(w->owner_state));
 		else
 			snprintf(h, sizeof(h), "%s", w->owner_mode == ILOCK_MODE_READERS ? "readers"

@@ -48,7 +48,17 @@ static inline uint64_t waiting_age_ns(const struct ilock_waiting *w)
 }
 /* Kept waits at least min_ns old (the set is oldest first). */
 size_t waiting_over(const struct waiting_set *ws, uint64_t min_ns);
-/* ps's letter for a task state: R, S, D, I (idle), T, t; '?' unknown. */
+/* ps's letter for a task state: one of WAITING_STATE_LETTERS, '?' unknown. */
+#define WAITING_STATE_LETTERS "RSDITt?"
 char waiting_state_char(uint32_t state);
+/*
+ * The owner's state letter when it says something: a writer's, read. A
+ * reader-owned lock names only a hint of the last reader. 0 otherwise.
+ */
+static inline char waiting_owner_state(const struct ilock_waiting *w)
+{
+	return w->owner_mode == ILOCK_MODE_EXCL && w->owner_state != ILOCK_STATE_UNKNOWN ?
+	       waiting_state_char(w->owner_state) : 0;
+}
 
 #endif

@@ -742,7 +742,7 @@ static void test_stalls(void)
 		CHECK_EQ_U(v[0].s->waited_ns, 1800000000);
 		CHECK_EQ_U(v[0].first_iv, 0);
 		CHECK_EQ_U(v[0].last_iv, 1);
-		CHECK_EQ_U(v[0].start_ns, 200000000);
+		CHECK_EQ_U(v[0].s->start_ns, 200000000);
 	}
 	free(v);
 	/* a window of the first interval alone sees it too, at its first sighting */
