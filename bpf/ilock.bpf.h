@@ -420,6 +420,10 @@ extern __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS];
  * the cost of being attached at all.
  */
 extern volatile __u32 bench_idle;
+/* rw_semaphore.owner's low bits (kernel/locking/rwsem.c): the rest is a task */
+#define RWSEM_READER_OWNED (1UL << 0)
+#define RWSEM_OWNER_FLAGS_MASK 7UL
+
 #define BENCH_IDLE_RETURN() do { if (bench_idle) return 0; } while (0)
 
 extern const struct ilock_stats zero_stats;

@@ -12,9 +12,6 @@
 #include "inode.bpf.h"
 #include "opview.bpf.h"
 
-#define RWSEM_READER_OWNED (1UL << 0)
-#define RWSEM_OWNER_FLAGS_MASK 7UL  /* kernel/locking/rwsem.c */
-
 /*
  * The spinlock this CPU is waiting for, so that its contention_end can leave
  * at once. Spinlock waits are most contention events (three in four under the

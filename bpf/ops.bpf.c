@@ -16,8 +16,6 @@
 #include "ilock.bpf.h"
 #include "opview.bpf.h"
 
-#define RWSEM_READER_OWNED (1UL << 0)
-#define RWSEM_OWNER_FLAGS_MASK 7UL
 #define ILOCK_IOCB_APPEND 0x10        /* = RWF_APPEND since 5.x */
 #define ILOCK_PAGE_SHIFT 12
 

@@ -13,9 +13,6 @@
  */
 #include "ilock.bpf.h"
 
-#define RWSEM_READER_OWNED (1UL << 0)
-#define RWSEM_OWNER_FLAGS_MASK 7UL  /* kernel/locking/rwsem.c */
-
 /* The lock's owner now: racy, like every owner read, and safe. */
 static __always_inline void owner_now(struct ilock_waiting *w)
 {
