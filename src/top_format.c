@@ -858,9 +858,6 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 			fmt_ns(c, sizeof(c), both.max_ns));
 	}
 
-	/* a wait not yet ended is in no histogram: name it first */
-	render_waiting_lock(f, &meta->waiting, dev, ino, class);
-
 	fprintf(f, "\nWAIT HISTOGRAM (time each waiter was blocked)\n");
 	if (r)
 		hist_print_pair(f, "shared", r->wait[ILOCK_MODE_SHARED].hist, "exclusive",
@@ -881,6 +878,11 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 
 	fprintf(f, "\nBY COMMAND on this inode (holder -> waiter, the threads of a command summed)\n");
 	detail_roles(f, edges, dev, ino, v.magic);
+	/*
+	 * A wait not yet ended is in no histogram or pair: after the roles,
+	 * so that a hot lock's stalls do not push those off the first page.
+	 */
+	render_waiting_lock(f, &meta->waiting, dev, ino, class);
 	fprintf(f, "\nHOLDER -> WAITER on this inode, by thread\n");
 	detail_edges(f, edges, dev, ino, v.magic);
 
