@@ -179,7 +179,10 @@ def test_screen_top_row_sort_detail_quit(term, workload, ilocktop_bin):
     # Enter on the top row: that inode's histograms
     t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(hot), "hot file on top again")
     t.keys("Home", "Enter")
-    s = t.wait_re(r"^WAIT HISTOGRAM")
+    # the whole detail screen, down to its help line: a capture taken while
+    # the terminal redraws can hold the top of the detail over the table
+    s = t.wait(lambda s: re.search(r"^WAIT HISTOGRAM", s, re.M) and
+               re.search(r"^Esc/Enter back", s, re.M), "the detail view, drawn")
     assert hot in s and f"ino {ino} " in s
     assert re.search(r"^\s+wait\s+shared\s+exclusive", s, re.M)
     assert re.search(r"\|\*+\s*\|", s), "no histogram bars"

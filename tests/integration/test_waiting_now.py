@@ -140,7 +140,8 @@ def test_ilocktop_alarms_on_a_stall(term, xfs, procs, helpers_dir, ilocktop_bin)
     assert "STALLED" in s and "(w: its lock)" in s
     # w opens the stalled lock, which has no row until one of its waits ends
     t.keys("w")
-    s = t.wait_re(r"^WAITING NOW on this lock")
+    s = t.wait(lambda s: re.search(r"^WAITING NOW on this lock", s, re.M) and
+               re.search(r"^Esc/Enter back", s, re.M), "the stalled lock's detail, drawn")
     assert re.search(r"lockhold\[%d\] shared, buffered-read 4\.0 KiB at 8\.0 KiB\n\s+held at "
                      r"the start by lockhold\[%d\] exclusive" % (rtid, htid), s), s
     t.keys("Escape")
