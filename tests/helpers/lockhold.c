@@ -15,6 +15,8 @@
  * "write" holds the inode's i_rwsem exclusive for HOLD_MS: a buffered
  * write faults its user buffer in while holding i_rwsem, and our buffer is
  * userfaultfd-backed, so the fault (and the lock) lasts until we resolve it.
+ * SIGUSR1 ends the hold early, so a test can release when its waiters have
+ * waited long enough, however slowly the machine ran up to then.
  *
  * "fiemap" holds the XFS IOLOCK *shared* inside an ioctl for HOLD_MS: the
  * FS_IOC_FIEMAP extent array lives on a userfaultfd page, and XFS copies
@@ -108,11 +110,20 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static volatile sig_atomic_t release_now;
+
+static void on_release(int sig)
+{
+	(void)sig;
+	release_now = 1;
+}
+
+/* Sleep ms, or less if SIGUSR1 asks for an early release. */
 static void sleep_ms(uint64_t ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
 
-	while (nanosleep(&ts, &ts) && errno == EINTR)
+	while (!release_now && nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
 
@@ -223,6 +234,13 @@ static int cmd_write(int argc, char **argv)
 	if (h.len == 0)
 		usage();	/* an empty write never faults, so never holds */
 	arm_alarm(60 + (hold_ms + 999) / 1000);
+	{
+		/* no SA_RESTART: the signal must cut the nanosleep short */
+		struct sigaction sa = { .sa_handler = on_release };
+
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 
 	h.fd = open(argv[2], O_RDWR | O_CLOEXEC);
 	if (h.fd < 0)

@@ -9,12 +9,13 @@ then wait behind it, and we know exactly who waited, behind whom, how long.
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
 
 from ilock_run import edges_for, locks_for, start_stat, stop_stat
-from util import make_file, prog_names, run_seed_fio, seed_fio, wait_line
+from util import blocked_tid, make_file, prog_names, run_seed_fio, seed_fio, wait_line
 
 HOLD_MS = 800
 MS = 1_000_000
@@ -208,11 +209,16 @@ def test_wait_begun_before_attach_is_counted_not_kept(xfs, procs, helpers_dir, i
     path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
     ino = ino_of(path)
 
-    holder, hpid, htid = hold(procs, helpers_dir, path, hold_ms=4000)
+    # held until both readers have surely waited: loading ilock may take
+    # seconds on a slow machine, so release by signal, not by a fixed time
+    holder, hpid, htid = hold(procs, helpers_dir, path, hold_ms=30000)
     early = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1])
     time.sleep(0.3)
     st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
     late = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1])
+    blocked_tid(late.pid)
+    time.sleep(0.8)
+    holder.send_signal(signal.SIGUSR1)
     e = json.loads(early.communicate(timeout=20)[0])
     r = json.loads(late.communicate(timeout=20)[0])
     finish(holder)

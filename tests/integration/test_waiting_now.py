@@ -17,27 +17,7 @@ from ilock_run import start_stat, stop_stat
 from test_export import samples, start_exporter
 from test_stat import hold, lockhold
 from test_top import _start, ilocktop_bin, term  # noqa: F401 (fixtures)
-from util import make_file, wait_line
-
-
-def tids_of(pid):
-    return sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
-
-
-def blocked_tid(pid, timeout=10):
-    """The thread of pid asleep in D state (its lock wait), once it is."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        for tid in tids_of(pid):
-            try:
-                with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                    state = f.read().rsplit(")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if state == "D":
-                return tid
-        time.sleep(0.05)
-    raise AssertionError(f"no thread of {pid} blocked in D state")
+from util import blocked_tid, make_file, wait_line
 
 
 def test_stat_names_a_wait_in_progress(xfs, procs, helpers_dir, ilock_bin, tmp_path):

@@ -140,3 +140,23 @@ def wait_line(proc, prefix, timeout, stream=None):
     finally:
         sel.close()
         os.set_blocking(fd, was_blocking)
+
+
+def tids_of(pid):
+    return sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
+
+
+def blocked_tid(pid, timeout=10):
+    """The thread of pid asleep in D state (its lock wait), once it is."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for tid in tids_of(pid):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state == "D":
+                return tid
+        time.sleep(0.05)
+    raise AssertionError(f"no thread of {pid} blocked in D state")
