@@ -51,6 +51,14 @@ char *report_fmt_time(char *buf, size_t len, uint64_t realtime_ns);
 char *report_fmt_time_tenths(char *buf, size_t len, uint64_t realtime_ns);
 
 /*
+ * Seconds to divide interval i's wait by for a rate: its length, but never
+ * less than the recording's interval. Waits are counted where they end, so
+ * a short last interval (stopped 1 ms after a read) would show a 4 s wait
+ * as 4000 s/s and dwarf every other column.
+ */
+double report_rate_secs(const struct recording *r, size_t i);
+
+/*
  * A sparkline of n values squeezed into at most width columns (a column
  * averages its share of values): ' ' for zero, then U+2581..U+2588 scaled
  * to the largest column. UTF-8 into buf; returns the number of columns.

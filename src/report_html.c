@@ -232,7 +232,7 @@ static void timeline_svg(FILE *f, const struct report_ctx *c, const struct repor
 		double secs = 0, s = 0, x = 0;
 
 		for (size_t i = a; i < b; i++) {
-			secs += (double)c->r->iv[c->i0 + i].dur_ns / 1e9;
+			secs += report_rate_secs(c->r, c->i0 + i);
 			s += (double)row->wait_ns[0][i];
 			x += (double)row->wait_ns[1][i];
 		}

@@ -172,11 +172,11 @@ int report_sparkline(char *buf, size_t len, const double *v, size_t n, int width
 	return cols;
 }
 
-static double iv_secs(const struct report_ctx *c, size_t i)
+double report_rate_secs(const struct recording *r, size_t i)
 {
-	double s = (double)c->r->iv[i].dur_ns / 1e9;
+	uint64_t ns = r->iv[i].dur_ns > r->interval_ns ? r->iv[i].dur_ns : r->interval_ns;
 
-	return s > 0 ? s : 1e-9;
+	return ns ? (double)ns / 1e9 : 1e-9;
 }
 
 void report_timeline_text(FILE *f, const struct report_ctx *c)
@@ -206,13 +206,13 @@ void report_timeline_text(FILE *f, const struct report_ctx *c)
 		int cols;
 
 		for (size_t i = 0; i < n; i++) {
-			double s = iv_secs(c, c->i0 + i);
+			double w = (double)(row->wait_ns[0][i] + row->wait_ns[1][i]);
 
-			v[i] = (double)(row->wait_ns[0][i] + row->wait_ns[1][i]) / s;
+			v[i] = w / report_rate_secs(c->r, c->i0 + i);
 			if (v[i] > peak)
 				peak = v[i];
-			total += (double)(row->wait_ns[0][i] + row->wait_ns[1][i]);
-			secs += s;
+			total += w;
+			secs += (double)c->r->iv[c->i0 + i].dur_ns / 1e9;
 		}
 		describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->has_hold, &iv);
 		report_label(c->merged, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));

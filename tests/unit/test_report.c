@@ -158,6 +158,62 @@ static void test_rows_and_timeline(void)
 	teardown(&fx);
 }
 
+/* A 1 ms last interval, where a long wait ended, is rated over a whole interval. */
+static void test_timeline_short_last_interval(void)
+{
+	struct synth s;
+	struct recording r;
+	struct snapshot d, merged;
+	struct report_meta meta;
+	struct report_ctx c;
+	char *out, *row;
+
+	memset(&meta, 0, sizeof(meta));
+	memset(&c, 0, sizeof(c));
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	for (int i = 0; i < 3; i++) {
+		snap_reset(&d);
+		if (!i)
+			synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/db");
+		/* 0.5 s of waits in each full interval, a 2 s wait in the last */
+		synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1,
+			   i < 2 ? 500000000 : 2000000000);
+		synth_interval_dur(&s, &d, i < 2 ? 1000000000ULL : 1000000ULL);
+	}
+	synth_end(&s);
+	snap_free(&d);
+	CHECK(s.ok);
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	snap_init(&merged);
+	c.file = "t.ilrec";
+	c.r = &r;
+	c.i1 = r.niv;
+	c.merged = &merged;
+	c.meta = &meta;
+	c.top_n = 10;
+	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &merged));
+	snap_sort_locks(&merged, SORT_WAIT_TIME);
+	rec_fill_meta(&r, &meta, 5.0);
+	CHECK(!report_build(&c));
+	CHECK(report_rate_secs(&r, 2) == 1.0);
+	CHECK(report_rate_secs(&r, 0) == 1.0);
+	out = capture(report_timeline_text, &c);
+	row = strstr(out, "/db");
+	CHECK(row != NULL);
+	/* peak 2 s/s (not 2000 s/s); mean 3 s over 2.001 s */
+	CHECK(row && strstr(row, " 2.00 s ") != NULL);
+	CHECK(row && strstr(row, " 1.50 s") != NULL);
+	/* columns 1 and 2 at a quarter of the peak, not blank */
+	CHECK(row && strstr(row, "|\xe2\x96\x82\xe2\x96\x82\xe2\x96\x88|") != NULL);
+	free(out);
+	report_free(&c);
+	snap_free(&merged);
+	rec_free(&r);
+	synth_free(&s);
+}
+
 static void test_json_intervals(void)
 {
 	struct fixture fx;
@@ -319,6 +375,7 @@ int main(void)
 {
 	test_sparkline();
 	test_rows_and_timeline();
+	test_timeline_short_last_interval();
 	test_json_intervals();
 	test_csv();
 	test_html();
