@@ -11,6 +11,7 @@
 #include "hist.h"
 #include "ops.h"
 #include "render_ops.h"
+#include "render.h"
 #include "report.h"
 #include "util.h"
 
@@ -285,6 +286,7 @@ static int hist_label_stride(double w)
 	return stride;
 }
 
+/* title: what is counted, e.g. "shared waits" */
 static void hist_svg(FILE *f, const char *title, const char *cls, const __u64 *h, int first,
 		     int last)
 {
@@ -298,7 +300,7 @@ static void hist_svg(FILE *f, const char *title, const char *cls, const __u64 *h
 			peak = h[i];
 	fprintf(f, "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" "
 		   "height=\"%d\" role=\"img\">\n", HIST_W, HIST_H);
-	fprintf(f, "<text x=\"45\" y=\"12\">%s waits (count per log2 bucket)</text>\n", title);
+	fprintf(f, "<text x=\"45\" y=\"12\">%s (count per log2 bucket)</text>\n", title);
 	fprintf(f, "<line class=\"axis\" x1=\"45\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", 20 + plot_h,
 		45 + plot_w, 20 + plot_h);
 	fprintf(f, "<text x=\"41\" y=\"26\" text-anchor=\"end\">%s</text>\n",
@@ -325,6 +327,61 @@ static void hist_svg(FILE *f, const char *title, const char *cls, const __u64 *h
 	fputs("</svg>\n", f);
 }
 
+/*
+ * The buckets two histograms share, with some empty ones around the data
+ * to show where it sits. False when both are empty.
+ */
+static bool hist_span(const __u64 *a, const __u64 *b, int *first, int *last)
+{
+	*first = *last = -1;
+	for (int i = 0; i < ILOCK_HIST_SLOTS; i++) {
+		if (a[i] || b[i]) {
+			if (*first < 0)
+				*first = i;
+			*last = i;
+		}
+	}
+	if (*first < 0)
+		return false;
+	while (*last - *first < 7) {
+		if (*first > 0)
+			(*first)--;
+		if (*last - *first < 7 && *last < ILOCK_HIST_SLOTS - 1)
+			(*last)++;
+	}
+	return true;
+}
+
+/* As `ilock stat`'s "holds" lines: under sampling the count is an estimate. */
+static void hold_summary(FILE *f, const char *mode, const struct ilock_stats *h, bool sampled)
+{
+	char n[24], p50[24], p99[24], mx[24];
+
+	if (!h->count)
+		return;
+	fprintf(f, "<p class=\"holds\">held %s: %s%s acquisitions, p50 %s, p99 %s, max%s %s</p>\n",
+		mode, sampled ? "~" : "", fmt_count(n, sizeof(n), h->count),
+		fmt_ns(p50, sizeof(p50), stats_percentile(h, 0.5)),
+		fmt_ns(p99, sizeof(p99), stats_percentile(h, 0.99)), sampled ? " timed" : "",
+		fmt_ns(mx, sizeof(mx), h->max_ns));
+}
+
+/* With --holds, how long the lock was held in each mode, beside its waits. */
+static void hold_histograms(FILE *f, const struct report_ctx *c, const struct lock_row *l)
+{
+	bool sampled = meta_holds_sampled(c->meta);
+	int first, last;
+
+	if (!hist_span(l->hold[0].hist, l->hold[1].hist, &first, &last))
+		return;
+	hold_summary(f, "shared", &l->hold[ILOCK_MODE_SHARED], sampled);
+	hold_summary(f, "exclusive", &l->hold[ILOCK_MODE_EXCL], sampled);
+	hist_svg(f, sampled ? "shared holds timed" : "shared holds", "sh",
+		 l->hold[ILOCK_MODE_SHARED].hist, first, last);
+	hist_svg(f, sampled ? "exclusive holds timed" : "exclusive holds", "ex",
+		 l->hold[ILOCK_MODE_EXCL].hist, first, last);
+}
+
 static void histograms(FILE *f, const struct report_ctx *c)
 {
 	fputs("<h2>Wait histograms (shared and exclusive)</h2>\n", f);
@@ -332,30 +389,89 @@ static void histograms(FILE *f, const struct report_ctx *c)
 		fputs("<p>No waits.</p>\n", f);
 	for (int k = 0; k < c->nrows; k++) {
 		const struct lock_row *l = c->rows[k].lock;
-		int first = -1, last = -1;
+		int first, last;
 
-		for (int i = 0; i < ILOCK_HIST_SLOTS; i++) {
-			if (l->wait[0].hist[i] || l->wait[1].hist[i]) {
-				if (first < 0)
-					first = i;
-				last = i;
-			}
-		}
 		lock_title(f, c, l);
-		if (first < 0) {
+		if (!hist_span(l->wait[0].hist, l->wait[1].hist, &first, &last))
 			fputs("<p>No waits.</p>\n", f);
-			continue;
+		else {
+			hist_svg(f, "shared waits", "sh", l->wait[ILOCK_MODE_SHARED].hist, first, last);
+			hist_svg(f, "exclusive waits", "ex", l->wait[ILOCK_MODE_EXCL].hist, first,
+				 last);
 		}
-		/* some empty buckets around the data show where it sits */
-		while (last - first < 7) {
-			if (first > 0)
-				first--;
-			if (last - first < 7 && last < ILOCK_HIST_SLOTS - 1)
-				last++;
-		}
-		hist_svg(f, "shared", "sh", l->wait[ILOCK_MODE_SHARED].hist, first, last);
-		hist_svg(f, "exclusive", "ex", l->wait[ILOCK_MODE_EXCL].hist, first, last);
+		hold_histograms(f, c, l);
 	}
+}
+
+static uint64_t hold_ns(const struct lock_row *l)
+{
+	return l->hold[ILOCK_MODE_SHARED].total_ns + l->hold[ILOCK_MODE_EXCL].total_ns;
+}
+
+static int cmp_hold_ns(const void *pa, const void *pb)
+{
+	const struct lock_row *a = *(const struct lock_row *const *)pa;
+	const struct lock_row *b = *(const struct lock_row *const *)pb;
+
+	if (hold_ns(a) != hold_ns(b))
+		return hold_ns(a) < hold_ns(b) ? 1 : -1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+/*
+ * With --holds, the locks taken that nobody waited for, by time held: how
+ * often each mode was taken is an answer of its own (shared/seeds/001).
+ */
+static void held_only(FILE *f, const struct report_ctx *c)
+{
+	const struct snapshot *s = c->merged;
+	bool sampled = meta_holds_sampled(c->meta);
+	const struct lock_row **v;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nlocks; i++)
+		n += !row_waits(&s->locks[i]) && hold_ns(&s->locks[i]);
+	if (!n)
+		return;
+	fputs("<h2>Held without waits</h2>\n", f);
+	v = malloc(n * sizeof(*v));
+	if (!v) {
+		fputs("<p>Out of memory for the held locks.</p>\n", f);
+		return;
+	}
+	n = 0;
+	for (size_t i = 0; i < s->nlocks; i++)
+		if (!row_waits(&s->locks[i]) && hold_ns(&s->locks[i]))
+			v[n++] = &s->locks[i];
+	qsort(v, n, sizeof(*v), cmp_hold_ns);
+	fprintf(f, "<table>\n<tr><th class=\"l\">path</th><th>fs</th><th>lock</th>"
+		   "<th>held shared</th><th>p99</th><th>held exclusive</th><th>p99</th>"
+		   "<th>max%s</th><th>time held</th></tr>\n", sampled ? " timed" : "");
+	for (size_t i = 0; i < n && i < (size_t)c->top_n; i++) {
+		const struct lock_row *l = v[i];
+		const struct ilock_stats *sh = &l->hold[ILOCK_MODE_SHARED];
+		const struct ilock_stats *ex = &l->hold[ILOCK_MODE_EXCL];
+		char label[2 * ILOCK_PATH_MAX + 64], a[24], b[24], pa[24], pb[24], mx[24], t[24];
+		struct inode_view iv;
+
+		describe_inode(s, c->meta->mounts, l->dev, l->ino, true, &iv);
+		report_label(s, c->meta, l->dev, l->ino, true, label, sizeof(label));
+		fputs("<tr><td class=\"l\">", f);
+		esc(f, label);
+		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s%s</td><td>%s</td><td>%s%s</td>"
+			   "<td>%s</td><td>%s</td><td>%s</td></tr>\n", iv.fs,
+			class_display_name(l->class, iv.magic), sampled && sh->count ? "~" : "",
+			fmt_count(a, sizeof(a), sh->count),
+			sh->count ? fmt_ns(pa, sizeof(pa), stats_percentile(sh, 0.99)) : "-",
+			sampled && ex->count ? "~" : "", fmt_count(b, sizeof(b), ex->count),
+			ex->count ? fmt_ns(pb, sizeof(pb), stats_percentile(ex, 0.99)) : "-",
+			fmt_ns(mx, sizeof(mx), sh->max_ns > ex->max_ns ? sh->max_ns : ex->max_ns),
+			fmt_ns(t, sizeof(t), hold_ns(l)));
+	}
+	fputs("</table>\n", f);
+	if (n > (size_t)c->top_n)
+		fprintf(f, "<p>... %zu more.</p>\n", n - (size_t)c->top_n);
+	free(v);
 }
 
 /* A pair's top stacks of one kind: wait time, share, waits, then the frames. */
@@ -600,6 +716,7 @@ void report_html(FILE *f, const struct report_ctx *c)
 		timeline_svg(f, c, &c->rows[k]);
 	}
 	histograms(f, c);
+	held_only(f, c);
 	ranges_table(f, c);
 	roles(f, c);
 	edges(f, c);

@@ -216,6 +216,16 @@ def test_report_matches_stat(fs_factory, procs, helpers_dir, ilock_bin, tmp_path
         assert section in txt
     assert re.search(re.escape(data) + r"\s+IOLOCK\s+\|[ \u2581-\u2588]+\|", txt), txt
 
+    # HTML: the holds beside the waits, as the JSON counts them
+    page_path = str(tmp_path / "rt.html")
+    report(ilock_bin, rec, "--html", page_path)
+    page = open(page_path).read()
+    m = re.search(r"held exclusive: (~?)([0-9,]+) acquisitions", page)
+    assert m, "no exclusive holds in the HTML report"
+    if not m.group(1):
+        assert int(m.group(2).replace(",", "")) == rl[key]["acquisitions"]["exclusive"]
+    assert re.search(r">exclusive holds( timed)? \(count per log2 bucket\)<", page)
+
 
 # ---------------------------------------------------------------- kill -9
 

@@ -122,6 +122,16 @@ static inline void synth_wait(struct snapshot *s, uint32_t dev, uint64_t ino, ui
 	snap_add_wait(s, &k, &st);
 }
 
+static inline void synth_hold(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class, uint8_t mode,
+		       uint64_t n, uint64_t ns)
+{
+	struct ilock_key k = { .ino = ino, .dev = dev, .class = class, .mode = mode };
+	struct ilock_stats st = {};
+
+	synth_add(&st, n, ns);
+	snap_add_hold(s, &k, &st);
+}
+
 static inline void synth_inode(struct snapshot *s, uint32_t dev, uint64_t ino, uint32_t magic,
 			const char *path)
 {

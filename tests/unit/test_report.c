@@ -371,11 +371,86 @@ static void test_html(void)
 	teardown(&fx);
 }
 
+/* With --holds: hold histograms beside the waits, and the locks held that nobody waited for. */
+static void test_html_holds(void)
+{
+	struct synth s;
+	struct recording r;
+	struct snapshot d, merged;
+	struct report_meta meta;
+	struct report_ctx c;
+	char *out;
+	const char *h;
+
+	memset(&meta, 0, sizeof(meta));
+	memset(&c, 0, sizeof(c));
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/db");
+	synth_inode(&d, DEV_X, 132, ILOCK_XFS_SB_MAGIC, "/idle");
+	synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 2, 1000000);
+	synth_hold(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 10, 100000);
+	synth_hold(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 5, 20000);
+	synth_hold(&d, DEV_X, 132, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 3, 50000);
+	synth_interval(&s, &d);
+	synth_end(&s);
+	snap_free(&d);
+	CHECK(s.ok);
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	snap_init(&merged);
+	c.file = "t.ilrec";
+	c.r = &r;
+	c.i1 = r.niv;
+	c.merged = &merged;
+	c.meta = &meta;
+	c.top_n = 10;
+	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &merged));
+	snap_sort_locks(&merged, SORT_WAIT_TIME);
+	rec_fill_meta(&r, &meta, 1.0);
+	CHECK(!report_build(&c));
+	CHECK_EQ_U(c.nrows, 1);
+
+	out = capture(report_html, &c);
+	/* the waited-for lock: two wait histograms, two hold histograms */
+	CHECK_EQ_U(count(out, "<svg class=\"hist\""), 4);
+	CHECK(strstr(out, ">exclusive holds (count per log2 bucket)<") != NULL);
+	CHECK(strstr(out, "held exclusive: 10 acquisitions, p50 ") != NULL);
+	CHECK(strstr(out, "held shared: 5 acquisitions") != NULL);
+	/* the lock nobody waited for, in its own table */
+	h = strstr(out, "<h2>Held without waits</h2>");
+	CHECK(h != NULL);
+	CHECK(h && strstr(h, "<tr><td class=\"l\">/mnt/x/idle</td><td>xfs</td><td>IOLOCK</td>"
+			     "<td>0</td><td>-</td><td>3</td>") != NULL);
+	{
+		const char *end = h ? strstr(h, "</table>") : NULL, *db = h ? strstr(h, "/mnt/x/db<") : NULL;
+
+		CHECK(end && (!db || db > end));
+	}
+	free(out);
+
+	/* sampled holds: counts are estimates, the histograms what was timed */
+	meta.attach[meta.nattach].probe = "hold_sampling";
+	meta.attach[meta.nattach].mode = "1 in 8";
+	meta.nattach++;
+	out = capture(report_html, &c);
+	CHECK(strstr(out, "held exclusive: ~10 acquisitions") != NULL);
+	CHECK(strstr(out, ">exclusive holds timed (count per log2 bucket)<") != NULL);
+	CHECK(strstr(out, "<td>~3</td>") != NULL);
+	free(out);
+
+	report_free(&c);
+	snap_free(&merged);
+	rec_free(&r);
+	synth_free(&s);
+}
+
 int main(void)
 {
 	test_sparkline();
 	test_rows_and_timeline();
 	test_timeline_short_last_interval();
+	test_html_holds();
 	test_json_intervals();
 	test_csv();
 	test_html();
