@@ -897,6 +897,44 @@ static int cmp_role_rank(const void *pa, const void *pb)
 	return a->ia != b->ia ? (a->ia < b->ia ? -1 : 1) : (a->ib < b->ib ? -1 : a->ib > b->ib);
 }
 
+static int cmp_u32(const void *pa, const void *pb)
+{
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * How many threads held and waited in a role's pairs: a role sums its
+ * command's threads, and "4 writers -> 8 readers" says how wide it was.
+ * An unknown holder (pid 0) is no thread.
+ */
+static int role_threads(const struct recording *r, const uint32_t *pairs, size_t n,
+			uint32_t out[2])
+{
+	uint32_t *pid = malloc((n + 1) * sizeof(*pid));
+
+	out[0] = out[1] = 0;
+	if (!pid)
+		return -ENOMEM;
+	for (int side = 0; side < 2; side++) {
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			const struct rec_edge *e = &r->edges[pairs[i]];
+			uint32_t t = side ? e->waiter : e->holder;
+
+			if (t < r->ntasks && r->tasks[t].pid)
+				pid[m++] = r->tasks[t].pid;
+		}
+		qsort(pid, m, sizeof(*pid), cmp_u32);
+		for (size_t i = 0; i < m; i++)
+			out[side] += !i || pid[i] != pid[i - 1];
+	}
+	free(pid);
+	return 0;
+}
+
 /* One role subject: its key from either side, each side's pairs. */
 static int role_subject(struct diff_result *d, const struct recording *a, const struct role_set *ra,
 			const struct recording *b, const struct role_set *rb,
@@ -922,6 +960,9 @@ static int role_subject(struct diff_result *d, const struct recording *a, const 
 	s->kind = DK_ROLE;
 	s->match = DMATCH_CLASS;
 	diff_role_label(s->label, sizeof(s->label), &s->role, ops);
+	if (role_threads(a, sa.pairs, sa.npairs, s->threads[0]) ||
+	    role_threads(b, sb.pairs, sb.npairs, s->threads[1]))
+		return -ENOMEM;
 	return fill_subject(s, a, &sa, b, &sb, &d->o);
 }
 
@@ -1351,10 +1392,20 @@ static void subject_table(FILE *f, const struct diff_subject *s)
 	}
 }
 
+/* "2 -> 8 before", or "none before" where the role is absent */
+static const char *role_threads_text(char *buf, size_t len, const char *side, const uint32_t t[2])
+{
+	if (!t[0] && !t[1])
+		snprintf(buf, len, "none %s", side);
+	else
+		snprintf(buf, len, "%u -> %u %s", t[0], t[1], side);
+	return buf;
+}
+
 void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
 		      const struct recording *a, const struct recording *b)
 {
-	char line[2 * ILOCK_PATH_MAX + 256], kh[32];
+	char line[2 * ILOCK_PATH_MAX + 256], kh[32], ta[48], tb[48];
 	bool any_class = false, any_inode = false, any_role = false;
 	size_t nsum = 0;
 
@@ -1419,7 +1470,9 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		if (s->kind != DK_ROLE)
 			continue;
 		any_role = true;
-		fprintf(f, "  %s  %s\n", class_name(s->class), s->label);
+		fprintf(f, "  %s  %s  (threads %s, %s)\n", class_name(s->class), s->label,
+			role_threads_text(ta, sizeof(ta), "before", s->threads[0]),
+			role_threads_text(tb, sizeof(tb), "after", s->threads[1]));
 		subject_table(f, s);
 	}
 	if (!any_role)
@@ -1526,6 +1579,14 @@ static void json_subject(struct json *j, const struct diff_subject *s, bool ops)
 	json_str(j, "kind", diff_kind_name(s->kind));
 	if (s->kind == DK_ROLE) {
 		json_str(j, "label", s->label);
+		json_obj_begin(j, "threads");
+		for (int side = 0; side < 2; side++) {
+			json_obj_begin(j, side ? "after" : "before");
+			json_u64(j, "holders", s->threads[side][0]);
+			json_u64(j, "waiters", s->threads[side][1]);
+			json_obj_end(j);
+		}
+		json_obj_end(j);
 		role_side_json(j, "holder", s->role.holder_comm, s->role.holder_mode, s->role.holder_op,
 			       s->role.holder_op_flags, ops);
 		role_side_json(j, "waiter", s->role.waiter_comm, s->role.waiter_mode, s->role.waiter_op,

@@ -79,6 +79,8 @@ struct diff_subject {
 	bool is_inode;
 	/* DK_ROLE: class, both sides' comm, mode and op; every other field zero */
 	struct ilock_edge_key role;
+	/* DK_ROLE: distinct threads [before, after][holders, waiters]; 0 when absent */
+	uint32_t threads[2][2];
 	uint8_t class;
 	uint8_t kind;             /* enum diff_kind */
 	uint32_t magic;           /* fs of the inode (either side), 0 if unknown */

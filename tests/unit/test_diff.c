@@ -842,7 +842,10 @@ static void test_roles(void)
 	out = diff_text(&d, &a, &b);
 	CHECK(strstr(out, "\nBY COMMAND (holder -> waiter, the threads of a command summed; top 10 by "
 			  "wait time)\n  i_rwsem  writer buffered-write EXCL -> reader buffered-read "
-			  "SHARED\n    waits/s") != NULL);
+			  "SHARED  (threads 2 -> 2 before, 2 -> 2 after)\n    waits/s") != NULL);
+	/* two writer threads blocked two reader threads on each side */
+	CHECK(x && x->threads[0][0] == 2 && x->threads[0][1] == 2);
+	CHECK(x && x->threads[1][0] == 2 && x->threads[1][1] == 2);
 	CHECK(strstr(out, "\n  i_rwsem writer buffered-write EXCL -> reader buffered-read SHARED "
 			  "wait: ") != NULL);
 	/* a role is not a lock class: no "role" heading among the classes */
@@ -853,11 +856,24 @@ static void test_roles(void)
 	fclose(f);
 	CHECK(strstr(out, "\"roles_by_op\":true,\"roles\":[{\"class\":\"i_rwsem\",\"kind\":\"role\","
 			  "\"label\":\"writer buffered-write EXCL -> reader buffered-read SHARED\","
+			  "\"threads\":{\"before\":{\"holders\":2,\"waiters\":2},\"after\":"
+			  "{\"holders\":2,\"waiters\":2}},"
 			  "\"holder\":{\"comm\":\"writer\",\"mode\":\"exclusive\",\"op\":"
 			  "\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"reader\"") != NULL);
 	CHECK(strstr(out, "\"classes\":[{\"class\":\"i_rwsem\",\"kind\":\"shared\"") != NULL);
 	free(out);
 	diff_free(&d);
+
+	/* the readers gone after: the role's threads "none after" */
+	record_roles(&c, 0, 50, 9000, true);
+	run(&a, &c, &d);
+	x = find_role(&d, wr);
+	CHECK(x && x->threads[0][0] == 2 && x->threads[1][0] == 0 && x->threads[1][1] == 0);
+	out = diff_text(&d, &a, &c);
+	CHECK(strstr(out, "SHARED  (threads 2 -> 2 before, none after)\n") != NULL);
+	free(out);
+	diff_free(&d);
+	rec_free(&c);
 
 	/* after recorded with --ops off: roles by command and mode only, and they still match */
 	record_roles(&c, 4, 50, 9000, false);
