@@ -166,6 +166,32 @@ struct holder_sample {
 	u32 class;
 };
 
+/*
+ * The last commits of each ext4 journal, by device (jbd2.bpf.c), for the
+ * fsyncs that wait on them; the walk of waits in progress reads them too.
+ */
+#define COMMIT_RING 8
+
+struct commit {
+	u32 tid;
+	u32 pad;
+	u64 start_ns;
+	u64 end_ns;      /* 0: still committing */
+};
+
+struct journal_hist {
+	u32 pid, tgid;   /* the jbd2 thread */
+	u64 task;        /* ... its task_struct, for its state; read with probe reads */
+	char comm[ILOCK_COMM_LEN];
+	struct commit ring[COMMIT_RING];
+};
+
+/* tids wrap: a is at or before b */
+static __always_inline bool tid_le(u32 a, u32 b)
+{
+	return (s32)(a - b) <= 0;
+}
+
 /* An ext4 fsync in progress, for its journal wait (jbd2.bpf.c). */
 struct fsync_state {
 	u64 inode;           /* 0: none */
@@ -343,6 +369,14 @@ typedef struct {
 	__type(value, struct ilock_inode_info);
 } scratch_map_t;
 
+/* Each ext4 journal's last commits, by its device (jbd2.bpf.c). */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, u32);
+	__type(value, struct journal_hist);
+} journal_map_t;
+
 extern wait_index_t wait_index SEC(".maps");
 extern wait_slots_t wait_slots SEC(".maps");
 extern stats_map_t lock_holds SEC(".maps");
@@ -367,6 +401,7 @@ extern hold_sweeper_map_t hold_sweepers SEC(".maps");
  * address by hash, so that it decides before the lock is classified.
  */
 extern hold_rate_map_t wait_rates SEC(".maps");
+extern journal_map_t journal_commits SEC(".maps");
 
 /* Filters and switches, set by userspace between open and load. */
 extern const volatile __u32 cfg_tgid;          /* 0: any process */

@@ -13,27 +13,6 @@
 #include "ilock.bpf.h"
 #include "inode.bpf.h"
 
-#define COMMIT_RING 8
-
-struct commit {
-	u32 tid;
-	u32 pad;
-	u64 start_ns;
-	u64 end_ns;      /* 0: still committing */
-};
-
-struct journal_hist {
-	u32 pid, tgid;   /* the jbd2 thread */
-	char comm[ILOCK_COMM_LEN];
-	struct commit ring[COMMIT_RING];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
-	__type(key, u32);
-	__type(value, struct journal_hist);
-} journal_commits SEC(".maps");
 
 static __always_inline struct commit *commit_slot(struct journal_s *journal, u32 tid, bool create)
 {
@@ -53,6 +32,7 @@ static __always_inline struct commit *commit_slot(struct journal_s *journal, u32
 
 		jh->pid = (u32)pid_tgid;
 		jh->tgid = pid_tgid >> 32;
+		jh->task = (u64)bpf_get_current_task();
 		bpf_get_current_comm(jh->comm, sizeof(jh->comm));
 	}
 	return &jh->ring[tid & (COMMIT_RING - 1)];
@@ -96,6 +76,7 @@ int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
 {
 	struct task_struct *me = bpf_get_current_task_btf();
 	struct task_state *ts;
+	struct ilock_key k;
 	struct cur_op *o;
 	struct inode *inode;
 	u32 tid = 0;
@@ -128,17 +109,26 @@ int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
 	else
 		bpf_probe_read_kernel(&tid, sizeof(tid),
 				      ei + bpf_core_field_offset(struct ext4_inode_info, i_sync_tid));
-	ts->fsync.inode = (u64)inode;
+	if (ts->fsync.inode)
+		count(ILOCK_EV_FSYNC_ENDED);  /* an exit never seen: not in progress */
+	ts->fsync.inode = 0;
+	/* the filters here, once: exit, the walk and the recording follow ts->fsync */
+	fill_key(&k, inode, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, false);
+	if (!task_selected(pid_tgid_of(me)) || !inode_selected(&k, inode, false))
+		return 0;
+	/* its path now: a stalled fsync is listed while it lasts (waiting.bpf.c) */
+	note_inode(inode, &k, NULL);
+	/*
+	 * inode last: the walk of waits in progress takes a record whose
+	 * inode and start read the same before and after.
+	 */
 	ts->fsync.start_ns = bpf_ktime_get_ns();
 	ts->fsync.tid = tid;
 	ts->fsync.datasync = datasync != 0;
+	barrier();
+	ts->fsync.inode = (u64)inode;
+	count(ILOCK_EV_FSYNC_BEGUN);
 	return 0;
-}
-
-/* tids wrap: a is at or before b */
-static __always_inline bool tid_le(u32 a, u32 b)
-{
-	return (s32)(a - b) <= 0;
 }
 
 static __always_inline void record_jbd2_wait(struct inode *inode, const struct journal_hist *jh,
@@ -149,13 +139,9 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 	struct ilock_key k;
 	u64 pid_tgid = bpf_get_current_pid_tgid();
 
-	if (!task_selected(pid_tgid))
-		return;
+	/* the filters passed at ext4_sync_file_enter, and the inode is noted */
 	fill_key(&k, inode, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, false);
-	if (!inode_selected(&k, inode, false))
-		return;
 	count(ILOCK_EV_JBD2_WAIT);
-	note_inode(inode, &k, NULL);
 	s = wait_stats(&k);
 	if (s)
 		stats_add(s, ns);
@@ -190,13 +176,14 @@ int BPF_PROG(jbd2_fsync_exit, struct inode *inode, int ret)
 	BENCH_IDLE_RETURN();
 	if (!inode)
 		return 0;
-	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
-	if (!ts || ts->fsync.inode != (u64)inode)
-		return 0;
-	ts->fsync.inode = 0;
 	o = op_of(bpf_get_current_task_btf()->pid);
 	if (o && o->inode == (u64)inode)
 		o->inode = 0;  /* the fsync is over */
+	ts = bpf_task_storage_get(&task_states, bpf_get_current_task_btf(), 0, 0);
+	if (!ts || ts->fsync.inode != (u64)inode)
+		return 0;  /* begun before tracing, or not selected */
+	ts->fsync.inode = 0;
+	count(ILOCK_EV_FSYNC_ENDED);
 	journal = BPF_CORE_READ((struct ext4_sb_info *)inode->i_sb->s_fs_info, s_journal);
 	if (!journal)
 		return 0;  /* no journal, no journal wait */

@@ -22,6 +22,7 @@ op_table_t op_table SEC(".maps");
 hold_rate_map_t hold_rates SEC(".maps");
 hold_sweeper_map_t hold_sweepers SEC(".maps");
 hold_rate_map_t wait_rates SEC(".maps");
+journal_map_t journal_commits SEC(".maps");
 
 const volatile __u32 cfg_tgid = 0;
 const volatile __u32 cfg_comm_on = 0;

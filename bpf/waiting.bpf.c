@@ -35,37 +35,38 @@ static __always_inline void owner_now(struct ilock_waiting *w)
 		w->owner_state = BPF_CORE_READ(task, __state);
 }
 
-SEC("iter/task")
-int waiting_now(struct bpf_iter__task *ctx)
+/* The waiter's own part of a record: who it is, its state, when read. */
+static __always_inline void waiter_now(struct ilock_waiting *w, struct task_struct *task)
 {
-	struct seq_file *seq = ctx->meta->seq;
-	struct task_struct *task = ctx->task;
-	struct ilock_waiting w = {};
-	struct pending_wait *p;
-	struct task_state *ts;
+	w->waiter_state = bpf_core_field_exists(task->__state) ? task->__state : ILOCK_STATE_UNKNOWN;
+	w->tid = task->pid;
+	w->tgid = task->tgid;
+	__builtin_memcpy(w->comm, task->comm, sizeof(w->comm));
+	w->now_ns = bpf_ktime_get_ns();
+}
+
+/* An inode lock wait in progress: what contention_begin kept, and the owner now. */
+static __always_inline void lock_wait_now(struct seq_file *seq, struct task_struct *task,
+					  struct task_state *ts, struct ilock_waiting *w)
+{
+	struct pending_wait *p = &ts->wait;
 	u64 lock, start;
 
-	if (!task)
-		return 0;
-	ts = bpf_task_storage_get(&task_states, task, 0, 0);
-	if (!ts)
-		return 0;
-	p = &ts->wait;
 	lock = *(volatile u64 *)&p->lock;
 	if (!lock)
-		return 0;
+		return;
 	start = *(volatile u64 *)&p->start_ns;
 	barrier();  /* the copy below stays after these two loads */
-	w.lock = lock;
-	w.start_ns = start;
-	w.key = p->key;
-	w.wop = p->wop;
-	w.hop = p->hop;
-	w.holder_pid = p->holder_pid;
-	w.holder_tgid = p->holder_tgid;
-	w.holder_mode = p->holder_mode;
-	w.weight = p->weight;
-	__builtin_memcpy(w.holder_comm, p->holder_comm, sizeof(w.holder_comm));
+	w->lock = lock;
+	w->start_ns = start;
+	w->key = p->key;
+	w->wop = p->wop;
+	w->hop = p->hop;
+	w->holder_pid = p->holder_pid;
+	w->holder_tgid = p->holder_tgid;
+	w->holder_mode = p->holder_mode;
+	w->weight = p->weight;
+	__builtin_memcpy(w->holder_comm, p->holder_comm, sizeof(w->holder_comm));
 	/*
 	 * The waiter runs on another CPU and may have ended this wait and
 	 * begun another while we copied: then the copy is a mix of two, and
@@ -76,13 +77,106 @@ int waiting_now(struct bpf_iter__task *ctx)
 	 */
 	barrier();
 	if (*(volatile u64 *)&p->lock != lock || *(volatile u64 *)&p->start_ns != start)
+		return;
+	owner_now(w);
+	waiter_now(w, task);
+	bpf_seq_write(seq, w, sizeof(*w));
+}
+
+/*
+ * The journal an fsync of inode waits on: its commit thread now (from
+ * journal_commits, which jbd2_start_commit fills) and the commit running
+ * for the transaction the fsync needs, or one before it.
+ */
+static __always_inline void journal_now(struct ilock_waiting *w, struct inode *inode)
+{
+	struct ext4_sb_info *sbi;
+	struct journal_hist *jh;
+	struct task_struct *jt;
+	struct journal_s *journal;
+	u32 dev;
+
+	w->owner_mode = ILOCK_MODE_UNKNOWN;
+	w->owner_state = ILOCK_STATE_UNKNOWN;
+	if (!bpf_core_type_exists(struct ext4_sb_info))
+		return;
+	sbi = BPF_CORE_READ(inode, i_sb, s_fs_info);
+	journal = BPF_CORE_READ(sbi, s_journal);
+	if (!journal)
+		return;  /* no journal: the fsync waits on its data alone */
+	dev = BPF_CORE_READ(journal, j_fs_dev, bd_dev);
+	jh = bpf_map_lookup_elem(&journal_commits, &dev);
+	if (!jh)
+		return;  /* no commit seen since ilock started */
+	w->owner_mode = ILOCK_MODE_EXCL;
+	w->owner_pid = jh->pid;
+	w->owner_tgid = jh->tgid;
+	__builtin_memcpy(w->owner_comm, jh->comm, sizeof(w->owner_comm));
+	/* the pointer was the thread's when it last committed: check it still is */
+	jt = (struct task_struct *)jh->task;
+	if (jt && (u32)BPF_CORE_READ(jt, pid) == jh->pid && bpf_core_field_exists(jt->__state))
+		w->owner_state = BPF_CORE_READ(jt, __state);
+	for (int i = 0; i < COMMIT_RING; i++) {
+		const struct commit *c = &jh->ring[i];
+
+		/* jbd2 commits one transaction at a time */
+		if (c->start_ns && !c->end_ns && tid_le(c->tid, w->need_tid)) {
+			w->commit_start_ns = c->start_ns;
+			w->commit_tid = c->tid;
+		}
+	}
+}
+
+/*
+ * An ext4 fsync in progress (--class jbd2_wait): one record, class
+ * JBD2_WAIT, lock 0. Checked as a lock wait is, against the fsync ending
+ * and another beginning while it was copied.
+ */
+static __always_inline void fsync_now(struct seq_file *seq, struct task_struct *task,
+				      struct task_state *ts, struct ilock_waiting *w)
+{
+	struct fsync_state *f = &ts->fsync;
+	u64 inode, start;
+	u32 need;
+	u8 datasync;
+
+	inode = *(volatile u64 *)&f->inode;
+	if (!inode)
+		return;
+	barrier();
+	start = *(volatile u64 *)&f->start_ns;
+	need = f->tid;
+	datasync = f->datasync;
+	barrier();
+	if (*(volatile u64 *)&f->inode != inode || *(volatile u64 *)&f->start_ns != start)
+		return;
+	__builtin_memset(w, 0, sizeof(*w));
+	w->start_ns = start;
+	w->need_tid = need;
+	w->weight = 1;
+	fill_key(&w->key, (struct inode *)inode, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, false);
+	w->wop.op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;
+	w->hop.op = ILOCK_OP_JOURNAL_COMMIT;
+	w->holder_mode = ILOCK_MODE_UNKNOWN;
+	journal_now(w, (struct inode *)inode);
+	waiter_now(w, task);
+	bpf_seq_write(seq, w, sizeof(*w));
+}
+
+SEC("iter/task")
+int waiting_now(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *task = ctx->task;
+	struct ilock_waiting w = {};
+	struct task_state *ts;
+
+	if (!task)
 		return 0;
-	w.waiter_state = bpf_core_field_exists(task->__state) ? task->__state : ILOCK_STATE_UNKNOWN;
-	w.tid = task->pid;
-	w.tgid = task->tgid;
-	__builtin_memcpy(w.comm, task->comm, sizeof(w.comm));
-	owner_now(&w);
-	w.now_ns = bpf_ktime_get_ns();
-	bpf_seq_write(seq, &w, sizeof(w));
+	ts = bpf_task_storage_get(&task_states, task, 0, 0);
+	if (!ts)
+		return 0;
+	lock_wait_now(seq, task, ts, &w);
+	fsync_now(seq, task, ts, &w);
 	return 0;
 }

@@ -415,6 +415,15 @@ struct ilock_waiting {
 	char comm[ILOCK_COMM_LEN];
 	char holder_comm[ILOCK_COMM_LEN];
 	char owner_comm[ILOCK_COMM_LEN];
+	/*
+	 * key.class JBD2_WAIT: an ext4 fsync in progress (lock 0). The owner
+	 * is the journal's commit thread; need_tid the transaction the fsync
+	 * must see on disk; commit_start_ns when the running commit of it (or
+	 * of one before it) began, 0 when none is running: the fsync is then
+	 * writing its data back, or the commit has not started.
+	 */
+	__u64 commit_start_ns;
+	__u32 need_tid, commit_tid;
 };
 
 /*
@@ -438,6 +447,8 @@ enum ilock_counter {
 	ILOCK_EV_JBD2_WAIT,        /* fsync waits for a journal commit recorded */
 	ILOCK_EV_STACK_REUSED,     /* waits given their thread's last stack on that path */
 	ILOCK_EV_WAIT_SAMPLED_OUT, /* rw_semaphore waits the wait sampler left out (--wait-sample) */
+	ILOCK_EV_FSYNC_BEGUN,      /* ext4 fsyncs begun (jbd2_wait); begun - ended = in progress */
+	ILOCK_EV_FSYNC_ENDED,      /* ... ended */
 	ILOCK_LOST_WAIT_MAP_FULL,  /* wait stats map full */
 	ILOCK_LOST_EDGE_MAP_FULL,  /* edge map full */
 	ILOCK_LOST_INODE_MAP_FULL, /* inode/path map full */

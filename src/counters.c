@@ -23,6 +23,8 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_EV_WAIT_SAMPLED_OUT] = { "rwsem_waits_sampled_out",
 					"rw_semaphore waits not timed: over the exact rate, 1 in N is "
 					"(--wait-sample)" },
+	[ILOCK_EV_FSYNC_BEGUN] = { "fsyncs_begun", "ext4 fsyncs begun (--class jbd2_wait)" },
+	[ILOCK_EV_FSYNC_ENDED] = { "fsyncs_ended", "ext4 fsyncs ended; begun - ended are in progress" },
 	[ILOCK_LOST_WAIT_MAP_FULL] = { "wait_map_full", "waits dropped: wait map full" },
 	[ILOCK_LOST_EDGE_MAP_FULL] = { "edge_map_full", "holder/waiter pairs dropped: edge map full" },
 	[ILOCK_LOST_INODE_MAP_FULL] = { "inode_map_full", "inodes without path: inode map full" },

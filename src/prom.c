@@ -666,6 +666,10 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 		sample_seconds(r, "ilock_oldest_wait_seconds", ps->oldest_wait_ns);
 		gauge(r, "ilock_stalled_waits", ps->stalled_waits,
 		      "Inode lock waits in progress for 100 ms or more at the last collection.");
+		family(r, "ilock_oldest_fsync_seconds", FAM_GAUGE, NULL,
+		       "Age of the oldest ext4 fsync still in progress at the last collection, as "
+		       "the jbd2_wait probes see them (0: none).");
+		sample_seconds(r, "ilock_oldest_fsync_seconds", ps->oldest_fsync_ns);
 	}
 	gauge(r, "ilock_contended_inodes", ps->contended_inodes,
 	      "Inodes with at least one lock wait since the exporter started.");

@@ -153,6 +153,7 @@ struct prom_series {
 	bool waiting_available;
 	uint64_t oldest_wait_ns;       /* 0: none in progress */
 	uint64_t stalled_waits;        /* in progress for WAITING_STALL_NS or more */
+	uint64_t oldest_fsync_ns;      /* the same for ext4 fsyncs (jbd2_wait) */
 	uint64_t contended_inodes;     /* inodes with a wait since start */
 	uint64_t pairs_seen;           /* distinct comm/mode pairs since start */
 	uint64_t updates;

@@ -108,6 +108,11 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m);
 void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_meta *m);
 void render_waiting_json(struct json *j, const struct snapshot *s, const struct report_meta *m);
+/*
+ * An fsync in progress (waiting_is_fsync): the journal commit it waits on
+ * and its thread, or why none runs. One line, no newline.
+ */
+char *fmt_fsync_journal(char *buf, size_t len, const struct ilock_waiting *w);
 /* The stalls on one lock, 100 ms or more (ilocktop's detail view); nothing when none. */
 void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, uint64_t ino,
 			 uint8_t class);

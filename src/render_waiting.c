@@ -3,6 +3,8 @@
  * Waits in progress (waiting.h) as text and JSON: the stalls that the
  * histograms cannot show until they end.
  */
+#include <string.h>
+
 #include "json.h"
 #include "ops.h"
 #include "render.h"
@@ -71,15 +73,55 @@ static void lock_label(char *buf, size_t len, const struct snapshot *s,
 	snprintf(buf, len, "%s %s", l, class_display_name(w->key.class, v.magic));
 }
 
+/* An fsync's file: its path, without a lock class. */
+static void file_label(char *buf, size_t len, const struct snapshot *s,
+		       const struct report_meta *m, const struct ilock_waiting *w)
+{
+	struct inode_view v;
+
+	describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
+	inode_label(buf, len, &v, w->key.dev, w->key.ino);
+}
+
+char *fmt_fsync_journal(char *buf, size_t len, const struct ilock_waiting *w)
+{
+	char who[80], age[24];
+	char st = waiting_owner_state(w);
+
+	if (w->owner_mode != ILOCK_MODE_EXCL) {
+		snprintf(buf, len, "no journal commit seen since tracing began: it writes its data "
+				   "back, or the fs has no journal");
+		return buf;
+	}
+	fmt_task(who, sizeof(who), w->owner_comm, w->owner_pid);
+	if (st)
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), ", state %c", st);
+	if (waiting_commit_ns(w))
+		snprintf(buf, len, "journal commit of transaction %u running for %s, by %s",
+			 w->commit_tid, fmt_ns(age, sizeof(age), waiting_commit_ns(w)), who);
+	else
+		snprintf(buf, len, "no commit of transaction %u running: it writes its data back, "
+				   "or waits for the commit to start (journal %s)", w->need_tid, who);
+	return buf;
+}
+
 void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
 {
 	const struct waiting_set *ws = &s->waiting;
 	const struct ilock_waiting *w;
-	char age[24], who[40], lock[2 * ILOCK_PATH_MAX + 32], h[96], now[120];
+	char age[24], who[40], lock[2 * ILOCK_PATH_MAX + 32], h[96], now[120], jn[200], op[80];
 
 	if (!waiting_over(ws, WAITING_ALARM_NS))
 		return;
 	w = &ws->w[0];
+	if (waiting_is_fsync(w)) {
+		file_label(lock, sizeof(lock), s, m, w);
+		fprintf(f, "  STALLED: %s has been in %s of %s for %s so far; %s (WAITING NOW below)\n",
+			fmt_task(who, sizeof(who), w->comm, w->tid), op_text(op, sizeof(op), &w->wop),
+			lock, fmt_ns(age, sizeof(age), waiting_age_ns(w)),
+			fmt_fsync_journal(jn, sizeof(jn), w));
+		return;
+	}
 	lock_label(lock, sizeof(lock), s, m, w);
 	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 	fmt_owner_now(now, sizeof(now), w);
@@ -89,10 +131,17 @@ void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct rep
 		mode_name(w->key.mode), lock, h, now);
 }
 
-/* The second line of a wait: its holders, the range verdict. */
+/* The second line of a wait: its holders, the range verdict; an fsync's journal. */
 static void holders_line(FILE *f, const struct ilock_waiting *w)
 {
 	char h[96], hop[80], now[120];
+
+	if (waiting_is_fsync(w)) {
+		char jn[200];
+
+		fprintf(f, "  %-9s %s\n", "", fmt_fsync_journal(jn, sizeof(jn), w));
+		return;
+	}
 
 	op_text(hop, sizeof(hop), &w->hop);
 	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
@@ -120,9 +169,16 @@ void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_
 
 		fmt_task(t, sizeof(t), w->comm, w->tid);
 		op_text(op, sizeof(op), &w->wop);
-		lock_label(lock, sizeof(lock), s, m, w);
-		fprintf(f, "  %-9s %s %s%s%s on %s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
-			mode_name(w->key.mode), op[0] ? ", " : "", op, lock);
+		if (waiting_is_fsync(w)) {
+			file_label(lock, sizeof(lock), s, m, w);
+			fprintf(f, "  %-9s %s %s of %s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)),
+				t, op, lock);
+		} else {
+			lock_label(lock, sizeof(lock), s, m, w);
+			fprintf(f, "  %-9s %s %s%s%s on %s\n", fmt_ns(age, sizeof(age),
+				waiting_age_ns(w)), t, mode_name(w->key.mode), op[0] ? ", " : "", op,
+				lock);
+		}
 		holders_line(f, w);
 	}
 	if (ws->total > ws->n && n == ws->n)
@@ -149,8 +205,11 @@ void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, ui
 		any = true;
 		fmt_task(t, sizeof(t), w->comm, w->tid);
 		op_text(op, sizeof(op), &w->wop);
-		fprintf(f, "  %-9s %s %s%s%s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
-			mode_name(w->key.mode), op[0] ? ", " : "", op);
+		if (waiting_is_fsync(w))
+			fprintf(f, "  %-9s %s %s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t, op);
+		else
+			fprintf(f, "  %-9s %s %s%s%s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
+				mode_name(w->key.mode), op[0] ? ", " : "", op);
 		holders_line(f, w);
 	}
 }
@@ -196,6 +255,7 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 
 		describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
 		json_obj_begin(j, NULL);
+		json_str(j, "kind", waiting_is_fsync(w) ? "fsync" : "lock_wait");
 		json_u64(j, "waited_ns", waiting_age_ns(w));
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), w->key.dev));
 		json_u64(j, "ino", w->key.ino);
@@ -214,6 +274,19 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 			char st[2] = { waiting_owner_state(w), 0 };
 
 			json_str(j, "owner_state", st[0] ? st : NULL);
+		}
+		if (waiting_is_fsync(w)) {
+			/* the owner is the journal's commit thread */
+			json_obj_begin(j, "journal");
+			json_u64(j, "need_tid", w->need_tid);
+			if (waiting_commit_ns(w)) {
+				json_u64(j, "commit_tid", w->commit_tid);
+				json_u64(j, "commit_running_ns", waiting_commit_ns(w));
+			} else {
+				json_null(j, "commit_tid");
+				json_null(j, "commit_running_ns");
+			}
+			json_obj_end(j);
 		}
 		json_obj_end(j);
 	}

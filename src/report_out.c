@@ -558,6 +558,26 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 			 s->holder_op ? op_name(s->holder_op) : "");
 		fmt_rec_side(h, sizeof(h), r, s->holder, s->holder_mode);
 		fmt_rec_side(o, sizeof(o), r, s->owner, s->owner_mode);
+		if (s->class == ILOCK_CLASS_JBD2_WAIT) {
+			/* an ext4 fsync in progress: the owner is the journal's thread */
+			const struct rec_task *jt = &r->tasks[s->owner];
+
+			fprintf(f, "  %s  %s was in %s of %s for at least %s\n",
+				report_fmt_time_tenths(at, sizeof(at),
+						       r->start_realtime_ns + s->start_ns),
+				fmt_task(who, sizeof(who), w->comm, w->pid),
+				s->waiter_op ? op_name(s->waiter_op) : "fsync", label,
+				fmt_ns(age, sizeof(age), s->waited_ns));
+			if (s->owner_mode == ILOCK_MODE_EXCL && jt->pid)
+				fprintf(f, "      journal %s at the last read",
+					fmt_task(o, sizeof(o), jt->comm, jt->pid));
+			else
+				fprintf(f, "      no journal commit seen");
+			if (s->owner_state)
+				fprintf(f, ", state %c", s->owner_state);
+			fprintf(f, "; %s\n", end);
+			continue;
+		}
 		/* the last read saw it waiting that long: it ended later, if it did */
 		fprintf(f, "  %s  %s waited at least %s, %s%s, for %s %s\n",
 			report_fmt_time_tenths(at, sizeof(at),

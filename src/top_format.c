@@ -531,15 +531,30 @@ int top_format_status(const struct top_status *st, int width,
 		/* fmt_task takes a comm of 16 bytes without its NUL */
 		addf(&l, "STALLED %s: %s %s on %s", top_fmt_ns(a, sizeof(a), waiting_age_ns(w)),
 		     fmt_task(t, sizeof(t), w->comm, w->tid),
-		     w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared", st->stall_lock);
-		if (w->owner_mode == ILOCK_MODE_EXCL)
-			snprintf(h, sizeof(h), "%s excl (%c)", fmt_task(t, sizeof(t), w->owner_comm,
-								  w->owner_pid),
-				 waiting_state_char(w->owner_state));
-		else
-			snprintf(h, sizeof(h), "%s", w->owner_mode == ILOCK_MODE_READERS ? "readers"
-										 : "(no owner)");
-		addf(&l, ", held now by %s", h);
+		     waiting_is_fsync(w) ? (w->wop.op == ILOCK_OP_FDATASYNC ? "fdatasync" : "fsync")
+		     : w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared", st->stall_lock);
+		if (waiting_is_fsync(w)) {
+			/* an fsync: the journal commit it waits on, if one runs */
+			if (w->owner_mode != ILOCK_MODE_EXCL)
+				snprintf(h, sizeof(h), "no journal commit seen");
+			else if (waiting_commit_ns(w))
+				snprintf(h, sizeof(h), "commit running %s by %s (%c)",
+					 top_fmt_ns(b, sizeof(b), waiting_commit_ns(w)),
+					 fmt_task(t, sizeof(t), w->owner_comm, w->owner_pid),
+					 waiting_state_char(w->owner_state));
+			else
+				snprintf(h, sizeof(h), "no commit running");
+			addf(&l, ", %s", h);
+		} else {
+			if (w->owner_mode == ILOCK_MODE_EXCL)
+				snprintf(h, sizeof(h), "%s excl (%c)",
+					 fmt_task(t, sizeof(t), w->owner_comm, w->owner_pid),
+					 waiting_state_char(w->owner_state));
+			else
+				snprintf(h, sizeof(h), "%s", w->owner_mode == ILOCK_MODE_READERS ?
+							     "readers" : "(no owner)");
+			addf(&l, ", held now by %s", h);
+		}
 		if (st->stalled > 1)
 			addf(&l, "; %zu waits over %s", st->stalled,
 			     top_fmt_ns(b, sizeof(b), WAITING_ALARM_NS));

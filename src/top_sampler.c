@@ -228,7 +228,8 @@ int sampler_sample(struct top_sampler *s)
 	s->window_s = secs;
 	s->samples++;
 	/* a stall shows while it lasts; a failed walk only hides it this once */
-	if (tracer_read_waiting(s->t, s->store.cum.in_flight, &s->store.cum.waiting))
+	if (tracer_read_waiting(s->t, s->store.cum.in_flight + waiting_fsyncs_open(counters),
+				&s->store.cum.waiting))
 		waiting_reset(&s->store.cum.waiting);
 	else if (waiting_over(&s->store.cum.waiting, WAITING_STALL_NS))
 		sampler_ensure_inode(s, s->store.cum.waiting.w[0].key.dev,

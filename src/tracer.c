@@ -305,7 +305,7 @@ int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set
 		return 0;
 	/*
 	 * The walk costs per thread on the host (docs/PERFORMANCE.md); with
-	 * no wait begun and not ended it can find nothing. ILOCK_WALK_ALWAYS
+	 * no wait or fsync begun and not ended it can find nothing. ILOCK_WALK_ALWAYS
 	 * walks anyway, for scripts/bench/walk_cost.py.
 	 */
 	if (!in_flight && !t->walk_always) {
@@ -655,7 +655,8 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	    (err = tracer_ops_read(t, s)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
 	/* an extra: if the walk fails, this read has no stalls, and says so */
-	if (!err && (err = tracer_read_waiting(t, s->in_flight, &s->waiting))) {
+	if (!err && (err = tracer_read_waiting(t, s->in_flight + waiting_fsyncs_open(s->counters),
+					       &s->waiting))) {
 		if (!t->walk_warned)
 			log_warn("cannot list the waits in progress: %s", strerror(-err));
 		t->walk_warned = true;

@@ -56,8 +56,9 @@ int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len)
 		 * A waiter that runs is not waiting on the lock: it was woken
 		 * and its contention_end is on the way, or (kretprobes) that
 		 * end was missed and the wait would never leave the list.
+		 * An fsync that runs is still in progress: writing back.
 		 */
-		if (w->waiter_state == 0) {
+		if (w->waiter_state == 0 && !waiting_is_fsync(w)) {
 			ws->running++;
 			continue;
 		}
@@ -110,6 +111,23 @@ size_t waiting_over(const struct waiting_set *ws, uint64_t min_ns)
 	while (i < ws->n && waiting_age_ns(&ws->w[i]) >= min_ns)
 		i++;
 	return i;
+}
+
+const struct ilock_waiting *waiting_oldest(const struct waiting_set *ws, bool fsync)
+{
+	for (size_t i = 0; i < ws->n; i++)
+		if (waiting_is_fsync(&ws->w[i]) == fsync)
+			return &ws->w[i];
+	return NULL;
+}
+
+size_t waiting_over_kind(const struct waiting_set *ws, uint64_t min_ns, bool fsync)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < ws->n && waiting_age_ns(&ws->w[i]) >= min_ns; i++)
+		n += waiting_is_fsync(&ws->w[i]) == fsync;
+	return n;
 }
 
 char waiting_state_char(uint32_t state)

@@ -41,6 +41,19 @@ void waiting_finish(struct waiting_set *ws);
 /* dst = src (deep). */
 int waiting_copy(struct waiting_set *dst, const struct waiting_set *src);
 
+/* An ext4 fsync in progress (--class jbd2_wait), not an inode lock wait. */
+static inline bool waiting_is_fsync(const struct ilock_waiting *w)
+{
+	return w->key.class == ILOCK_CLASS_JBD2_WAIT;
+}
+
+/* ext4 fsyncs in progress, from the counters: begun - ended. */
+static inline uint64_t waiting_fsyncs_open(const uint64_t *counters)
+{
+	return counters[ILOCK_EV_FSYNC_BEGUN] > counters[ILOCK_EV_FSYNC_ENDED] ?
+	       counters[ILOCK_EV_FSYNC_BEGUN] - counters[ILOCK_EV_FSYNC_ENDED] : 0;
+}
+
 /* How long it has waited when read. */
 static inline uint64_t waiting_age_ns(const struct ilock_waiting *w)
 {
@@ -48,6 +61,19 @@ static inline uint64_t waiting_age_ns(const struct ilock_waiting *w)
 }
 /* Kept waits at least min_ns old (the set is oldest first). */
 size_t waiting_over(const struct waiting_set *ws, uint64_t min_ns);
+/*
+ * The oldest kept record of one kind (fsync: the fsyncs in progress, else
+ * the inode lock waits), NULL if none; and how many of that kind are at
+ * least min_ns old.
+ */
+const struct ilock_waiting *waiting_oldest(const struct waiting_set *ws, bool fsync);
+size_t waiting_over_kind(const struct waiting_set *ws, uint64_t min_ns, bool fsync);
+/* How long the commit an fsync waits on has been running when read; 0: none runs. */
+static inline uint64_t waiting_commit_ns(const struct ilock_waiting *w)
+{
+	return w->commit_start_ns && w->now_ns > w->commit_start_ns ?
+	       w->now_ns - w->commit_start_ns : 0;
+}
 /* ps's letter for a task state: one of WAITING_STATE_LETTERS, '?' unknown. */
 #define WAITING_STATE_LETTERS "RSDITt?"
 char waiting_state_char(uint32_t state);

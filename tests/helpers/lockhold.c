@@ -11,6 +11,7 @@
  *   lockhold dsparse FILE NTHREADS ITER
  *   lockhold truncate FILE DIRTY_BYTES NEW_SIZE
  *   lockhold rloop  FILE OFFSET LEN NTHREADS MS
+ *   lockhold fsync  FILE
  *
  * "write" holds the inode's i_rwsem exclusive for HOLD_MS: a buffered
  * write faults its user buffer in while holding i_rwsem, and our buffer is
@@ -28,6 +29,7 @@
  * "truncate" dirties DIRTY_BYTES with buffered writes, then ftruncate()s to
  * NEW_SIZE: XFS writes the dirty data back under the IOLOCK first.
  * "rloop" preads [OFFSET, OFFSET+LEN) in a loop on NTHREADS threads for MS.
+ * "fsync" fsyncs FILE once and says how long it took (busybox has no fsync).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,8 +72,9 @@ static void usage(void)
 		"       %s fiemap FILE HOLD_MS\n"
 		"       %s dsparse FILE NTHREADS ITER\n"
 		"       %s truncate FILE DIRTY_BYTES NEW_SIZE\n"
-		"       %s rloop FILE OFFSET LEN NTHREADS MS\n",
-		prog, prog, prog, prog, prog, prog, prog, prog, prog);
+		"       %s rloop FILE OFFSET LEN NTHREADS MS\n"
+		"       %s fsync FILE\n",
+		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
 	exit(2);
 }
 
@@ -845,6 +848,29 @@ static int cmd_rloop(int argc, char **argv)
 	return 0;
 }
 
+/* ----------------------------------------------------------------- fsync */
+
+static int cmd_fsync(int argc, char **argv)
+{
+	uint64_t t0;
+	int fd;
+
+	if (argc != 3)
+		usage();
+	arm_alarm(120);
+	fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	t0 = now_ns();
+	if (fsync(fd))
+		die("fsync %s: %s", argv[2], strerror(errno));
+	printf("{\"pid\": %d, \"tids\": [%d], \"fsync_ns\": %" PRIu64 "}\n", (int)getpid(),
+	       (int)gettid(), now_ns() - t0);
+	fflush(stdout);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -867,5 +893,7 @@ int main(int argc, char **argv)
 		return cmd_truncate(argc, argv);
 	if (!strcmp(argv[1], "rloop"))
 		return cmd_rloop(argc, argv);
+	if (!strcmp(argv[1], "fsync"))
+		return cmd_fsync(argc, argv);
 	usage();
 }

@@ -7,7 +7,7 @@ suite deliberately (e.g. on a CI runner without loop devices), set
 ILOCK_SKIP_INTEGRATION=1.
 
 Fixtures:
-  fs_factory(fstype, size="512M", mkfs_opts=None) -> Fs
+  fs_factory(fstype, size="512M", mkfs_opts=None, under=None, fs_size=None) -> Fs
       Fresh xfs/ext4 filesystem on a loop device. Fs has .mnt, .dev,
       .majmin, .fstype, .image, .tmpdir. Always torn down (umount, detach,
       remove tempdir), even after a failed test or a half-done setup.
@@ -176,12 +176,15 @@ def fs_factory(procs):
     keep the fs busy); procs' own teardown is then a no-op."""
     made = []
 
-    def make(fstype, size="512M", mkfs_opts=None):
+    def make(fstype, size="512M", mkfs_opts=None, under=None, fs_size=None):
+        """under: a directory for the image (another test fs: a loop device
+        stacked on a file there); fs_size: a filesystem smaller than its
+        image, as mkfs's size argument."""
         if fstype not in MKFS:
             raise ValueError(f"unsupported fstype {fstype!r}")
         if isinstance(mkfs_opts, str):
             mkfs_opts = shlex.split(mkfs_opts)
-        tmpdir = tempfile.mkdtemp(prefix="ilock-test-")
+        tmpdir = tempfile.mkdtemp(prefix="ilock-test-", dir=under)
         fs = Fs(fstype=fstype, tmpdir=tmpdir,
                 image=os.path.join(tmpdir, f"{fstype}.img"),
                 mnt=os.path.join(tmpdir, "mnt"))
@@ -189,7 +192,7 @@ def fs_factory(procs):
         made.append(fs)
         os.mkdir(fs.mnt)
         _run(["truncate", "-s", str(size), fs.image])
-        _run(MKFS[fstype] + list(mkfs_opts or []) + [fs.image])
+        _run(MKFS[fstype] + list(mkfs_opts or []) + [fs.image] + ([fs_size] if fs_size else []))
         fs.dev = _run(["losetup", "--find", "--show", fs.image]).strip()
         _run(["mount", "-t", fstype, fs.dev, fs.mnt])
         fs.mounted = True

@@ -393,7 +393,7 @@ def test_contrib_rules_check():
     r = subprocess.run(["promtool", "check", "rules", RULES], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "SUCCESS: 9 rules found" in r.stdout, r.stdout
+    assert "SUCCESS: 10 rules found" in r.stdout, r.stdout
 
 
 RULES_TEST = """
@@ -465,14 +465,38 @@ tests:
       - eval_time: 4m
         alertname: InodeLockStalled
         exp_alerts: []
+  # an fsync that lasts: its own alert, not the lock waits'
+  - interval: 1m
+    input_series:
+      - series: 'ilock_oldest_fsync_seconds{instance="db1:9435"}'
+        values: '0 3 9 25 0'
+      - series: 'ilock_oldest_wait_seconds{instance="db1:9435"}'
+        values: '0 0 0 0 0'
+    alert_rule_test:
+      - eval_time: 2m
+        alertname: FsyncStalled
+        exp_alerts: []
+      - eval_time: 3m
+        alertname: FsyncStalled
+        exp_alerts:
+          - exp_labels: {severity: warning, instance: "db1:9435"}
+            exp_annotations:
+              summary: "db1:9435: an ext4 fsync has lasted 25s, and goes on"
+              description: "ilock stat -d 1 on the host names the task, the file, and the journal commit it waits on (WAITING NOW)."
+      - eval_time: 3m
+        alertname: InodeLockStalled
+        exp_alerts: []
+      - eval_time: 4m
+        alertname: FsyncStalled
+        exp_alerts: []
 """
 
 
 def test_contrib_alerts_fire_when_they_should(tmp_path):
     """promtool's rule tests: an exporter that is down (its own series gone
     stale, so IlockExporterStale stays quiet), series limits reached
-    (new hot inodes anonymous in "other") and a wait still going on after
-    10 s each fire, and only then."""
+    (new hot inodes anonymous in "other"), a wait and an fsync still going
+    on after 10 s each fire, and only then."""
     t = tmp_path / "rules_test.yml"
     t.write_text(RULES_TEST.replace("RULES", os.path.abspath(RULES)))
     r = subprocess.run(["promtool", "test", "rules", str(t)], capture_output=True, text=True,

@@ -268,7 +268,11 @@ def test_diff_compares_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
     text = subprocess.run([ilock_bin, "diff", "-D", xfs.mnt, before, after],
                           capture_output=True, text=True, timeout=30)
     assert "\n  i_rwsem overlapping ranges\n" in text.stdout, text.stdout
-    assert f"\n  i_rwsem  {role}\n    waits/s" in text.stdout, text.stdout
+    # one writer thread held, three reader threads waited, in each run
+    assert roles[role]["threads"] == {"before": {"holders": 1, "waiters": 3},
+                                      "after": {"holders": 1, "waiters": 3}}, roles[role]
+    assert (f"\n  i_rwsem  {role}  (threads 1 -> 3 before, 1 -> 3 after)\n    waits/s"
+            in text.stdout), text.stdout
 
 
 def test_xfs_truncate_is_whole_file(xfs, procs, helpers_dir, ilock_bin):

@@ -10,6 +10,7 @@ start and who holds it now.
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -208,3 +209,121 @@ def test_without_the_iterator_tracing_goes_on(xfs, procs, helpers_dir, ilock_bin
     assert doc["attach"]["waiting_now"] == "off"
     assert doc["waiting_now"]["available"] is False and doc["waiting_now"]["waits"] == []
     assert sum(l["shared"]["waits"] for l in doc["locks"] if l["dev"] == xfs.majmin) == 1
+
+
+def test_fsync_in_progress_names_the_journal_commit(xfs, fs_factory, procs, helpers_dir,
+                                                     ilock_bin, tmp_path):
+    """shared/seeds/004: an ext4 fsync stuck behind its journal commit. The
+    ext4 image is a file on XFS, on a loop device of its own, so holding the
+    image's XFS inode lock (lockhold write, past the end of the ext4 fs)
+    stalls every write the journal makes. An fsync after a metadata change
+    must then wait for a commit that cannot finish: ilock lists it while it
+    lasts, with the commit and the jbd2 thread."""
+    ext4 = fs_factory("ext4", size="128M", under=xfs.mnt, fs_size="64M")
+    path = make_file(os.path.join(ext4.mnt, "ib_logfile0"), 1 << 16)
+    ino = os.stat(path).st_ino
+    subprocess.run(["sync", "-f", path], check=True, timeout=30)
+    from ilock_run import start_record, stop_record
+    st = start_stat(procs, ilock_bin, "-D", ext4.majmin)
+    out = str(tmp_path / "fsync.ilrec")
+    rec = start_record(ilock_bin, out, "-i", "0.25", "-D", ext4.majmin)
+    procs.append(rec)
+    # past the ext4 fs's 64 MiB: the held write changes nothing of it
+    holder = procs.start([lockhold(helpers_dir), "write", ext4.image, 100 << 20, 4096, 30000])
+    assert wait_line(holder, "HOLDING ", 10)
+    os.chmod(path, 0o600)  # a metadata change: the fsync must commit it
+    syncer = procs.start(["python3", "-c",
+                          "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)",
+                          path])
+    stid = blocked_tid(syncer.pid)
+    time.sleep(1.5)
+    doc = stop_stat(st)
+    holder.send_signal(signal.SIGUSR1)
+    assert syncer.wait(timeout=30) == 0
+    holder.wait(timeout=15)
+    time.sleep(0.6)  # a read after the fsync ended
+    stop_record(rec)
+
+    wn = doc["waiting_now"]
+    fs = [w for w in wn["waits"] if w["kind"] == "fsync" and w["waiter"]["pid"] == stid]
+    assert len(fs) == 1, wn
+    w = fs[0]
+    assert (w["dev"], w["ino"], w["class"]) == (ext4.majmin, ino, "jbd2_wait"), w
+    assert w["waited_ns"] >= 1_400_000_000, w
+    assert w["waiter"]["op"] == "fsync"
+    # the commit of the chmod's transaction runs, stuck writing the journal
+    assert w["owner_now"]["comm"].startswith("jbd2/"), w
+    assert w["journal"]["commit_tid"] is not None, w
+    assert w["journal"]["commit_tid"] <= w["journal"]["need_tid"]
+    assert 0 < w["journal"]["commit_running_ns"] <= w["waited_ns"] + 100_000_000, w
+    assert w["owner_state"] == "D", w
+    assert doc["events"]["fsyncs_begun"] >= 1
+
+    # recorded: the report lists the fsync once, as a stall of the journal
+    r = subprocess.run([ilock_bin, "report", "-j", out], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    rd = json.loads(r.stdout)
+    mine = [x for x in rd["stalls"] if x["waiter"]["pid"] == stid]
+    assert len(mine) == 1, rd["stalls"]
+    x = mine[0]
+    assert (x["class"], x["path"], x["outcome"]) == ("jbd2_wait", path, "ended"), x
+    assert x["waited_at_least_ns"] >= 1_000_000_000, x
+    assert x["owner_at_last_read"]["comm"].startswith("jbd2/"), x
+    text = subprocess.run([ilock_bin, "report", out], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert re.search(r"python3\[%d\] was in fsync of %s for at least [\d.]+ s\n      journal "
+                     r"jbd2/[^\[]+\[\d+\] at the last read, state D; it ended before the next "
+                     r"read\n" % (stid, re.escape(path)), text), text
+    # and the fsync's journal wait, once it ended, in the tables as ever
+    (row,) = [lk for lk in rd["locks"] if lk["class"] == "jbd2_wait" and lk["ino"] == ino]
+    assert row["exclusive"]["waits"] == 1 and row["exclusive"]["max_ns"] >= 1_000_000_000, row
+
+
+def test_fsync_stall_text_and_exporter(xfs, fs_factory, procs, helpers_dir, ilock_bin):
+    """The same stall in IN SHORT, WAITING NOW and the exporter's
+    ilock_oldest_fsync_seconds, which the lock-wait gauge does not count."""
+    ext4 = fs_factory("ext4", size="128M", under=xfs.mnt, fs_size="64M")
+    path = make_file(os.path.join(ext4.mnt, "ib_logfile0"), 1 << 16)
+    subprocess.run(["sync", "-f", path], check=True, timeout=30)
+    ex = start_exporter(procs, ilock_bin, "-D", ext4.majmin, interval="0.5")
+    st = procs.start([ilock_bin, "stat", "-D", ext4.majmin, "-d", "3"], stderr=subprocess.PIPE)
+    wait_line(st, "ilock: tracing", timeout=30, stream=st.stderr)
+    holder = procs.start([lockhold(helpers_dir), "write", ext4.image, 100 << 20, 4096, 30000])
+    assert wait_line(holder, "HOLDING ", 10)
+    os.chmod(path, 0o600)
+    syncer = procs.start(["python3", "-c",
+                          "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)",
+                          path])
+    stid = blocked_tid(syncer.pid)
+
+    def gauges():
+        status, _, body = ex.request()
+        assert status == 200
+        v = {s[0]: s[2] for s in samples(body.decode())
+             if s[0] in ("ilock_oldest_fsync_seconds", "ilock_oldest_wait_seconds")}
+        assert len(v) == 2, body
+        return v
+
+    deadline = time.monotonic() + 10
+    while (g := gauges())["ilock_oldest_fsync_seconds"] < 1.0:
+        assert time.monotonic() < deadline, f"the gauge stayed at {g}"
+        time.sleep(0.2)
+    out, err = st.communicate(timeout=30)
+    assert st.returncode == 0, err
+    holder.send_signal(signal.SIGUSR1)
+    assert syncer.wait(timeout=30) == 0
+    holder.wait(timeout=15)
+
+    m = re.search(r"\n  STALLED: python3\[(\d+)\] has been in fsync of " + re.escape(path) +
+                  r" for ([\d.]+) s so far; journal commit of transaction \d+ running for "
+                  r"[\d.]+ s, by jbd2/[^\[]+\[\d+\], state D \(WAITING NOW below\)", out)
+    assert m, out
+    assert int(m.group(1)) == stid
+    assert re.search(r"\nWAITING NOW .*\n  [\d.]+ s +python3\[%d\] fsync of %s\n +journal commit "
+                     r"of transaction" % (stid, re.escape(path)), out), out
+    # once it is over the gauge drops back
+    deadline = time.monotonic() + 10
+    while gauges()["ilock_oldest_fsync_seconds"] != 0:
+        assert time.monotonic() < deadline, "the fsync gauge never dropped"
+        time.sleep(0.2)

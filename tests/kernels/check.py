@@ -199,6 +199,34 @@ def check_stall(c, blocks):
     c.check(w["owner_now"]["pid"] == htid, f"{name}: still owned by the writer: {w}")
 
 
+def check_fsync_stall(c, blocks):
+    """ext4-fsync-stall: ilock stopped while an ext4 fsync waited for a
+    journal commit stuck on its device; the walk lists the fsync, the
+    commit running and the journal thread asleep in D."""
+    name = "ext4-fsync-stall"
+    run = scenario_run(c, blocks, name)
+    if run is None:
+        return
+    meta, doc, waiter, _, _ = run
+    c.check(doc["attach"].get("waiting_now") == "iter",
+            f"{name}: attach waiting_now=iter, got {doc['attach']}")
+    wn = doc.get("waiting_now") or {}
+    mine = [w for w in wn.get("waits", [])
+            if w.get("kind") == "fsync" and w["waiter"]["pid"] in waiter["tids"]]
+    if not c.check(len(mine) == 1, f"{name}: the fsync in progress: {wn}"):
+        return
+    w = mine[0]
+    c.check((w["dev"], w["ino"], w["class"]) == (meta["dev"], int(meta["ino"]), "jbd2_wait"),
+            f"{name}: the fsync's file {meta}: {w}")
+    c.check(w["waited_ns"] >= MS * 1000, f"{name}: in fsync over 1 s so far: {w['waited_ns']}")
+    c.check(w["owner_now"]["comm"].startswith("jbd2/"), f"{name}: the journal thread: {w}")
+    j = w.get("journal") or {}
+    c.check(j.get("commit_tid") is not None and j.get("commit_running_ns", 0) > 0,
+            f"{name}: a commit running: {j}")
+    c.check(w["owner_state"] == "D", f"{name}: the journal thread in D: {w}")
+    c.check(waiter["fsync_ns"] >= MS * 1000, f"{name}: the fsync really waited: {waiter}")
+
+
 SCENARIOS = {
     # name: (attach expected, waiter kind, hold data expected, needs)
     "xfs-default": ({"contention_begin": "tp_btf", "xfs_ilock": "tp_btf"}, "read", True, None),
@@ -235,6 +263,7 @@ def check_guest(series, path):
         check_no_xfs(c, blocks)
         ok = {k: v["ok"] for k, v in probe["attach_types"].items()}
         check_stall(c, blocks)
+        check_fsync_stall(c, blocks)
         for name, (attach, kind, hold, needs) in SCENARIOS.items():
             if needs and not ok.get(needs):
                 continue

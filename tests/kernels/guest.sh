@@ -13,6 +13,9 @@
 #   ext4-holds    a writer blocked by a writer on ext4, --holds=all
 #   xfs-stall     ilock stopped while a reader still waits: the task
 #                 iterator must list the wait in progress (waiting_now)
+#   ext4-fsync-stall  ilock stopped while an ext4 fsync waits for a journal
+#                 commit that cannot write (the ext4 image is a file on XFS
+#                 whose inode lock lockhold holds): listed, with the commit
 # Each runs only if `ilock probe` says the kernel can (the host checks
 # that the ones it expects did run).
 
@@ -162,6 +165,63 @@ scenario xfs-default xfs read -- --holds=xfs
 # the wait sampler loads here, and a quiet lock's waits stay exact under it
 scenario xfs-sampled xfs read -- --wait-sample 16
 scenario xfs-stall xfs stall
+
+# ext4 on a loop device whose file lives on XFS: holding that file's XFS
+# inode lock (past the end of the ext4 fs) stalls every journal write
+fsync_stall() {
+	name=ext4-fsync-stall
+	t0=$(date +%s)
+	say "scenario $name start"
+	if ! mkfs_mount xfs; then
+		say "scenario $name error mkfs/mount xfs failed"
+		return
+	fi
+	truncate -s 128M /mnt/t/ext4.img
+	mkdir -p /mnt/e
+	if ! mkfs.ext4 -q -F /mnt/t/ext4.img 64M || ! mount -o loop -t ext4 /mnt/t/ext4.img /mnt/e; then
+		say "scenario $name error mkfs/mount ext4 failed"
+		umount /mnt/t
+		return
+	fi
+	dd if=/dev/zero of=/mnt/e/log bs=64k count=1 2>/dev/null
+	sync
+	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
+	ilock stat -j -D /mnt/e > /tmp/stat.json 2> /tmp/stat.err &
+	st=$!
+	if wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
+		say "scenario $name ilock attached after $(( $(date +%s) - t0 )) s"
+		lockhold write /mnt/t/ext4.img $((100 << 20)) 4096 "$HOLD_MS" > /tmp/hold.out 2>&1 &
+		hp=$!
+		wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+		chmod 600 /mnt/e/log  # a metadata change: the fsync must commit it
+		lockhold fsync /mnt/e/log > /tmp/wait.json 2>&1 &
+		wp=$!
+		sleep 2
+		kill -INT $st
+		wait $st
+		rc=$?
+		wait $wp
+		wait $hp
+	else
+		say "scenario $name error ilock did not start"
+		kill -INT $st 2>/dev/null
+		wait $st
+		rc=$?
+	fi
+	d=$(stat -c %d /mnt/e/log)
+	echo "rc=$rc ino=$(stat -c %i /mnt/e/log)" \
+		"dev=$(( (d >> 8) & 0xfff )):$(( (d & 0xff) | ((d >> 12) & 0xfff00) ))" \
+		"hold_ms=$HOLD_MS" > /tmp/meta
+	block "$name.meta" /tmp/meta
+	block "$name.stat" /tmp/stat.json
+	block "$name.stat.stderr" /tmp/stat.err
+	block "$name.holder" /tmp/hold.out
+	block "$name.waiter" /tmp/wait.json
+	umount /mnt/e
+	umount /mnt/t
+	say "scenario $name done in $(( $(date +%s) - t0 )) s"
+}
+fsync_stall
 if can fentry; then
 	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 -- --holds=xfs
 	scenario ext4-holds ext4 pwrite -- --holds=all

@@ -247,6 +247,100 @@ static void test_render(void)
 	snap_free(&s);
 }
 
+/* An ext4 fsync in progress, as bpf/waiting.bpf.c's fsync_now() writes it. */
+static struct ilock_waiting fsync_rec(uint32_t tid, uint64_t age_ns)
+{
+	struct ilock_waiting w = rec(tid, "mysqld", age_ns);
+
+	w.lock = 0;
+	w.key.class = ILOCK_CLASS_JBD2_WAIT;
+	w.key.mode = ILOCK_MODE_EXCL;
+	w.key.ino = 12;
+	w.wop.op = ILOCK_OP_FSYNC;
+	w.hop.op = ILOCK_OP_JOURNAL_COMMIT;
+	w.need_tid = 77;
+	return w;
+}
+
+static void test_fsync(void)
+{
+	struct snapshot s;
+	struct inode_meta im = { .ino = 12, .dev = ILOCK_KDEV(7, 0), .magic = ILOCK_EXT4_SB_MAGIC };
+	struct ilock_waiting committing = fsync_rec(500, 12400000000ULL);
+	struct ilock_waiting writing = fsync_rec(501, 2000000000ULL);
+	struct ilock_waiting nojournal = fsync_rec(502, 200000000);
+	struct ilock_waiting lockwait = rec(600, "pg", 1500000000ULL);
+	uint64_t counters[ILOCK_COUNTER_MAX] = { 0 };
+	char buf[256], *t;
+
+	snap_init(&s);
+	strcpy(im.path, "/ib_logfile0");
+	snap_add_inode(&s, &im);
+	/* the commit of transaction 76 runs, its thread in D; it began 12 s ago */
+	committing.owner_mode = writing.owner_mode = ILOCK_MODE_EXCL;
+	committing.owner_pid = writing.owner_pid = 321;
+	memcpy(committing.owner_comm, "jbd2/loop0-8", 12);
+	memcpy(writing.owner_comm, "jbd2/loop0-8", 12);
+	committing.owner_state = 0x2;
+	writing.owner_state = 0x1;
+	committing.commit_start_ns = committing.start_ns + 100000000;
+	committing.commit_tid = 76;
+	/* an fsync writing its data back runs: it stays in the list */
+	writing.waiter_state = 0;
+	CHECK_STR(fmt_fsync_journal(buf, sizeof(buf), &committing),
+		  "journal commit of transaction 76 running for 12.3 s, by jbd2/loop0-8[321], "
+		  "state D");
+	CHECK_STR(fmt_fsync_journal(buf, sizeof(buf), &writing),
+		  "no commit of transaction 77 running: it writes its data back, or waits for the "
+		  "commit to start (journal jbd2/loop0-8[321], state S)");
+	CHECK(strstr(fmt_fsync_journal(buf, sizeof(buf), &nojournal), "no journal commit seen") ==
+	      buf);
+
+	CHECK(waiting_add_raw(&s.waiting, &nojournal, sizeof(nojournal)) == 0);
+	CHECK(waiting_add_raw(&s.waiting, &writing, sizeof(writing)) == 0);
+	CHECK(waiting_add_raw(&s.waiting, &lockwait, sizeof(lockwait)) == 0);
+	CHECK(waiting_add_raw(&s.waiting, &committing, sizeof(committing)) == 0);
+	s.waiting.available = true;
+	waiting_finish(&s.waiting);
+	CHECK_EQ_U(s.waiting.n, 4);
+	CHECK_EQ_U(s.waiting.running, 0);
+	/* the kinds apart, for the exporter's two gauges */
+	CHECK(waiting_oldest(&s.waiting, true) && waiting_oldest(&s.waiting, true)->tid == 500);
+	CHECK(waiting_oldest(&s.waiting, false) && waiting_oldest(&s.waiting, false)->tid == 600);
+	CHECK_EQ_U(waiting_over_kind(&s.waiting, WAITING_STALL_NS, true), 3);
+	CHECK_EQ_U(waiting_over_kind(&s.waiting, WAITING_STALL_NS, false), 1);
+	CHECK_EQ_U(waiting_over_kind(&s.waiting, WAITING_ALARM_NS, true), 2);
+
+	t = text_of(&s, false);
+	if (getenv("SHOW")) fputs(t, stderr);
+	CHECK(strstr(t, "IN SHORT\n  STALLED: mysqld[500] has been in fsync of /mnt/x/ib_logfile0 "
+			"for 12.4 s so far; journal commit of transaction 76 running for 12.3 s, by "
+			"jbd2/loop0-8[321], state D (WAITING NOW below)\n") != NULL);
+	CHECK(strstr(t, "\n  12.4 s    mysqld[500] fsync of /mnt/x/ib_logfile0\n            journal "
+			"commit of transaction 76 running") != NULL);
+	CHECK(strstr(t, "\n  2.00 s    mysqld[501] fsync of /mnt/x/ib_logfile0\n            no "
+			"commit of transaction 77 running") != NULL);
+	CHECK(strstr(t, "\n  1.50 s    pg[600] shared on 7:0:131 (not seen by the path walker) IOLOCK\n") != NULL);
+	free(t);
+	t = text_of(&s, true);
+	CHECK(strstr(t, "{\"kind\":\"fsync\",\"waited_ns\":12400000000,") != NULL);
+	CHECK(strstr(t, "\"class\":\"jbd2_wait\"") != NULL);
+	CHECK(strstr(t, "\"journal\":{\"need_tid\":77,\"commit_tid\":76,"
+			"\"commit_running_ns\":12300000000}") != NULL);
+	CHECK(strstr(t, "\"journal\":{\"need_tid\":77,\"commit_tid\":null,"
+			"\"commit_running_ns\":null}") != NULL);
+	CHECK(strstr(t, "{\"kind\":\"lock_wait\",\"waited_ns\":1500000000,") != NULL);
+	free(t);
+
+	/* the walk is needed while an fsync is open, whatever the lock waits */
+	counters[ILOCK_EV_FSYNC_BEGUN] = 5;
+	counters[ILOCK_EV_FSYNC_ENDED] = 4;
+	CHECK_EQ_U(waiting_fsyncs_open(counters), 1);
+	counters[ILOCK_EV_FSYNC_ENDED] = 6;
+	CHECK_EQ_U(waiting_fsyncs_open(counters), 0);
+	snap_free(&s);
+}
+
 int main(void)
 {
 	test_parse_and_order();
@@ -254,5 +348,6 @@ int main(void)
 	test_state_chars();
 	test_snapshot_carries_it();
 	test_render();
+	test_fsync();
 	UNIT_DONE();
 }
