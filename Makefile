@@ -155,7 +155,7 @@ test-kernels:
 
 # The README's demo: set up, build, run the seed workload under ilock stat.
 demo:
-	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory all && sh scripts/demo.sh
+	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory all helpers && sh scripts/demo.sh
 
 # The recording reader under libFuzzer, for a bounded time. Seeds in
 # tests/fuzz/corpus; a crash leaves its input in build/fuzz/ and fails make:

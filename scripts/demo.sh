@@ -4,9 +4,12 @@
 # buffered, first on XFS, then on ext4, each on its own loop-mounted image,
 # with `ilock stat` watching. XFS readers wait behind writers on the IOLOCK;
 # ext4 readers take no inode lock, so only writers wait there.
+# Then shared/seeds/004: an ext4 fsync stuck behind its journal commit,
+# shown while it lasts.
 set -eu
 
 ILOCK=${ILOCK:-$(dirname "$0")/../build/ilock}
+LOCKHOLD=${LOCKHOLD:-$(dirname "$0")/../build/helpers/lockhold}
 SECS=${ILOCK_DEMO_SECONDS:-6}
 work=$(mktemp -d /tmp/ilock-demo.XXXXXX)
 mounted=""
@@ -57,10 +60,48 @@ run() {  # fstype
 	grep -E '^\s*(read|write):' "$work/fio-$1.txt" | sed 's/^ */  fio /'
 }
 
+# seed 004: the ext4 image is a file on the XFS above, on a loop device of
+# its own; holding that file's XFS inode lock (a write past the end of the
+# ext4 fs, kept waiting by lockhold) stalls every write of its journal
+fsync_stall() {
+	img="$work/xfs/journal.img"
+	echo
+	echo "=== ext4: an fsync behind a journal commit stuck on a slow device (4 s) ==="
+	truncate -s 128M "$img"
+	mkfs.ext4 -q -F "$img" 64M
+	jdev=$(losetup --find --show "$img")
+	loops="$jdev $loops"
+	mkdir -p "$work/journal"
+	mount "$jdev" "$work/journal"
+	mounted="$work/journal $mounted"
+	dd if=/dev/zero of="$work/journal/ib_logfile0" bs=64k count=16 2>/dev/null
+	sync
+	echo "\$ ilock stat -d 3 -D $work/journal -n 3"
+	"$ILOCK" stat -d 3 -D "$work/journal" -n 3 2> "$work/stat.err" &
+	st=$!
+	i=0
+	until grep -q "ilock: tracing" "$work/stat.err" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] && kill -0 $st 2>/dev/null || { cat "$work/stat.err" >&2; return 1; }
+		sleep 0.1
+	done
+	"$LOCKHOLD" write "$img" $((100 << 20)) 4096 4000 > "$work/hold.out" &
+	hp=$!
+	until grep -q HOLDING "$work/hold.out" 2>/dev/null; do sleep 0.05; done
+	chmod 600 "$work/journal/ib_logfile0"  # a metadata change: the fsync must commit it
+	"$LOCKHOLD" fsync "$work/journal/ib_logfile0" > "$work/fsync.out" &
+	fp=$!
+	wait $st
+	wait $fp $hp
+	sed 's/.*"fsync_ns": \([0-9]*\).*/\1/' "$work/fsync.out" |
+		awk '{ printf "  the fsync returned after %.1f s, when the commit could write\n", $1 / 1e9 }'
+}
+
 mkfs_mount xfs
 mkfs_mount ext4
 run xfs
 run ext4
+fsync_stall
 echo
 echo "Read it: IN SHORT gives how many tasks stood waiting for an inode lock on"
 echo "average. On XFS it is several, on the file's IOLOCK (i_rwsem), with shared"
@@ -68,3 +109,6 @@ echo "waits: readers blocked behind writers and writers behind readers (WHO"
 echo "SERIALISES WHOM, BY COMMAND). On ext4 there are fewer, exclusive waits only,"
 echo "writer behind writer, and more read IOPS. Nearly all of it was between"
 echo "disjoint byte ranges: a range lock would have let them run together."
+echo "The fsync was listed while it lasted (STALLED, WAITING NOW), with the journal"
+echo "commit it waited for and the jbd2 thread asleep in D: look at the device, not"
+echo "at the locks."
