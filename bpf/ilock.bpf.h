@@ -192,6 +192,31 @@ static __always_inline bool tid_le(u32 a, u32 b)
 	return (s32)(a - b) <= 0;
 }
 
+/*
+ * The transaction an fsync must see on disk, read now: ext4_sync_file
+ * reads it after writing the data back, which moves it on past the one
+ * noted at ext4_sync_file_enter. The later of the two.
+ */
+static __always_inline u32 fsync_tid_now(struct inode *inode, u32 at_enter, bool datasync)
+{
+	void *ei;
+	u32 tid = 0;
+	long err;
+
+	if (!bpf_core_type_exists(struct ext4_inode_info))
+		return at_enter;
+	ei = (void *)inode - bpf_core_field_offset(struct ext4_inode_info, vfs_inode);
+	if (datasync)
+		err = bpf_probe_read_kernel(&tid, sizeof(tid),
+					    ei + bpf_core_field_offset(struct ext4_inode_info,
+								       i_datasync_tid));
+	else
+		err = bpf_probe_read_kernel(&tid, sizeof(tid),
+					    ei + bpf_core_field_offset(struct ext4_inode_info,
+								       i_sync_tid));
+	return !err && tid_le(at_enter, tid) ? tid : at_enter;
+}
+
 /* An ext4 fsync in progress, for its journal wait (jbd2.bpf.c). */
 struct fsync_state {
 	u64 inode;           /* 0: none */

@@ -8,7 +8,9 @@
  * and jbd2_end_commit keep a short history of commits per device, and at
  * ext4_sync_file_exit the fsync's time is intersected with the commits of
  * every transaction up to the one it had to see on disk (i_sync_tid, or
- * i_datasync_tid for fdatasync). The holder is the jbd2 thread.
+ * i_datasync_tid for fdatasync: the later of its values at enter and at
+ * exit, since writing the data back moves it on). The holder is the jbd2
+ * thread.
  */
 #include "ilock.bpf.h"
 #include "inode.bpf.h"
@@ -117,7 +119,7 @@ int BPF_PROG(jbd2_fsync_enter, struct file *file, int datasync)
 	if (!task_selected(pid_tgid_of(me)) || !inode_selected(&k, inode, false))
 		return 0;
 	/* its path now: a stalled fsync is listed while it lasts (waiting.bpf.c) */
-	note_inode(inode, &k, NULL);
+	note_inode(inode, &k, ts);
 	/*
 	 * inode last: the walk of waits in progress takes a record whose
 	 * inode and start read the same before and after.
@@ -171,7 +173,7 @@ int BPF_PROG(jbd2_fsync_exit, struct inode *inode, int ret)
 	struct journal_hist *jh;
 	struct journal_s *journal;
 	u64 now, start, ns = 0;
-	u32 dev;
+	u32 dev, need;
 
 	BENCH_IDLE_RETURN();
 	if (!inode)
@@ -193,11 +195,12 @@ int BPF_PROG(jbd2_fsync_exit, struct inode *inode, int ret)
 		return 0;
 	now = bpf_ktime_get_ns();
 	start = ts->fsync.start_ns;
+	need = fsync_tid_now(inode, ts->fsync.tid, ts->fsync.datasync);
 	for (int i = 0; i < COMMIT_RING; i++) {
 		const struct commit *c = &jh->ring[i];
 		u64 b, e;
 
-		if (!c->start_ns || !tid_le(c->tid, ts->fsync.tid))
+		if (!c->start_ns || !tid_le(c->tid, need))
 			continue;
 		b = c->start_ns > start ? c->start_ns : start;
 		e = c->end_ns && c->end_ns < now ? c->end_ns : now;

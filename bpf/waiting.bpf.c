@@ -52,10 +52,15 @@ static __always_inline void lock_wait_now(struct seq_file *seq, struct task_stru
 	struct pending_wait *p = &ts->wait;
 	u64 lock, start;
 
+	/*
+	 * start before lock: a wait that begins on the same lock while we
+	 * copy changes start, which the check below sees.
+	 */
+	start = *(volatile u64 *)&p->start_ns;
+	barrier();
 	lock = *(volatile u64 *)&p->lock;
 	if (!lock)
 		return;
-	start = *(volatile u64 *)&p->start_ns;
 	barrier();  /* the copy below stays after these two loads */
 	w->lock = lock;
 	w->start_ns = start;
@@ -116,11 +121,15 @@ static __always_inline void journal_now(struct ilock_waiting *w, struct inode *i
 	jt = (struct task_struct *)jh->task;
 	if (jt && (u32)BPF_CORE_READ(jt, pid) == jh->pid && bpf_core_field_exists(jt->__state))
 		w->owner_state = BPF_CORE_READ(jt, __state);
+	/*
+	 * jbd2 commits one transaction at a time; a slot whose end was missed
+	 * looks running until reused, so the latest that can be the one wins.
+	 */
 	for (int i = 0; i < COMMIT_RING; i++) {
 		const struct commit *c = &jh->ring[i];
 
-		/* jbd2 commits one transaction at a time */
-		if (c->start_ns && !c->end_ns && tid_le(c->tid, w->need_tid)) {
+		if (c->start_ns && !c->end_ns && tid_le(c->tid, w->need_tid) &&
+		    (!w->commit_start_ns || tid_le(w->commit_tid, c->tid))) {
 			w->commit_start_ns = c->start_ns;
 			w->commit_tid = c->tid;
 		}
@@ -140,11 +149,13 @@ static __always_inline void fsync_now(struct seq_file *seq, struct task_struct *
 	u32 need;
 	u8 datasync;
 
+	/* start first, as in lock_wait_now: a new fsync of the same file changes it */
+	start = *(volatile u64 *)&f->start_ns;
+	barrier();
 	inode = *(volatile u64 *)&f->inode;
 	if (!inode)
 		return;
 	barrier();
-	start = *(volatile u64 *)&f->start_ns;
 	need = f->tid;
 	datasync = f->datasync;
 	barrier();
@@ -152,7 +163,7 @@ static __always_inline void fsync_now(struct seq_file *seq, struct task_struct *
 		return;
 	__builtin_memset(w, 0, sizeof(*w));
 	w->start_ns = start;
-	w->need_tid = need;
+	w->need_tid = fsync_tid_now((struct inode *)inode, need, datasync);
 	w->weight = 1;
 	fill_key(&w->key, (struct inode *)inode, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, false);
 	w->wop.op = datasync ? ILOCK_OP_FDATASYNC : ILOCK_OP_FSYNC;

@@ -12,13 +12,17 @@ ILOCK=${ILOCK:-$(dirname "$0")/../build/ilock}
 LOCKHOLD=${LOCKHOLD:-$(dirname "$0")/../build/helpers/lockhold}
 SECS=${ILOCK_DEMO_SECONDS:-6}
 work=$(mktemp -d /tmp/ilock-demo.XXXXXX)
-mounted=""
-loops=""
+mounts=""  # "MOUNTPOINT:LOOPDEV", newest first: a stacked one goes before its host
+pids=""    # background jobs still running
 
 cleanup() {
 	trap - EXIT INT TERM
-	for m in $mounted; do umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true; done
-	for l in $loops; do losetup -d "$l" 2>/dev/null || true; done
+	for p in $pids; do kill "$p" 2>/dev/null || true; done
+	for p in $pids; do wait "$p" 2>/dev/null || true; done
+	for ml in $mounts; do
+		umount "${ml%%:*}" 2>/dev/null || umount -l "${ml%%:*}" 2>/dev/null || true
+		losetup -d "${ml#*:}" 2>/dev/null || true
+	done
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -32,10 +36,9 @@ mkfs_mount() {  # fstype -> mount point
 	ext4) mkfs.ext4 -q -F "$img" ;;
 	esac
 	dev=$(losetup --find --show "$img")
-	loops="$loops $dev"
 	mkdir -p "$work/$1"
+	mounts="$work/$1:$dev $mounts"
 	mount "$dev" "$work/$1"
-	mounted="$work/$1 $mounted"
 }
 
 run() {  # fstype
@@ -48,6 +51,7 @@ run() {  # fstype
 		--bs=16k --numjobs=8 --thread --ioengine=psync --time_based --runtime=$((SECS + 2)) \
 		--group_reporting --output="$work/fio-$1.txt" &
 	fio_pid=$!
+	pids="$fio_pid"
 	sleep 1
 	# hold times are off by default (their cost: docs/PERFORMANCE.md); the
 	# demo asks for XFS's, to show how long the writers held the IOLOCK
@@ -57,7 +61,17 @@ run() {  # fstype
 	# shellcheck disable=SC2086
 	"$ILOCK" stat -d "$SECS" -D "$mnt" -n 3 $holds
 	wait "$fio_pid"
+	pids=""
 	grep -E '^\s*(read|write):' "$work/fio-$1.txt" | sed 's/^ */  fio /'
+}
+
+wait_file() {  # FILE TEXT PID: until FILE has TEXT; fails if PID ends or after 30 s
+	i=0
+	until grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] && kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
 }
 
 # seed 004: the ext4 image is a file on the XFS above, on a loop device of
@@ -70,29 +84,27 @@ fsync_stall() {
 	truncate -s 128M "$img"
 	mkfs.ext4 -q -F "$img" 64M
 	jdev=$(losetup --find --show "$img")
-	loops="$jdev $loops"
 	mkdir -p "$work/journal"
+	mounts="$work/journal:$jdev $mounts"
 	mount "$jdev" "$work/journal"
-	mounted="$work/journal $mounted"
 	dd if=/dev/zero of="$work/journal/ib_logfile0" bs=64k count=16 2>/dev/null
 	sync
 	echo "\$ ilock stat -d 3 -D $work/journal -n 3"
 	"$ILOCK" stat -d 3 -D "$work/journal" -n 3 2> "$work/stat.err" &
 	st=$!
-	i=0
-	until grep -q "ilock: tracing" "$work/stat.err" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 300 ] && kill -0 $st 2>/dev/null || { cat "$work/stat.err" >&2; return 1; }
-		sleep 0.1
-	done
-	"$LOCKHOLD" write "$img" $((100 << 20)) 4096 4000 > "$work/hold.out" &
+	pids="$st"
+	wait_file "$work/stat.err" "ilock: tracing" $st || { cat "$work/stat.err" >&2; return 1; }
+	"$LOCKHOLD" write "$img" $((100 << 20)) 4096 4000 > "$work/hold.out" 2>&1 &
 	hp=$!
-	until grep -q HOLDING "$work/hold.out" 2>/dev/null; do sleep 0.05; done
+	pids="$st $hp"
+	wait_file "$work/hold.out" HOLDING $hp || { cat "$work/hold.out" >&2; return 1; }
 	chmod 600 "$work/journal/ib_logfile0"  # a metadata change: the fsync must commit it
 	"$LOCKHOLD" fsync "$work/journal/ib_logfile0" > "$work/fsync.out" &
 	fp=$!
+	pids="$st $hp $fp"
 	wait $st
 	wait $fp $hp
+	pids=""
 	sed 's/.*"fsync_ns": \([0-9]*\).*/\1/' "$work/fsync.out" |
 		awk '{ printf "  the fsync returned after %.1f s, when the commit could write\n", $1 / 1e9 }'
 }

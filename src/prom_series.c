@@ -601,15 +601,10 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 	memcpy(ps->counters, s->counters, sizeof(ps->counters));
 	ps->in_flight = s->in_flight;
 	ps->waiting_available = s->waiting.available;
-	{
-		const struct ilock_waiting *w = waiting_oldest(&s->waiting, false);
-		const struct ilock_waiting *f = waiting_oldest(&s->waiting, true);
-
-		/* lock waits and fsyncs apart: an fsync is slow for other reasons */
-		ps->oldest_wait_ns = w ? waiting_age_ns(w) : 0;
-		ps->stalled_waits = waiting_over_kind(&s->waiting, WAITING_STALL_NS, false);
-		ps->oldest_fsync_ns = f ? waiting_age_ns(f) : 0;
-	}
+	/* lock waits and fsyncs apart: an fsync is slow for reasons of its own */
+	ps->oldest_wait_ns = s->waiting.oldest_ns[0];
+	ps->stalled_waits = s->waiting.stalled[0];
+	ps->oldest_fsync_ns = s->waiting.oldest_ns[1];
 	for (size_t i = 0; i < s->nlocks; i++) {
 		/* rows of one device tend to come together: skip the search */
 		if (i && s->locks[i].dev == s->locks[i - 1].dev)

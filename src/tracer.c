@@ -215,6 +215,8 @@ static void unmap_slots(struct slot_region *r)
  * every wait begun under us is seen to end: a wait caught between the two
  * attaches is one that began before tracing (end_without_begin), not a
  * loss (begin_without_end, which the next wait of its thread would count).
+ * ext4 fsyncs likewise: an fsync begun and ended between the two attaches
+ * would be listed in progress until its thread's next fsync.
  */
 static int wait_side(const struct tracer *t, const struct bpf_program *prog)
 {
@@ -222,11 +224,13 @@ static int wait_side(const struct tracer *t, const struct bpf_program *prog)
 
 	if (prog == s->progs.contention_end_btf || prog == s->progs.contention_end_raw ||
 	    prog == s->progs.slow_read_end_fexit || prog == s->progs.slow_write_end_fexit ||
-	    prog == s->progs.slow_read_end_kretprobe || prog == s->progs.slow_write_end_kretprobe)
+	    prog == s->progs.slow_read_end_kretprobe || prog == s->progs.slow_write_end_kretprobe ||
+	    prog == s->progs.jbd2_fsync_exit)
 		return 0;
 	if (prog == s->progs.contention_begin_btf || prog == s->progs.contention_begin_raw ||
 	    prog == s->progs.slow_read_begin_fentry || prog == s->progs.slow_write_begin_fentry ||
-	    prog == s->progs.slow_read_begin_kprobe || prog == s->progs.slow_write_begin_kprobe)
+	    prog == s->progs.slow_read_begin_kprobe || prog == s->progs.slow_write_begin_kprobe ||
+	    prog == s->progs.jbd2_fsync_enter)
 		return 1;
 	return 2;
 }

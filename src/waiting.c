@@ -18,6 +18,8 @@ void waiting_reset(struct waiting_set *ws)
 	ws->available = false;
 	ws->torn_bytes = 0;
 	ws->running = 0;
+	memset(ws->oldest_ns, 0, sizeof(ws->oldest_ns));
+	memset(ws->stalled, 0, sizeof(ws->stalled));
 }
 
 static int grow(struct waiting_set *ws, size_t need)
@@ -62,6 +64,15 @@ int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len)
 			ws->running++;
 			continue;
 		}
+		{
+			int k = waiting_is_fsync(w);
+			uint64_t age = waiting_age_ns(w);
+
+			/* before any cut: 64 stuck fsyncs must not hide a lock wait */
+			if (age > ws->oldest_ns[k])
+				ws->oldest_ns[k] = age;
+			ws->stalled[k] += age >= WAITING_STALL_NS;
+		}
 		ws->n++;
 		ws->total++;
 	}
@@ -101,6 +112,8 @@ int waiting_copy(struct waiting_set *dst, const struct waiting_set *src)
 	dst->available = src->available;
 	dst->torn_bytes = src->torn_bytes;
 	dst->running = src->running;
+	memcpy(dst->oldest_ns, src->oldest_ns, sizeof(dst->oldest_ns));
+	memcpy(dst->stalled, src->stalled, sizeof(dst->stalled));
 	return 0;
 }
 
@@ -111,23 +124,6 @@ size_t waiting_over(const struct waiting_set *ws, uint64_t min_ns)
 	while (i < ws->n && waiting_age_ns(&ws->w[i]) >= min_ns)
 		i++;
 	return i;
-}
-
-const struct ilock_waiting *waiting_oldest(const struct waiting_set *ws, bool fsync)
-{
-	for (size_t i = 0; i < ws->n; i++)
-		if (waiting_is_fsync(&ws->w[i]) == fsync)
-			return &ws->w[i];
-	return NULL;
-}
-
-size_t waiting_over_kind(const struct waiting_set *ws, uint64_t min_ns, bool fsync)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < ws->n && waiting_age_ns(&ws->w[i]) >= min_ns; i++)
-		n += waiting_is_fsync(&ws->w[i]) == fsync;
-	return n;
 }
 
 char waiting_state_char(uint32_t state)

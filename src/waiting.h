@@ -30,6 +30,12 @@ struct waiting_set {
 	bool available;            /* read at all (the iterator attached) */
 	uint64_t torn_bytes;       /* a read that was not whole records */
 	uint64_t running;          /* left out: the waiter runs (woken, or its end was missed) */
+	/*
+	 * By kind, [0] inode lock waits, [1] fsyncs, over all found, not only
+	 * the kept: the oldest's age, and how many are WAITING_STALL_NS old.
+	 */
+	uint64_t oldest_ns[2];
+	uint64_t stalled[2];
 };
 
 void waiting_free(struct waiting_set *ws);
@@ -61,13 +67,6 @@ static inline uint64_t waiting_age_ns(const struct ilock_waiting *w)
 }
 /* Kept waits at least min_ns old (the set is oldest first). */
 size_t waiting_over(const struct waiting_set *ws, uint64_t min_ns);
-/*
- * The oldest kept record of one kind (fsync: the fsyncs in progress, else
- * the inode lock waits), NULL if none; and how many of that kind are at
- * least min_ns old.
- */
-const struct ilock_waiting *waiting_oldest(const struct waiting_set *ws, bool fsync);
-size_t waiting_over_kind(const struct waiting_set *ws, uint64_t min_ns, bool fsync);
 /* How long the commit an fsync waits on has been running when read; 0: none runs. */
 static inline uint64_t waiting_commit_ns(const struct ilock_waiting *w)
 {

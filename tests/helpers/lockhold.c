@@ -113,21 +113,34 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static volatile sig_atomic_t release_now;
-
-static void on_release(int sig)
-{
-	(void)sig;
-	release_now = 1;
-}
-
-/* Sleep ms, or less if SIGUSR1 asks for an early release. */
 static void sleep_ms(uint64_t ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
 
-	while (!release_now && nanosleep(&ts, &ts) && errno == EINTR)
+	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
+}
+
+/*
+ * Hold for ms, or less if SIGUSR1 asks for an early release. SIGUSR1 is
+ * blocked in every thread (cmd_write blocks it before starting any), so
+ * it waits pending for sigtimedwait here, whenever it comes.
+ */
+static void hold_ms_or_signal(uint64_t ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+	uint64_t end = now_ns() + ms * 1000000ull, now;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	while (sigtimedwait(&set, NULL, &ts) < 0 && errno == EINTR) {
+		now = now_ns();
+		if (now >= end)
+			break;
+		ts.tv_sec = (time_t)((end - now) / 1000000000ull);
+		ts.tv_nsec = (long)((end - now) % 1000000000ull);
+	}
 }
 
 static void on_alarm(int sig)
@@ -238,11 +251,12 @@ static int cmd_write(int argc, char **argv)
 		usage();	/* an empty write never faults, so never holds */
 	arm_alarm(60 + (hold_ms + 999) / 1000);
 	{
-		/* no SA_RESTART: the signal must cut the nanosleep short */
-		struct sigaction sa = { .sa_handler = on_release };
+		/* before any thread: SIGUSR1 stays pending for hold_ms_or_signal() */
+		sigset_t set;
 
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGUSR1, &sa, NULL);
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		pthread_sigmask(SIG_BLOCK, &set, NULL);
 	}
 
 	h.fd = open(argv[2], O_RDWR | O_CLOEXEC);
@@ -305,7 +319,7 @@ static int cmd_write(int argc, char **argv)
 	printf("HOLDING pid=%d tid=%d t=%" PRIu64 "\n",
 	       (int)getpid(), atomic_load(&h.tid), now_ns());
 	fflush(stdout);
-	sleep_ms(hold_ms);
+	hold_ms_or_signal(hold_ms);
 
 	/* Phase 2: feed every fault until the pwrite returns. */
 	resolve_fault(uffd, addr, src, page);

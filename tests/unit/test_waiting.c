@@ -305,11 +305,42 @@ static void test_fsync(void)
 	CHECK_EQ_U(s.waiting.n, 4);
 	CHECK_EQ_U(s.waiting.running, 0);
 	/* the kinds apart, for the exporter's two gauges */
-	CHECK(waiting_oldest(&s.waiting, true) && waiting_oldest(&s.waiting, true)->tid == 500);
-	CHECK(waiting_oldest(&s.waiting, false) && waiting_oldest(&s.waiting, false)->tid == 600);
-	CHECK_EQ_U(waiting_over_kind(&s.waiting, WAITING_STALL_NS, true), 3);
-	CHECK_EQ_U(waiting_over_kind(&s.waiting, WAITING_STALL_NS, false), 1);
-	CHECK_EQ_U(waiting_over_kind(&s.waiting, WAITING_ALARM_NS, true), 2);
+	CHECK_EQ_U(s.waiting.oldest_ns[1], 12400000000ULL);
+	CHECK_EQ_U(s.waiting.oldest_ns[0], 1500000000ULL);
+	CHECK_EQ_U(s.waiting.stalled[1], 3);
+	CHECK_EQ_U(s.waiting.stalled[0], 1);
+	{
+		/* 70 stuck fsyncs, older than a lock wait: the cut keeps 64, the gauges all */
+		struct waiting_set ws = {};
+		struct ilock_waiting lw = rec(900, "pg", 2000000000ULL), cp;
+
+		for (uint32_t i = 0; i < 70; i++) {
+			struct ilock_waiting f = fsync_rec(1000 + i, 5000000000ULL + i);
+
+			CHECK(waiting_add_raw(&ws, &f, sizeof(f)) == 0);
+		}
+		CHECK(waiting_add_raw(&ws, &lw, sizeof(lw)) == 0);
+		waiting_finish(&ws);
+		CHECK_EQ_U(ws.n, WAITING_KEEP);
+		CHECK_EQ_U(ws.total, 71);
+		CHECK_EQ_U(ws.oldest_ns[0], 2000000000ULL);
+		CHECK_EQ_U(ws.stalled[0], 1);
+		CHECK_EQ_U(ws.stalled[1], 70);
+		memcpy(&cp, &ws.w[0], sizeof(cp));
+		CHECK(waiting_is_fsync(&cp));
+		{
+			struct waiting_set c2 = {};
+
+			CHECK(waiting_copy(&c2, &ws) == 0);
+			CHECK_EQ_U(c2.oldest_ns[0], 2000000000ULL);
+			CHECK_EQ_U(c2.stalled[1], 70);
+			waiting_reset(&c2);
+			CHECK_EQ_U(c2.oldest_ns[0], 0);
+			CHECK_EQ_U(c2.stalled[1], 0);
+			waiting_free(&c2);
+		}
+		waiting_free(&ws);
+	}
 
 	t = text_of(&s, false);
 	if (getenv("SHOW")) fputs(t, stderr);
