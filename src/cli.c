@@ -31,8 +31,8 @@ static const struct option long_opts[] = {
 void cli_usage_brief(enum cli_cmd cmd, FILE *f)
 {
 	if (cmd == CLI_TOP)
-		fprintf(f, "usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--fs xfs|ext4] "
-			   "[-b] [-n ITERATIONS] [-o SORTKEY]   (-h for help)\n");
+		fprintf(f, "usage: ilocktop [-i SECONDS] [filters] [-b] [-n ITERATIONS] [-o SORTKEY]   "
+			   "(-h for help)\n");
 	else
 		fprintf(f, "usage: ilock stat [-d SECONDS] [-i INTERVAL] [filters] [-n TOP] [-j] [-v]   "
 			   "(-h for help)\n");
@@ -42,7 +42,8 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 {
 	if (cmd == CLI_TOP) {
 		fprintf(f,
-"usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--fs xfs|ext4] [-b] [-n ITERATIONS] [-o SORTKEY]\n"
+"usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--ino N] [--fs xfs|ext4]\n"
+"                [--class C] [-b] [-n ITERATIONS] [--rows N] [-o SORTKEY]\n"
 "       ilock top [same options]\n"
 "\n"
 "Live view of inode lock contention: one row per (inode, lock) with shared and\n"
@@ -69,7 +70,8 @@ CLI_MAX_INODES_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
 "keys: q quit, s/S sort key, c cumulative totals, f filter (path part or comm),\n"
-"      p pause, Enter detail (histograms, holders), Esc back, arrows/PgUp/PgDn\n"
+"      p pause, Enter detail (histograms, holders), Esc back, arrows/PgUp/PgDn,\n"
+"      w the stalled lock's detail (during a STALLED line)\n"
 "\n"
 "examples:\n"
 "  ilocktop                          # every filesystem, refresh each second\n"
@@ -89,7 +91,7 @@ CLI_MAX_INODES_HELP
 "\n"
 "  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C)\n"
 "  -i, --interval SECONDS  also print what changed every SECONDS\n"
-"  -p, --pid PID           only this process (tgid)\n"
+"  -p, --pid PID           only waits by this process (tgid), whoever held the lock\n"
 "  -c, --comm COMM         only tasks with this command name\n"
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"

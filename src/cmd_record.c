@@ -65,7 +65,7 @@ static void usage(FILE *f)
 "  -o, --output FILE       the recording to write (refuses to overwrite without -f)\n"
 "  -d, --duration SECONDS  stop after SECONDS (default: until Ctrl-C or SIGTERM)\n"
 "  -i, --interval SECONDS  one block per SECONDS (default 1; 0.05 to 86400)\n"
-"  -p, --pid PID           only this process (tgid)\n"
+"  -p, --pid PID           only waits by this process (tgid), whoever held the lock\n"
 "  -c, --comm COMM         only tasks with this command name\n"
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"

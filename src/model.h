@@ -177,6 +177,8 @@ double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
  * ext4 fsyncs waiting for the journal are no lock wait, and kept apart.
  */
 #define ILOCK_FEW_WAITING 0.05     /* tasks waiting on average: "too few to matter" */
+/* Under this much traced time (a Ctrl-C just after start) no verdict either way. */
+#define ILOCK_SHORT_TRACE_S 1.0
 struct wait_load {
 	uint64_t waits, wait_ns;          /* inode-lock waits */
 	double tasks;                     /* wait_ns over the window */

@@ -903,14 +903,15 @@ static enum rec_status check_header(struct recording *r, const uint8_t *buf, siz
 		return fail(r, REC_NOT_RECORDING, "not an ilock recording (no ilock magic at the start)");
 	r->major = get_le16(buf + 8);
 	r->minor = get_le16(buf + 10);
+	/* the checksum first: a flipped version byte is damage, not a newer format */
+	if (get_le32(buf + 12) != crc_of(crc32(0, Z_NULL, 0), buf, 12))
+		return fail(r, REC_HEADER_CRC, "header checksum mismatch: damaged recording header");
 	if (r->major > REC_MAJOR)
 		return fail(r, REC_NEWER_MAJOR,
 			    "format version %u.%u is newer than this ilock reads (%u.x): use a newer ilock",
 			    r->major, r->minor, REC_MAJOR);
 	if (r->major < 1)
 		return fail(r, REC_BAD_VERSION, "unknown format version %u.%u", r->major, r->minor);
-	if (get_le32(buf + 12) != crc_of(crc32(0, Z_NULL, 0), buf, 12))
-		return fail(r, REC_HEADER_CRC, "header checksum mismatch: damaged recording header");
 	return REC_OK;
 }
 

@@ -82,7 +82,8 @@ static void summary_json(struct json *j, const struct snapshot *s, const struct 
 	json_double(j, "tasks_waiting", w.tasks);
 	/* waits seen and kept in no row (counter_drops_waits): the totals are low */
 	json_u64(j, "waits_left_out", left);
-	json_bool(j, "few_waiting", w.tasks < ILOCK_FEW_WAITING && !left);
+	json_bool(j, "few_waiting", w.tasks < ILOCK_FEW_WAITING && !left &&
+		  m->duration_s >= ILOCK_SHORT_TRACE_S);
 	/* --wait-sample: the counts and times are estimates (attach.wait_sampling) */
 	json_bool(j, "estimated", meta_wait_sampling(m) != NULL);
 	if (w.top) {

@@ -389,7 +389,8 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	bool few;
 
 	snap_wait_load(s, m->duration_s, &w);
-	few = w.tasks < ILOCK_FEW_WAITING && !left && !stalled;
+	few = w.tasks < ILOCK_FEW_WAITING && !left && !stalled &&
+	      m->duration_s >= ILOCK_SHORT_TRACE_S;
 	if (!w.waits && stalled)
 		fprintf(f, "  no inode lock wait ended in this time: the stall is still going on\n");
 	else if (!w.waits && left)
@@ -400,6 +401,9 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 		fprintf(f, "  no inode lock wait matched the filters (%s): %s rw_semaphore waits in all; "
 			   "run without them to see the others\n", m->filters,
 			fmt_count(a, sizeof(a), s->counters[ILOCK_EV_BEGIN_RWSEM]));
+	else if (!w.waits && m->duration_s < ILOCK_SHORT_TRACE_S)
+		fprintf(f, "  no inode lock wait in %.1f s traced: too short to tell\n",
+			m->duration_s);
 	else if (!w.waits)
 		fprintf(f, "  no task waited for an inode lock: if this workload is slow, the cause is "
 			   "not its inode locks\n");
@@ -472,9 +476,10 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	fprintf(f, "probes:");
 	for (int i = 0; i < m->nattach; i++)
 		fprintf(f, " %s=%s", m->attach[i].probe, m->attach[i].mode);
-	fprintf(f, "\nevents: %s inode lock waits of %s rw_semaphore waits\n",
-		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]),
-		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]));
+	/* a wait is counted begun and ended in different reads: not a subset per interval */
+	fprintf(f, "\nevents: %s rw_semaphore waits begun, %s inode lock waits ended\n",
+		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]),
+		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]));
 	if (meta_wait_sampling(m))
 		fprintf(f, "sampled: %s rw_semaphore waits left out (wait_sampling=%s); each wait "
 			   "timed stands for those left out beside it, so every count, time and "

@@ -264,10 +264,20 @@ static void test_damage(void)
 	EXPECT(REC_BAD_MAGIC, p, len);
 
 	memcpy(p, s.file.p, len);
-	p[8] = 2;  /* major 2, minor 0 */
+	p[8] = 2;  /* major 2, minor 0, its header CRC right */
 	p[10] = p[11] = 0;
+	{
+		uint32_t c = (uint32_t)crc32(crc32(0, Z_NULL, 0), p, 12);
+
+		for (int i = 0; i < 4; i++)
+			p[12 + i] = (uint8_t)(c >> (8 * i));
+	}
 	EXPECT(REC_NEWER_MAJOR, p, len);
 	CHECK(strstr(r.msg, "2.0") != NULL);
+	/* the same byte flipped by damage: the checksum says so, not "newer" */
+	memcpy(p, s.file.p, len);
+	p[9] ^= 0x5a;
+	EXPECT(REC_HEADER_CRC, p, len);
 
 	memcpy(p, s.file.p, len);
 	p[10] ^= 1;  /* minor changed without fixing the header CRC */

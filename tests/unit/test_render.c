@@ -198,6 +198,17 @@ static void test_in_short(void)
 	text = render(render_text, &s, &m);
 	CHECK(strstr(text, "IN SHORT\n  no task waited for an inode lock") != NULL);
 	free(text);
+	/* a Ctrl-C just after start: no verdict either way */
+	m.duration_s = 0.3;
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "IN SHORT\n  no inode lock wait in 0.3 s traced: too short to tell\n") !=
+	      NULL);
+	CHECK(!strstr(text, "the cause is not its inode locks"));
+	free(text);
+	json = render(render_json, &s, &m);
+	CHECK(strstr(json, "\"few_waiting\":false") != NULL);
+	free(json);
+	m.duration_s = 10.0;
 	/* under filters, no wait is no verdict on the workload: the filters say why */
 	{
 		static const struct {
