@@ -490,7 +490,11 @@ def test_bad_recordings(recordings, ilock_bin, tmp_path):
     bomb_hdr = bytearray(struct.pack("<BBHIII", 2, 1, 0, len(big), 100 << 20, 0))
     struct.pack_into("<I", bomb_hdr, 12, zlib.crc32(big, zlib.crc32(bytes(bomb_hdr[:12]))))
     newer = bytearray(good)
-    struct.pack_into("<HH", newer, 8, 2, 0)  # version 2.0
+    struct.pack_into("<HH", newer, 8, 2, 0)  # version 2.0, its header CRC right
+    struct.pack_into("<I", newer, 12, zlib.crc32(bytes(newer[:12])))
+    # the same version bytes flipped by damage: the checksum says so first
+    damaged = bytearray(good)
+    damaged[9] ^= 0x5a
 
     cases = {
         # name: (file bytes, exit code, what stderr must say, stdout has a report)
@@ -498,6 +502,7 @@ def test_bad_recordings(recordings, ilock_bin, tmp_path):
         "not_recording": (b"#!/bin/sh\necho hello\n" * 4, 1, "not an ilock recording", False),
         "bad_magic": (good[:3] + bytes([good[3] ^ 0x20]) + good[4:], 1, "bad magic number", False),
         "newer_major": (bytes(newer), 1, "format version 2.0 is newer", False),
+        "damaged_version": (bytes(damaged), 1, "header checksum mismatch", False),
         "truncated": (good[:third[1] + 30], 3, "truncated block", True),
         "flipped": (with_block(good, third[1], flip=third[1] + BLOCK_HDR + 5), 3,
                     "checksum mismatch", True),
