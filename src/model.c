@@ -441,6 +441,43 @@ uint64_t row_waits(const struct lock_row *r)
 	return r->wait[0].count + r->wait[1].count;
 }
 
+uint64_t row_hold_ns(const struct lock_row *r)
+{
+	return r->hold[0].total_ns + r->hold[1].total_ns;
+}
+
+static int cmp_hold_ns(const void *pa, const void *pb)
+{
+	const struct lock_row *a = *(const struct lock_row *const *)pa;
+	const struct lock_row *b = *(const struct lock_row *const *)pb;
+
+	if (row_hold_ns(a) != row_hold_ns(b))
+		return row_hold_ns(a) < row_hold_ns(b) ? 1 : -1;
+	return a->ino < b->ino ? -1 : a->ino > b->ino;
+}
+
+long snap_held_only(const struct snapshot *s, const struct lock_row ***out)
+{
+	const struct lock_row **v;
+	size_t n = 0;
+
+	*out = NULL;
+	for (size_t i = 0; i < s->nlocks; i++)
+		n += !row_waits(&s->locks[i]) && row_hold_ns(&s->locks[i]);
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	n = 0;
+	for (size_t i = 0; i < s->nlocks; i++)
+		if (!row_waits(&s->locks[i]) && row_hold_ns(&s->locks[i]))
+			v[n++] = &s->locks[i];
+	qsort(v, n, sizeof(*v), cmp_hold_ns);
+	*out = v;
+	return (long)n;
+}
+
 uint64_t row_max_ns(const struct lock_row *r)
 {
 	return r->wait[0].max_ns > r->wait[1].max_ns ? r->wait[0].max_ns : r->wait[1].max_ns;

@@ -125,6 +125,14 @@ int snap_copy(struct snapshot *dst, const struct snapshot *src);
 uint64_t row_wait_ns(const struct lock_row *r);
 uint64_t row_waits(const struct lock_row *r);
 uint64_t row_max_ns(const struct lock_row *r);
+/* Time held in both modes (--holds). */
+uint64_t row_hold_ns(const struct lock_row *r);
+/*
+ * The locks held that nobody waited for, most time held first (ties by
+ * inode): *out is malloc'd, NULL when there are none. Their number, or
+ * -ENOMEM.
+ */
+long snap_held_only(const struct snapshot *s, const struct lock_row ***out);
 uint64_t row_p99_ns(const struct lock_row *r);
 /* Rows with no waits sort last whatever the key; ties by dev, ino, class. */
 void snap_sort_locks(struct snapshot *s, enum sort_key key);

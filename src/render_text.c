@@ -208,21 +208,6 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 	}
 }
 
-static uint64_t hold_ns(const struct lock_row *r)
-{
-	return r->hold[ILOCK_MODE_SHARED].total_ns + r->hold[ILOCK_MODE_EXCL].total_ns;
-}
-
-static int cmp_hold_ns(const void *pa, const void *pb)
-{
-	const struct lock_row *a = *(const struct lock_row *const *)pa;
-	const struct lock_row *b = *(const struct lock_row *const *)pb;
-
-	if (hold_ns(a) != hold_ns(b))
-		return hold_ns(a) < hold_ns(b) ? 1 : -1;
-	return a->ino < b->ino ? -1 : a->ino > b->ino;
-}
-
 /*
  * With hold times (--holds), the locks taken but never waited for: how
  * often in each mode is an answer of its own (are direct reads taking the
@@ -232,24 +217,16 @@ static void held_only(FILE *f, const struct snapshot *s, const struct report_met
 {
 	bool sampled = meta_holds_sampled(m);
 	const struct lock_row **v;
-	size_t n = 0;
+	long n = snap_held_only(s, &v);
 
-	for (size_t i = 0; i < s->nlocks; i++)
-		n += !row_waits(&s->locks[i]) && hold_ns(&s->locks[i]);
 	if (!n)
 		return;
-	v = malloc(n * sizeof(*v));
 	fprintf(f, "\nHELD WITHOUT WAITS (--holds: locks taken, nobody waited)\n");
-	if (!v) {
+	if (n < 0) {
 		fprintf(f, "  (out of memory)\n");
 		return;
 	}
-	n = 0;
-	for (size_t i = 0; i < s->nlocks; i++)
-		if (!row_waits(&s->locks[i]) && hold_ns(&s->locks[i]))
-			v[n++] = &s->locks[i];
-	qsort(v, n, sizeof(*v), cmp_hold_ns);
-	for (size_t i = 0; i < n && i < (size_t)max; i++) {
+	for (long i = 0; i < n && i < max; i++) {
 		const struct lock_row *r = v[i];
 		struct inode_view iv;
 		char label[2 * ILOCK_PATH_MAX + 64], d[24];
@@ -265,8 +242,8 @@ static void held_only(FILE *f, const struct snapshot *s, const struct report_met
 		else if (!r->hold[ILOCK_MODE_SHARED].count)
 			fprintf(f, "    holds shared    none\n");
 	}
-	if (n > (size_t)max)
-		fprintf(f, "  ... %zu more\n", n - (size_t)max);
+	if (n > max)
+		fprintf(f, "  ... %ld more\n", n - max);
 	free(v);
 }
 

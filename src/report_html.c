@@ -403,21 +403,6 @@ static void histograms(FILE *f, const struct report_ctx *c)
 	}
 }
 
-static uint64_t hold_ns(const struct lock_row *l)
-{
-	return l->hold[ILOCK_MODE_SHARED].total_ns + l->hold[ILOCK_MODE_EXCL].total_ns;
-}
-
-static int cmp_hold_ns(const void *pa, const void *pb)
-{
-	const struct lock_row *a = *(const struct lock_row *const *)pa;
-	const struct lock_row *b = *(const struct lock_row *const *)pb;
-
-	if (hold_ns(a) != hold_ns(b))
-		return hold_ns(a) < hold_ns(b) ? 1 : -1;
-	return a->ino < b->ino ? -1 : a->ino > b->ino;
-}
-
 /*
  * With --holds, the locks taken that nobody waited for, by time held: how
  * often each mode was taken is an answer of its own (shared/seeds/001).
@@ -427,27 +412,19 @@ static void held_only(FILE *f, const struct report_ctx *c)
 	const struct snapshot *s = c->merged;
 	bool sampled = meta_holds_sampled(c->meta);
 	const struct lock_row **v;
-	size_t n = 0;
+	long n = snap_held_only(s, &v);
 
-	for (size_t i = 0; i < s->nlocks; i++)
-		n += !row_waits(&s->locks[i]) && hold_ns(&s->locks[i]);
 	if (!n)
 		return;
 	fputs("<h2>Held without waits</h2>\n", f);
-	v = malloc(n * sizeof(*v));
-	if (!v) {
+	if (n < 0) {
 		fputs("<p>Out of memory for the held locks.</p>\n", f);
 		return;
 	}
-	n = 0;
-	for (size_t i = 0; i < s->nlocks; i++)
-		if (!row_waits(&s->locks[i]) && hold_ns(&s->locks[i]))
-			v[n++] = &s->locks[i];
-	qsort(v, n, sizeof(*v), cmp_hold_ns);
 	fprintf(f, "<table>\n<tr><th class=\"l\">path</th><th>fs</th><th>lock</th>"
 		   "<th>held shared</th><th>p99</th><th>held exclusive</th><th>p99</th>"
 		   "<th>max%s</th><th>time held</th></tr>\n", sampled ? " timed" : "");
-	for (size_t i = 0; i < n && i < (size_t)c->top_n; i++) {
+	for (long i = 0; i < n && i < c->top_n; i++) {
 		const struct lock_row *l = v[i];
 		const struct ilock_stats *sh = &l->hold[ILOCK_MODE_SHARED];
 		const struct ilock_stats *ex = &l->hold[ILOCK_MODE_EXCL];
@@ -466,11 +443,11 @@ static void held_only(FILE *f, const struct report_ctx *c)
 			sampled && ex->count ? "~" : "", fmt_count(b, sizeof(b), ex->count),
 			ex->count ? fmt_ns(pb, sizeof(pb), stats_percentile(ex, 0.99)) : "-",
 			fmt_ns(mx, sizeof(mx), sh->max_ns > ex->max_ns ? sh->max_ns : ex->max_ns),
-			fmt_ns(t, sizeof(t), hold_ns(l)));
+			fmt_ns(t, sizeof(t), row_hold_ns(l)));
 	}
 	fputs("</table>\n", f);
-	if (n > (size_t)c->top_n)
-		fprintf(f, "<p>... %zu more.</p>\n", n - (size_t)c->top_n);
+	if (n > c->top_n)
+		fprintf(f, "<p>... %ld more.</p>\n", n - (long)c->top_n);
 	free(v);
 }
 
