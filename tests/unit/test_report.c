@@ -52,6 +52,27 @@ struct fixture {
 	struct report_ctx c;
 };
 
+/* Decode fx->s, written and ended, and build the report over all of it. */
+static void fixture_open(struct fixture *fx, double secs)
+{
+	CHECK(fx->s.ok);
+	rec_init(&fx->r);
+	CHECK_EQ_U(rec_decode(&fx->r, fx->s.file.p, fx->s.file.len), REC_OK);
+	snap_init(&fx->merged);
+	fx->c.file = "t.ilrec";
+	fx->c.r = &fx->r;
+	fx->c.i0 = 0;
+	fx->c.i1 = fx->r.niv;
+	fx->c.merged = &fx->merged;
+	fx->c.meta = &fx->meta;
+	fx->c.top_n = 10;
+	CHECK(!rec_merge_window(&fx->r, fx->c.i0, fx->c.i1, NULL, &fx->merged));
+	snap_sort_locks(&fx->merged, SORT_WAIT_TIME);
+	snap_sort_edges(&fx->merged);
+	rec_fill_meta(&fx->r, &fx->meta, secs);
+	CHECK(!report_build(&fx->c));
+}
+
 /* Five intervals: shared waits in 1 and 3, exclusive in 3, on a nasty path. */
 static void setup(struct fixture *fx)
 {
@@ -82,22 +103,7 @@ static void setup(struct fixture *fx)
 	}
 	synth_end(&fx->s);
 	snap_free(&d);
-	CHECK(fx->s.ok);
-	rec_init(&fx->r);
-	CHECK_EQ_U(rec_decode(&fx->r, fx->s.file.p, fx->s.file.len), REC_OK);
-	snap_init(&fx->merged);
-	fx->c.file = "t.ilrec";
-	fx->c.r = &fx->r;
-	fx->c.i0 = 0;
-	fx->c.i1 = fx->r.niv;
-	fx->c.merged = &fx->merged;
-	fx->c.meta = &fx->meta;
-	fx->c.top_n = 10;
-	CHECK(!rec_merge_window(&fx->r, fx->c.i0, fx->c.i1, NULL, &fx->merged));
-	snap_sort_locks(&fx->merged, SORT_WAIT_TIME);
-	snap_sort_edges(&fx->merged);
-	rec_fill_meta(&fx->r, &fx->meta, 5.0);
-	CHECK(!report_build(&fx->c));
+	fixture_open(fx, 5.0);
 }
 
 static void teardown(struct fixture *fx)
@@ -161,16 +167,12 @@ static void test_rows_and_timeline(void)
 /* A 1 ms last interval, where a long wait ended, is rated over a whole interval. */
 static void test_timeline_short_last_interval(void)
 {
-	struct synth s;
-	struct recording r;
-	struct snapshot d, merged;
-	struct report_meta meta;
-	struct report_ctx c;
+	struct fixture fx;
+	struct snapshot d;
 	char *out, *row;
 
-	memset(&meta, 0, sizeof(meta));
-	memset(&c, 0, sizeof(c));
-	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	memset(&fx, 0, sizeof(fx));
+	synth_begin(&fx.s, 1000000000ULL, MOUNTINFO);
 	snap_init(&d);
 	for (int i = 0; i < 3; i++) {
 		snap_reset(&d);
@@ -179,27 +181,14 @@ static void test_timeline_short_last_interval(void)
 		/* 0.5 s of waits in each full interval, a 2 s wait in the last */
 		synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1,
 			   i < 2 ? 500000000 : 2000000000);
-		synth_interval_dur(&s, &d, i < 2 ? 1000000000ULL : 1000000ULL);
+		synth_interval_dur(&fx.s, &d, i < 2 ? 1000000000ULL : 1000000ULL);
 	}
-	synth_end(&s);
+	synth_end(&fx.s);
 	snap_free(&d);
-	CHECK(s.ok);
-	rec_init(&r);
-	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
-	snap_init(&merged);
-	c.file = "t.ilrec";
-	c.r = &r;
-	c.i1 = r.niv;
-	c.merged = &merged;
-	c.meta = &meta;
-	c.top_n = 10;
-	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &merged));
-	snap_sort_locks(&merged, SORT_WAIT_TIME);
-	rec_fill_meta(&r, &meta, 5.0);
-	CHECK(!report_build(&c));
-	CHECK(report_rate_secs(&r, 2) == 1.0);
-	CHECK(report_rate_secs(&r, 0) == 1.0);
-	out = capture(report_timeline_text, &c);
+	fixture_open(&fx, 5.0);
+	CHECK(report_rate_secs(&fx.r, 2) == 1.0);
+	CHECK(report_rate_secs(&fx.r, 0) == 1.0);
+	out = capture(report_timeline_text, &fx.c);
 	row = strstr(out, "/db");
 	CHECK(row != NULL);
 	/* peak 2 s/s (not 2000 s/s); mean 3 s over 2.001 s */
@@ -208,10 +197,7 @@ static void test_timeline_short_last_interval(void)
 	/* columns 1 and 2 at a quarter of the peak, not blank */
 	CHECK(row && strstr(row, "|\xe2\x96\x82\xe2\x96\x82\xe2\x96\x88|") != NULL);
 	free(out);
-	report_free(&c);
-	snap_free(&merged);
-	rec_free(&r);
-	synth_free(&s);
+	teardown(&fx);
 }
 
 static void test_json_intervals(void)
@@ -374,17 +360,13 @@ static void test_html(void)
 /* With --holds: hold histograms beside the waits, and the locks held that nobody waited for. */
 static void test_html_holds(void)
 {
-	struct synth s;
-	struct recording r;
-	struct snapshot d, merged;
-	struct report_meta meta;
-	struct report_ctx c;
+	struct fixture fx;
+	struct snapshot d;
 	char *out;
 	const char *h;
 
-	memset(&meta, 0, sizeof(meta));
-	memset(&c, 0, sizeof(c));
-	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	memset(&fx, 0, sizeof(fx));
+	synth_begin(&fx.s, 1000000000ULL, MOUNTINFO);
 	snap_init(&d);
 	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/db");
 	synth_inode(&d, DEV_X, 132, ILOCK_XFS_SB_MAGIC, "/idle");
@@ -392,26 +374,13 @@ static void test_html_holds(void)
 	synth_hold(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 10, 100000);
 	synth_hold(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 5, 20000);
 	synth_hold(&d, DEV_X, 132, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 3, 50000);
-	synth_interval(&s, &d);
-	synth_end(&s);
+	synth_interval(&fx.s, &d);
+	synth_end(&fx.s);
 	snap_free(&d);
-	CHECK(s.ok);
-	rec_init(&r);
-	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
-	snap_init(&merged);
-	c.file = "t.ilrec";
-	c.r = &r;
-	c.i1 = r.niv;
-	c.merged = &merged;
-	c.meta = &meta;
-	c.top_n = 10;
-	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &merged));
-	snap_sort_locks(&merged, SORT_WAIT_TIME);
-	rec_fill_meta(&r, &meta, 1.0);
-	CHECK(!report_build(&c));
-	CHECK_EQ_U(c.nrows, 1);
+	fixture_open(&fx, 1.0);
+	CHECK_EQ_U(fx.c.nrows, 1);
 
-	out = capture(report_html, &c);
+	out = capture(report_html, &fx.c);
 	/* the waited-for lock: two wait histograms, two hold histograms */
 	CHECK_EQ_U(count(out, "<svg class=\"hist\""), 4);
 	CHECK(strstr(out, ">exclusive holds (count per log2 bucket)<") != NULL);
@@ -430,19 +399,16 @@ static void test_html_holds(void)
 	free(out);
 
 	/* sampled holds: counts are estimates, the histograms what was timed */
-	meta.attach[meta.nattach].probe = "hold_sampling";
-	meta.attach[meta.nattach].mode = "1 in 8";
-	meta.nattach++;
-	out = capture(report_html, &c);
+	fx.meta.attach[fx.meta.nattach].probe = "hold_sampling";
+	fx.meta.attach[fx.meta.nattach].mode = "1 in 8";
+	fx.meta.nattach++;
+	out = capture(report_html, &fx.c);
 	CHECK(strstr(out, "held exclusive: ~10 acquisitions") != NULL);
 	CHECK(strstr(out, ">exclusive holds timed (count per log2 bucket)<") != NULL);
 	CHECK(strstr(out, "<td>~3</td>") != NULL);
 	free(out);
 
-	report_free(&c);
-	snap_free(&merged);
-	rec_free(&r);
-	synth_free(&s);
+	teardown(&fx);
 }
 
 int main(void)
