@@ -176,22 +176,33 @@ def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
     return doc
 
 
-def check_stall(c, blocks):
-    """xfs-stall: ilock stopped while the reader still waited; the task
-    iterator must have listed that wait, behind the writer that holds it."""
-    name = "xfs-stall"
+def stall_of(c, blocks, name, kind):
+    """A stall scenario's run and the one record of the waiter's, of this
+    kind ("lock_wait" or "fsync"), that the task iterator listed; None when
+    it did not (each a failed check)."""
     run = scenario_run(c, blocks, name)
     if run is None:
-        return
-    _, doc, waiter, _, htid = run
+        return None
+    _, doc, waiter, _, _ = run
     c.check(doc["attach"].get("waiting_now") == "iter",
             f"{name}: attach waiting_now=iter, got {doc['attach']}")
     wn = doc.get("waiting_now") or {}
     c.check(wn.get("available") is True, f"{name}: waits in progress read: {wn}")
-    mine = [w for w in wn.get("waits", []) if w["waiter"]["pid"] in waiter["tids"]]
-    if not c.check(len(mine) == 1, f"{name}: the reader's wait in progress: {wn}"):
+    mine = [w for w in wn.get("waits", [])
+            if w.get("kind") == kind and w["waiter"]["pid"] in waiter["tids"]]
+    if not c.check(len(mine) == 1, f"{name}: the waiter's {kind} in progress: {wn}"):
+        return None
+    return run, mine[0]
+
+
+def check_stall(c, blocks):
+    """xfs-stall: ilock stopped while the reader still waited; the task
+    iterator must have listed that wait, behind the writer that holds it."""
+    name = "xfs-stall"
+    found = stall_of(c, blocks, name, "lock_wait")
+    if found is None:
         return
-    w = mine[0]
+    (_, _, _, _, htid), w = found
     c.check(w["waited_ns"] >= MS * 1000, f"{name}: waited over 1 s so far: {w['waited_ns']}")
     c.check(w["waiter"]["mode"] == "shared", f"{name}: waiter shared: {w['waiter']}")
     c.check(w["holder"]["pid"] == htid and w["holder"]["mode"] == "exclusive",
@@ -204,18 +215,10 @@ def check_fsync_stall(c, blocks):
     journal commit stuck on its device; the walk lists the fsync, the
     commit running and the journal thread asleep in D."""
     name = "ext4-fsync-stall"
-    run = scenario_run(c, blocks, name)
-    if run is None:
+    found = stall_of(c, blocks, name, "fsync")
+    if found is None:
         return
-    meta, doc, waiter, _, _ = run
-    c.check(doc["attach"].get("waiting_now") == "iter",
-            f"{name}: attach waiting_now=iter, got {doc['attach']}")
-    wn = doc.get("waiting_now") or {}
-    mine = [w for w in wn.get("waits", [])
-            if w.get("kind") == "fsync" and w["waiter"]["pid"] in waiter["tids"]]
-    if not c.check(len(mine) == 1, f"{name}: the fsync in progress: {wn}"):
-        return
-    w = mine[0]
+    (meta, _, waiter, _, _), w = found
     c.check((w["dev"], w["ino"], w["class"]) == (meta["dev"], int(meta["ino"]), "jbd2_wait"),
             f"{name}: the fsync's file {meta}: {w}")
     c.check(w["waited_ns"] >= MS * 1000, f"{name}: in fsync over 1 s so far: {w['waited_ns']}")

@@ -95,6 +95,30 @@ mkfs_mount() {  # FS
 	sync
 }
 
+# stop_midwait WAITER_PID: ilock (st) stopped while the waiter still waits,
+# after about 2 s of it; rc is ilock's exit code
+stop_midwait() {
+	sleep 2
+	kill -INT $st
+	wait $st
+	rc=$?
+	wait "$1"
+}
+
+# scenario_blocks NAME FILE EXTRA: the run's facts (FILE's inode and device,
+# ilock's rc) and every output, between markers for check.py
+scenario_blocks() {
+	d=$(stat -c %d "$2")  # st_dev: MAJ:MIN as the kernel encodes it
+	echo "rc=$rc ino=$(stat -c %i "$2")" \
+		"dev=$(( (d >> 8) & 0xfff )):$(( (d & 0xff) | ((d >> 12) & 0xfff00) ))" \
+		"hold_ms=$HOLD_MS $3" > /tmp/meta
+	block "$1.meta" /tmp/meta
+	block "$1.stat" /tmp/stat.json
+	block "$1.stat.stderr" /tmp/stat.err
+	block "$1.holder" /tmp/hold.out
+	block "$1.waiter" /tmp/wait.json
+}
+
 # scenario NAME FS WAITER [ENV=VAL...] -- [ilock stat args]
 # WAITER: read (3 readers), pwrite (1 writer), or stall (1 reader, and
 # ilock stopped while it still waits)
@@ -131,12 +155,7 @@ scenario() {
 	elif [ "$waiter" = stall ]; then
 		# ilock stopped mid-wait: the reader has waited ~2 s and still does
 		lockhold read /mnt/t/db.dat 8192 4096 1 > /tmp/wait.json 2>&1 &
-		wp=$!
-		sleep 2
-		kill -INT $st
-		wait $st
-		rc=$?
-		wait $wp
+		stop_midwait $!
 	else
 		lockhold pwrite /mnt/t/db.dat 65536 4096 1 > /tmp/wait.json 2>&1
 	fi
@@ -147,15 +166,7 @@ scenario() {
 		wait $st
 		rc=$?
 	fi
-	d=$(stat -c %d /mnt/t/db.dat)  # st_dev: MAJ:MIN as the kernel encodes it
-	echo "rc=$rc ino=$(stat -c %i /mnt/t/db.dat)" \
-		"dev=$(( (d >> 8) & 0xfff )):$(( (d & 0xff) | ((d >> 12) & 0xfff00) ))" \
-		"hold_ms=$HOLD_MS env=$envs args=$*" > /tmp/meta
-	block "$name.meta" /tmp/meta
-	block "$name.stat" /tmp/stat.json
-	block "$name.stat.stderr" /tmp/stat.err
-	block "$name.holder" /tmp/hold.out
-	block "$name.waiter" /tmp/wait.json
+	scenario_blocks "$name" /mnt/t/db.dat "env=$envs args=$*"
 	umount /mnt/t
 	say "scenario $name done in $(( $(date +%s) - t0 )) s"
 }
@@ -195,12 +206,7 @@ fsync_stall() {
 		wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
 		chmod 600 /mnt/e/log  # a metadata change: the fsync must commit it
 		lockhold fsync /mnt/e/log > /tmp/wait.json 2>&1 &
-		wp=$!
-		sleep 2
-		kill -INT $st
-		wait $st
-		rc=$?
-		wait $wp
+		stop_midwait $!
 		wait $hp
 	else
 		say "scenario $name error ilock did not start"
@@ -208,15 +214,7 @@ fsync_stall() {
 		wait $st
 		rc=$?
 	fi
-	d=$(stat -c %d /mnt/e/log)
-	echo "rc=$rc ino=$(stat -c %i /mnt/e/log)" \
-		"dev=$(( (d >> 8) & 0xfff )):$(( (d & 0xff) | ((d >> 12) & 0xfff00) ))" \
-		"hold_ms=$HOLD_MS" > /tmp/meta
-	block "$name.meta" /tmp/meta
-	block "$name.stat" /tmp/stat.json
-	block "$name.stat.stderr" /tmp/stat.err
-	block "$name.holder" /tmp/hold.out
-	block "$name.waiter" /tmp/wait.json
+	scenario_blocks "$name" /mnt/e/log ""
 	umount /mnt/e
 	umount /mnt/t
 	say "scenario $name done in $(( $(date +%s) - t0 )) s"
