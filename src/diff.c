@@ -1159,6 +1159,34 @@ static void mark_uncaptured(struct diff_result *d, const struct recording *a,
 	}
 }
 
+/*
+ * The tail of one interval's waits grows with the interval: p99 and max
+ * of 5-second intervals against 1-second ones would read as a change.
+ * The rates and p50 are per second or central, and stay tested.
+ */
+static void mark_unlike_intervals(struct diff_result *d, const struct recording *a,
+				  const struct recording *b)
+{
+	static const int tail[] = { DM_P99, DM_MAX, DM_HOLD_P99 };
+	double ia = (double)a->interval_ns, ib = (double)b->interval_ns;
+
+	if (!ia || !ib || (ia <= ib * 1.1 && ib <= ia * 1.1))
+		return;
+	d->unlike_intervals = true;
+	snprintf(d->unlike_why, sizeof(d->unlike_why), "intervals differ (%g s -> %g s)", ia / 1e9,
+		 ib / 1e9);
+	for (size_t i = 0; i < d->n; i++)
+		for (size_t k = 0; k < sizeof(tail) / sizeof(tail[0]); k++) {
+			struct diff_cmp *c = &d->s[i].m[tail[k]];
+
+			if (!c->present || !c->tested)
+				continue;
+			c->tested = false;
+			c->verdict = DV_UNTESTED;
+			c->why = d->unlike_why;
+		}
+}
+
 int diff_compute(const struct recording *a, const struct recording *b, const struct diff_opts *o,
 		 struct diff_result *d)
 {
@@ -1202,6 +1230,7 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 		goto out;
 	probe_changes(d, a, b);
 	mark_uncaptured(d, a, b);
+	mark_unlike_intervals(d, a, b);
 
 	/* one family: every test in this diff, Holm-adjusted together */
 	p = malloc((d->n * DM_COUNT + 1) * sizeof(*p));
@@ -1426,6 +1455,10 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 				d->probes[i].before, d->probes[i].after);
 		fprintf(f, "; what those probes give does not compare\n");
 	}
+	if (d->unlike_intervals)
+		fprintf(f, "note: %s: a longer interval holds more waits, so its p99 and max sit "
+			   "higher; those are not tested (record both with the same -i)\n",
+			d->unlike_why);
 
 	fprintf(f, "\nBY LOCK CLASS AND MODE%*s %12s %12s %8s   %-7s  %s\n", 1, "", "BEFORE", "AFTER",
 		"CHANGE", "SAMPLES", "VERDICT");
@@ -1662,6 +1695,7 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	json_bool(&j, "intervals_differ", d->unlike_intervals);
 	json_arr_begin(&j, "classes");
 	for (size_t i = 0; i < d->n; i++)
 		if (!d->s[i].is_inode && d->s[i].kind != DK_ROLE)

@@ -917,6 +917,82 @@ static void test_roles(void)
 	rec_free(&b);
 }
 
+/*
+ * One process, one slow wait (8 ms) every 5 s among 100 waits of 1 ms a
+ * second, recorded with -i 1 and with -i 5: the same rates, but every 5 s
+ * interval holds a slow wait and four 1 s intervals in five do not. Their
+ * maxima differ by the interval alone, so max and p99 go untested.
+ */
+static void record_interval(struct recording *r, uint64_t secs, int n)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, secs * 1000000000ULL, MNT_A);
+	snap_init(&d);
+	for (int i = 0; i < n; i++) {
+		snap_reset(&d);
+		if (i == 0)
+			synth_inode(&d, DEV_A, 131, ILOCK_XFS_SB_MAGIC, "/data");
+		synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 100 * secs,
+			   1000000);
+		if (secs > 1 || i % 5 == 2)
+			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1, 8000000);
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+}
+
+static void test_unlike_intervals(void)
+{
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+	char *out;
+
+	/* the same -i: the max of the 1 s intervals against themselves is no change */
+	record_interval(&a, 1, 40);
+	record_interval(&b, 1, 40);
+	run(&a, &b, &d);
+	CHECK(!d.unlike_intervals);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_MAX].tested && s->m[DM_MAX].verdict == DV_SAME);
+	diff_free(&d);
+	rec_free(&b);
+
+	record_interval(&b, 5, 8);
+	run(&a, &b, &d);
+	CHECK(d.unlike_intervals);
+	s = find(&d, false, DK_SHARED);
+	CHECK(s && s->m[DM_WAIT_PER_S].tested && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
+	CHECK(s && !s->m[DM_MAX].tested && s->m[DM_MAX].verdict == DV_UNTESTED &&
+	      !strcmp(s->m[DM_MAX].why, "intervals differ (1 s -> 5 s)"));
+	CHECK(s && !s->m[DM_P99].tested);
+	CHECK_EQ_U(d.nsig, 0);
+	out = diff_text(&d, &a, &b);
+	CHECK(strstr(out, "note: intervals differ (1 s -> 5 s): ") != NULL);
+	CHECK(strstr(out, "untested: intervals differ (1 s -> 5 s)") != NULL);
+	free(out);
+	diff_free(&d);
+
+	/*
+	 * What it guards against: tested, the intervals' maxima differ past
+	 * any doubt (only the whole runs' equal maxima keep the verdict).
+	 */
+	{
+		struct diff_opts o;
+
+		diff_opts_default(&o);
+		b.interval_ns = a.interval_ns;
+		CHECK(!diff_compute(&a, &b, &o, &d));
+		s = find(&d, false, DK_SHARED);
+		CHECK(s && s->m[DM_MAX].tested && s->m[DM_MAX].p_adj < 0.01);
+		diff_free(&d);
+	}
+	rec_free(&a);
+	rec_free(&b);
+}
+
 int main(void)
 {
 	test_holds_off_is_not_gone();
@@ -931,5 +1007,6 @@ int main(void)
 	test_short_recordings();
 	test_samples_out_of_reach();
 	test_one_early_wait_is_no_change();
+	test_unlike_intervals();
 	UNIT_DONE();
 }
