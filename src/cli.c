@@ -71,7 +71,7 @@ CLI_MAX_INODES_HELP
 "\n"
 "keys: q quit, s/S sort key, c cumulative totals, f filter (path part or comm),\n"
 "      p pause, Enter detail (histograms, holders), Esc back, arrows/PgUp/PgDn,\n"
-"      w the stalled lock's detail (during a STALLED line)\n"
+"      w the stalled lock's detail (during a STALLED line), ? or h help\n"
 "\n"
 "examples:\n"
 "  ilocktop                          # every filesystem, refresh each second\n"

@@ -90,6 +90,7 @@ struct top_app {
 	bool stacks_ok;                /* ... and reading them worked */
 	struct ksyms ksyms;            /* for the stacks' frames; loaded when first needed */
 	bool ksyms_tried, have_ksyms;
+	bool help;                     /* the help screen is shown */
 	bool prompting;
 	char prompt[sizeof(((struct top_filter *)0)->text)];
 	bool quit;

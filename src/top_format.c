@@ -371,9 +371,45 @@ const char *top_sort_title(enum sort_key k)
 const char *top_help_line(bool detail)
 {
 	if (detail)
-		return "Esc/Enter back  arrows/PgUp/PgDn/End scroll  c cumulative  p pause  q quit";
-	return "q quit  s/S sort  c cumulative  f filter  p pause  Enter detail  "
+		return "Esc/Enter back  arrows/PgUp/PgDn/End scroll  c cumulative  p pause  ? help  q quit";
+	return "q quit  ? help  s/S sort  c cumulative  f filter  p pause  Enter detail  "
 	       "arrows/PgUp/PgDn move";
+}
+
+/* Short enough for 80 columns; docs/ilocktop.md says the rest. */
+static const char *const help_lines[] = {
+	"ilocktop: keys and columns  (any key: back; q: quit)",
+	"",
+	"  q             quit",
+	"  s / S         next / previous sort: wait time, waits, max, p99, shared, excl",
+	"  c             rates over the last interval <-> totals since start",
+	"  f or /        filter by part of a path or a command name (Esc in the table",
+	"                clears it)",
+	"  p             pause: no map reads; p again resumes",
+	"  Enter, Right  the selected lock in detail: histograms, holders and waiters,",
+	"                what each was doing, byte ranges, kernel stacks",
+	"  w             during a STALLED line: the stalled lock in detail",
+	"  Esc, Left     back from the detail view",
+	"  Up/Down k/j, PgUp/PgDn space, Home/End g/G: move, or scroll the detail view",
+	"  ? or h        this help",
+	"",
+	"  SH/s EX/s     shared and exclusive waits per second (after c: SHARED, EXCL,",
+	"                the counts)",
+	"  WAIT s/s      seconds waited per second, every waiter summed: 1.0 is one",
+	"                thread blocked the whole time (after c: WAITED, the total)",
+	"  P99 MAX       from log2 histograms: the p99 within a factor of 2",
+	"  DISJ          share of the wait time between disjoint byte ranges: what a",
+	"                range lock would have let through (a lower bound)",
+	"  TOP HOLDER    the holder that cost the waiters most: comm[tid] excl; readers,",
+	"                comm[tid] (the last reader); next excl: took it first, queued",
+	"  STALLED line  a wait (or an ext4 fsync) in progress for a second or more",
+	"  LOST EVENTS   counts lost while it shows; --max-inodes if maps are full",
+};
+
+size_t top_help_screen(const char *const **out)
+{
+	*out = help_lines;
+	return sizeof(help_lines) / sizeof(help_lines[0]);
 }
 
 char *top_format_help(char *buf, size_t len, int width, long sel, long nrows, long page)

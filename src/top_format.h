@@ -93,6 +93,8 @@ int top_format_status(const struct top_status *st, int width,
 const char *top_sort_title(enum sort_key k);
 /* The help line at the bottom of the screen. */
 const char *top_help_line(bool detail);
+/* The help screen (? or h): its lines, each at most 80 columns. */
+size_t top_help_screen(const char *const **out);
 /*
  * The bottom line of the table: the keys, and at the right "row 12 of
  * 800" (sel from 0) when the rows do not all fit on the page and the

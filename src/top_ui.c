@@ -244,6 +244,15 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 	free(text);
 }
 
+static void draw_help(int y0, int y1)
+{
+	const char *const *text;  /* not "lines": curses has a macro of that name */
+	size_t n = top_help_screen(&text);
+
+	for (size_t i = 0; i < n && y0 < y1; i++, y0++)
+		put_line(y0, text[i], i == 0 ? A_BOLD : 0);
+}
+
 void ui_draw(struct top_app *a)
 {
 	struct top_status st;
@@ -254,11 +263,15 @@ void ui_draw(struct top_app *a)
 	erase();
 	top_app_status(a, &st);
 	top_format_status(&st, COLS, emit_status, &d);
-	if (a->detail)
+	if (a->help)
+		draw_help(d.y, LINES - 1);
+	else if (a->detail)
 		draw_detail(a, d.y, LINES - 1);
 	else
 		draw_table(a, d.y, LINES - 1);
-	if (a->prompting) {
+	if (a->help) {
+		put_line(LINES - 1, "any key: back  q quit", A_REVERSE);
+	} else if (a->prompting) {
 		char line[256];
 
 		snprintf(line, sizeof(line), "filter (path part or comm; Enter apply, Esc cancel): %s_",
@@ -337,6 +350,10 @@ static void key_common(struct top_app *a, int ch)
 		break;
 	case 'p':
 		a->paused = !a->paused;
+		break;
+	case '?':
+	case 'h':
+		a->help = true;
 		break;
 	case KEY_RESIZE:
 		break;
@@ -470,7 +487,11 @@ void ui_keys(struct top_app *a)
 	while (active && (ch = getch()) != ERR) {
 		if (ch == KEY_RESIZE)
 			continue;  /* the caller redraws at the new size */
-		if (a->prompting)
+		if (a->help) {
+			/* any key closes it, back to the view it was opened from */
+			a->help = false;
+			a->quit = ch == 'q' || ch == 'Q';
+		} else if (a->prompting)
 			key_prompt(a, ch);
 		else if (a->detail)
 			key_detail(a, ch);

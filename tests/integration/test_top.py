@@ -258,6 +258,14 @@ def test_screen_keys_filter_cumulative_pause_resize(term, workload, ilocktop_bin
     t.wait(lambda s: "[PAUSED]" not in s and re.search(r"up ([\d.]+ s|\S+)", s).group(1) != up1,
            "unpaused")
 
+    # ?: the help screen over the table; any key brings the table back
+    t.keys("?")
+    s = t.wait_re(r"^ilocktop: keys and columns")
+    assert "DISJ " in s and not _table_rows(s)[0]
+    t.keys("x")
+    t.wait(lambda s: "ilocktop: keys" not in s and any(r.startswith(hot) for r in _table_rows(s)[1]),
+           "table after help")
+
     # resize: redrawn at the new width, narrower layout
     _tmux("resize-window", "-t", t.name, "-x", "90", "-y", "30")
     s = t.wait(lambda s: (_table_rows(s)[0] or "").startswith("PATH") and

@@ -1156,6 +1156,43 @@ static void test_help_position(void)
 	CHECK_STR(top_format_help(buf, sizeof(buf), 30, 11, 800, 40), keys);
 }
 
+/*
+ * The help screen fits 80 columns and explains every column whose title
+ * does not say it all, and every key the bottom lines name.
+ */
+static void test_help_screen(void)
+{
+	static const char *const keys[] = { "q ", "s / S", "c ", "f or /", "p ", "Enter", "w ",
+					    "Esc", "PgUp/PgDn", "? or h" };
+	const char *const *lines;
+	size_t n = top_help_screen(&lines);
+	struct top_layout l;
+	char head[512], all[8192] = "", *tok, *save;
+
+	CHECK(n > 10);
+	for (size_t i = 0; i < n; i++) {
+		CHECK(strlen(lines[i]) <= 80);
+		strncat(all, lines[i], sizeof(all) - strlen(all) - 2);
+		strcat(all, "\n");
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		CHECK(strstr(all, keys[i]) != NULL);
+	CHECK(strstr(top_help_line(false), "? help") && strstr(top_help_line(true), "? help"));
+	/* every title of the widest table, rates and totals, but the self-evident ones */
+	for (int cum = 0; cum < 2; cum++) {
+		top_layout_compute(&l, 250, cum);
+		top_format_header(head, sizeof(head), &l, SORT_KEY_MAX);
+		for (tok = strtok_r(head, " *", &save); tok; tok = strtok_r(NULL, " *", &save)) {
+			if (!strcmp(tok, "PATH") || !strcmp(tok, "DEV:INO") || !strcmp(tok, "FS") ||
+			    !strcmp(tok, "CLASS") || !strcmp(tok, "s/s") || !strcmp(tok, "HOLDER"))
+				continue;
+			if (!strstr(all, tok))
+				fprintf(stderr, "help screen: column %s not explained\n", tok);
+			CHECK(strstr(all, tok) != NULL);
+		}
+	}
+}
+
 /* TOP HOLDER names each mode as ilock stat does, in fewer words. */
 static void test_holder_names(void)
 {
@@ -1187,6 +1224,7 @@ int main(void)
 {
 	test_holder_names();
 	test_help_position();
+	test_help_screen();
 	test_store_deltas();
 	test_store_matches_snap_delta();
 	test_store_scan_order();
