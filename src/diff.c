@@ -550,6 +550,8 @@ static bool class_has(const struct recording *r, const struct diff_opts *o, uint
 		      uint8_t kind)
 {
 	if (is_range_kind(kind)) {
+		if (!class_has_ranges(class))
+			return false;
 		for (size_t k = 0; k < r->nedges; k++)
 			if (r->edges[k].s.count && edge_selected(r, &r->edges[k], o, class, kind))
 				return true;
@@ -646,6 +648,8 @@ static int inode_subjects(struct diff_result *d, struct side *sa, struct side *s
 			uint64_t na = 0, nb = 0;
 			struct diff_subject *s;
 
+			if (is_range_kind(kind) && !class_has_ranges(p->class))
+				continue;
 			if (kind == DK_HOLD) {
 				na = ea ? la[p->ea].holds[p->class] : 0;
 				nb = eb ? lb[p->eb].holds[p->class] : 0;

@@ -883,7 +883,7 @@ int snap_ranges_from_edges(struct snapshot *s)
 		struct ilock_range_stats st = { e->s.count, e->s.total_ns };
 		int err;
 
-		if (e->k.class == ILOCK_CLASS_JBD2_WAIT)
+		if (!class_has_ranges(e->k.class))
 			continue;
 		err = snap_add_range(s, &k, &st);
 		if (err && err != -EINVAL)

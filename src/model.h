@@ -175,6 +175,18 @@ struct ilock_range_stats range_unknown(const struct ilock_range_stats range[ILOC
 void ranges_merge(struct ilock_range_stats dst[ILOCK_RANGE_MAX],
 		  const struct ilock_range_stats src[ILOCK_RANGE_MAX]);
 double row_headroom(const struct lock_row *r);
+/*
+ * Would a range lock apply to this lock class? Only to the locks that
+ * guard a file's data by byte offset: i_rwsem (the XFS IOLOCK) and
+ * invalidate_lock (MMAPLOCK). The XFS ILOCK guards the inode's metadata
+ * (extent map, size) as a whole, whatever bytes its holder and waiter
+ * worked on; a journal commit has no range. Those get no range classes,
+ * no headroom, and no range series or diff subjects.
+ */
+static inline bool class_has_ranges(uint8_t class)
+{
+	return class == ILOCK_CLASS_I_RWSEM || class == ILOCK_CLASS_INVALIDATE;
+}
 /* The same over a lock's (or a pair's) waits by range class. */
 double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 

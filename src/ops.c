@@ -143,6 +143,8 @@ double pair_headroom(const struct pair_row *p)
 {
 	uint64_t ns = 0;
 
+	if (!class_has_ranges(p->k.class))
+		return -1.0;
 	for (int g = 0; g < ILOCK_RANGE_MAX; g++)
 		ns += p->range_ns[g];
 	if (!p->range_waits[ILOCK_RANGE_OVERLAP] && !p->range_waits[ILOCK_RANGE_DISJOINT])

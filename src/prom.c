@@ -630,7 +630,7 @@ static void render_ranges(struct renderer *r, const struct prom_series *ps, bool
 		static const uint8_t label[3] = { ILOCK_RANGE_OVERLAP, ILOCK_RANGE_DISJOINT,
 						  ILOCK_RANGE_NO_BOTH };
 
-		if (g->class == ILOCK_CLASS_JBD2_WAIT || !(g->wait[0].count || g->wait[1].count))
+		if (!class_has_ranges(g->class) || !(g->wait[0].count || g->wait[1].count))
 			continue;
 		for (int j = 0; j < 3; j++) {
 			lock_labels(r, ps, g->dev, g->class, NULL);

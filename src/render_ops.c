@@ -98,6 +98,8 @@ static void range_note(FILE *f, const struct pair_row *r)
 
 	if (r->k.class == ILOCK_CLASS_JBD2_WAIT)
 		fprintf(f, "  (journal)");
+	else if (!class_has_ranges(r->k.class))
+		fprintf(f, "  (metadata: no ranges)");
 	else if (pair_headroom(r) < 0)
 		fprintf(f, "  (ranges unknown: %s)", unknown_side(r));
 	else

@@ -417,6 +417,9 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 				   "%.0f%% with a range unknown)", 100.0 * h,
 				h > 0 ? "a range lock would have let those run"
 				      : "a range lock would not have helped", 100.0 * ov, 100.0 * unk);
+		} else if (!class_has_ranges(w.top->class)) {
+			fprintf(f, " (a lock on the inode's metadata, not its bytes: a range lock would "
+				   "not apply)");
 		}
 		fprintf(f, "\n");
 		top_role(f, roles, nroles, w.top);

@@ -788,6 +788,11 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 		fprintf(f, "  (journal waits: a commit has no byte range, a range lock would not apply)\n");
 		return;
 	}
+	if (!class_has_ranges(class)) {
+		fprintf(f, "  (the ILOCK guards the inode's metadata as a whole: a range lock on the "
+			   "file's bytes would not apply)\n");
+		return;
+	}
 	/* the lock's range sums, from its pairs, as snap_ranges_from_edges does */
 	for (size_t i = 0; i < win->nedges; i++) {
 		const struct edge_row *e = &win->edges[i];

@@ -503,6 +503,10 @@ static void test_model(void)
 		add_edge(&e, edge(1, 0, 0, 2, 0, ILOCK_RANGE_NO_WAITER), 2, 20);
 		j.class = ILOCK_CLASS_JBD2_WAIT;
 		add_edge(&e, j, 5, 50);
+		/* disjoint bytes behind the XFS ILOCK, which guards none of them */
+		j = edge(1, 0, 0, 2, 0, ILOCK_RANGE_DISJOINT);
+		j.class = ILOCK_CLASS_XFS_ILOCK;
+		add_edge(&e, j, 6, 60);
 		CHECK(snap_ranges_from_edges(&e) == 0);
 		r = snap_find_lock(&e, DEV, 131, ILOCK_CLASS_I_RWSEM);
 		CHECK(r && r->range[ILOCK_RANGE_DISJOINT].waits == 5 &&
@@ -510,6 +514,18 @@ static void test_model(void)
 		      r->range[ILOCK_RANGE_NO_WAITER].waits == 2 && row_range_waits(r) == 7);
 		/* the journal has no byte ranges: no row for it */
 		CHECK(snap_find_lock(&e, DEV, 131, ILOCK_CLASS_JBD2_WAIT) == NULL);
+		CHECK(snap_find_lock(&e, DEV, 131, ILOCK_CLASS_XFS_ILOCK) == NULL);
+		/* nor any headroom on its pairs, the i_rwsem's still */
+		for (size_t i = 0; i < e.nedges; i++) {
+			struct pair_row p = { .k = e.edges[i].k };
+
+			p.range_waits[e.edges[i].k.range] = e.edges[i].s.count;
+			p.range_ns[e.edges[i].k.range] = e.edges[i].s.total_ns;
+			if (e.edges[i].k.range == ILOCK_RANGE_DISJOINT)
+				CHECK(p.k.class == ILOCK_CLASS_I_RWSEM ? pair_headroom(&p) == 1.0
+								       : pair_headroom(&p) < 0);
+		}
+		CHECK(class_has_ranges(ILOCK_CLASS_I_RWSEM) && class_has_ranges(ILOCK_CLASS_INVALIDATE));
 		snap_free(&e);
 	}
 	/* reset empties the tables, and they fill again */

@@ -541,6 +541,8 @@ static void test_ranges(void)
 	add_range_edge(&s, DEV_A, 2, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_NO_HOLDER, 1, 200);
 	add_range_edge(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_RANGE_NO_BOTH, 1, 300);
 	add_range_edge(&s, DEV_A, 4, ILOCK_CLASS_JBD2_WAIT, ILOCK_RANGE_NO_BOTH, 1, 1000);
+	add_wait(&s, DEV_A, 5, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_EXCL, 1000, 1);
+	add_range_edge(&s, DEV_A, 5, ILOCK_CLASS_XFS_ILOCK, ILOCK_RANGE_DISJOINT, 1, 1000);
 	CHECK(snap_ranges_from_edges(&s) == 0);  /* as the tracer's read does */
 	prom_series_init(&ps, 20, 10);
 	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
@@ -563,6 +565,9 @@ static void test_ranges(void)
 	CHECK_EQ_U(count_lines(t, "ilock_range_wait_seconds_total{"), 6);
 	/* the journal waits have no byte ranges */
 	CHECK(!strstr(t, "class=\"jbd2_wait\",range="));
+	/* nor the ILOCK's, a lock on metadata */
+	CHECK(!strstr(t, "class=\"xfs_ilock\",range="));
+	CHECK(strstr(t, "class=\"xfs_ilock\"") != NULL);
 	CHECK(strstr(t, "# TYPE ilock_range_wait_seconds_total counter\n") != NULL);
 	free(t);
 	prom_series_free(&ps);
