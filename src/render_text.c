@@ -291,8 +291,8 @@ static void losses(FILE *f, const struct snapshot *s)
 	if (!any)
 		fprintf(f, "  none\n");
 	if (s->in_flight)
-		fprintf(f, "  (%s waits still in progress when read, not counted yet)\n",
-			fmt_count(n, sizeof(n), s->in_flight));
+		fprintf(f, "  (%s wait%s still in progress when read, not counted yet)\n",
+			fmt_count(n, sizeof(n), s->in_flight), plural(s->in_flight));
 }
 
 /* Tasks waiting on average, with as many digits as a small number needs. */
@@ -343,8 +343,8 @@ static void waits_left_out(FILE *f, const struct snapshot *s, uint64_t left)
 	char n[24];
 	const char *sep = "";
 
-	fprintf(f, "  and %s waits that ilock saw are missing from these figures (",
-		fmt_count(n, sizeof(n), left));
+	fprintf(f, "  and %s wait%s that ilock saw %s missing from these figures (",
+		fmt_count(n, sizeof(n), left), plural(left), left == 1 ? "is" : "are");
 	for (int c = ILOCK_FIRST_LOST; c < ILOCK_COUNTER_MAX; c++) {
 		if (!counter_drops_waits(c) || !s->counters[c])
 			continue;
@@ -375,9 +375,10 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	else if (!w.waits && m->filters && strcmp(m->filters, "none") &&
 	    s->counters[ILOCK_EV_BEGIN_RWSEM])
 		/* the filters may have left out the very waits that matter */
-		fprintf(f, "  no inode lock wait matched the filters (%s): %s rw_semaphore waits in all; "
-			   "run without them to see the others\n", m->filters,
-			fmt_count(a, sizeof(a), s->counters[ILOCK_EV_BEGIN_RWSEM]));
+		fprintf(f, "  no inode lock wait matched the filters (%s): %s rw_semaphore wait%s in "
+			   "all; run without them to see the others\n", m->filters,
+			fmt_count(a, sizeof(a), s->counters[ILOCK_EV_BEGIN_RWSEM]),
+			plural(s->counters[ILOCK_EV_BEGIN_RWSEM]));
 	else if (!w.waits && m->duration_s < ILOCK_SHORT_TRACE_S)
 		fprintf(f, "  no inode lock wait in %.1f s traced: too short to tell\n",
 			m->duration_s);
@@ -426,8 +427,9 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	}
 	if (w.journal_waits)
 		fprintf(f, "  apart from that, ext4 fsyncs waited for the journal: %s tasks on average "
-			   "(%s in %s waits)\n", fmt_tasks(a, sizeof(a), w.journal_tasks),
-			fmt_ns(b, sizeof(b), w.journal_ns), fmt_count(d, sizeof(d), w.journal_waits));
+			   "(%s in %s wait%s)\n", fmt_tasks(a, sizeof(a), w.journal_tasks),
+			fmt_ns(b, sizeof(b), w.journal_ns), fmt_count(d, sizeof(d), w.journal_waits),
+			plural(w.journal_waits));
 }
 
 void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
@@ -457,9 +459,10 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	for (int i = 0; i < m->nattach; i++)
 		fprintf(f, " %s=%s", m->attach[i].probe, m->attach[i].mode);
 	/* a wait is counted begun and ended in different reads: not a subset per interval */
-	fprintf(f, "\nevents: %s rw_semaphore waits begun, %s inode lock waits ended\n",
+	fprintf(f, "\nevents: %s rw_semaphore wait%s begun, %s inode lock wait%s ended\n",
 		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]),
-		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]));
+		plural(s->counters[ILOCK_EV_BEGIN_RWSEM]),
+		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]), plural(s->counters[ILOCK_EV_WAIT]));
 	if (meta_wait_sampling(m))
 		fprintf(f, "sampled: %s rw_semaphore waits left out (wait_sampling=%s); each wait "
 			   "timed stands for those left out beside it, so every count, time and "

@@ -467,7 +467,7 @@ static void pair_stacks_html(FILE *f, const struct report_ctx *c, const struct p
 			fmt_ns(t, sizeof(t), top[i].total_ns));
 		if (p->s.total_ns)
 			fprintf(f, " (%.0f%%)", 100.0 * (double)top[i].total_ns / (double)p->s.total_ns);
-		fprintf(f, ", %s waits", fmt_count(w, sizeof(w), top[i].count));
+		fprintf(f, ", %s wait%s", fmt_count(w, sizeof(w), top[i].count), plural(top[i].count));
 		if (!fr) {
 			fputs(": frames not recorded</div>\n", f);
 			continue;

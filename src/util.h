@@ -30,4 +30,10 @@ void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen);
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);
 
+/* "s" unless one: "1 wait", "2 waits". */
+static inline const char *plural(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 #endif

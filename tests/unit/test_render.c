@@ -275,7 +275,7 @@ static void test_in_short(void)
 			  "unknown)\n  the largest share there: mysqld "
 			  "buffered-write EXCL -> mysqld buffered-read SHARED, 50% (2 -> 2 threads)\n") != NULL);
 	CHECK(strstr(text, "  apart from that, ext4 fsyncs waited for the journal: 0.10 tasks on "
-			  "average (1.00 s in 1 waits)\n") != NULL);
+			  "average (1.00 s in 1 wait)\n") != NULL);
 	CHECK(!strstr(text, "too few"));
 	free(text);
 	json = render(render_json, &s, &m);
