@@ -28,6 +28,10 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 #define ILOCK_O_DIRECT 040000U          /* x86 and most others */
 #define ILOCK_O_APPEND 02000U
 #define ILOCK_O_TRUNC 01000U
+#define ILOCK_O_CREAT 0100U
+#define ILOCK_AT_REMOVEDIR 0x200U
+#define ILOCK_S_IFMT 0170000U
+#define ILOCK_S_IFDIR 0040000U
 #define ILOCK_SYSNR_KERNEL (-2)         /* kernel and io_uring worker threads */
 #define ILOCK_SYSNR_UNSET (-3)          /* an I/O event: check by position, not number */
 
@@ -321,13 +325,108 @@ static __always_inline bool decode_io_submit(struct task_struct *task, const str
 
 /* Syscall numbers (x86-64). Other architectures rely on the tracepoints. */
 enum {
-	NR_read = 0, NR_write = 1, NR_open = 2, NR_ioctl = 16, NR_pread64 = 17,
-	NR_pwrite64 = 18, NR_readv = 19, NR_writev = 20, NR_sendfile = 40, NR_fsync = 74,
-	NR_fdatasync = 75, NR_truncate = 76, NR_ftruncate = 77, NR_creat = 85,
-	NR_io_submit = 209, NR_openat = 257, NR_splice = 275, NR_sync_file_range = 277,
-	NR_fallocate = 285, NR_preadv = 295, NR_pwritev = 296, NR_copy_file_range = 326,
-	NR_preadv2 = 327, NR_pwritev2 = 328,
+	NR_read = 0, NR_write = 1, NR_open = 2, NR_stat = 4, NR_lstat = 6, NR_ioctl = 16,
+	NR_pread64 = 17, NR_pwrite64 = 18, NR_readv = 19, NR_writev = 20, NR_access = 21,
+	NR_sendfile = 40, NR_execve = 59, NR_fsync = 74, NR_fdatasync = 75, NR_truncate = 76,
+	NR_ftruncate = 77, NR_getdents = 78, NR_chdir = 80, NR_rename = 82, NR_mkdir = 83,
+	NR_rmdir = 84, NR_creat = 85, NR_link = 86, NR_unlink = 87, NR_symlink = 88,
+	NR_readlink = 89, NR_mknod = 133, NR_getdents64 = 217, NR_io_submit = 209,
+	NR_openat = 257, NR_mkdirat = 258, NR_mknodat = 259, NR_newfstatat = 262,
+	NR_unlinkat = 263, NR_renameat = 264, NR_linkat = 265, NR_symlinkat = 266,
+	NR_readlinkat = 267, NR_faccessat = 269, NR_splice = 275, NR_sync_file_range = 277,
+	NR_fallocate = 285, NR_preadv = 295, NR_pwritev = 296, NR_renameat2 = 316,
+	NR_execveat = 322, NR_copy_file_range = 326, NR_preadv2 = 327, NR_pwritev2 = 328,
+	NR_statx = 332, NR_faccessat2 = 439,
 };
+
+/* Is the locked inode a directory? Its i_rwsem then guards names, not bytes. */
+static __always_inline bool inode_is_dir(u64 inode, bool fast)
+{
+	u16 mode = fast ? kcast((void *)inode, struct inode)->i_mode
+			: BPF_CORE_READ((struct inode *)inode, i_mode);
+
+	return (mode & ILOCK_S_IFMT) == ILOCK_S_IFDIR;
+}
+
+/*
+ * A namespace op on the lock's inode: what the syscall does to the
+ * directory, or to the file unlink, rename or link names (they lock it
+ * too). By path, so the inode cannot be checked against an fd; these
+ * syscalls lock no other inodes. No byte range.
+ */
+static __always_inline bool namespace_op(u64 nr, const u64 *a, u64 inode, bool fast,
+					 struct opdec *o)
+{
+	u8 op;
+
+	switch (nr) {
+	case NR_unlink:
+		op = ILOCK_OP_UNLINK;
+		break;
+	case NR_unlinkat:
+		op = a[2] & ILOCK_AT_REMOVEDIR ? ILOCK_OP_RMDIR : ILOCK_OP_UNLINK;
+		break;
+	case NR_rmdir:
+		op = ILOCK_OP_RMDIR;
+		break;
+	case NR_rename:
+	case NR_renameat:
+	case NR_renameat2:
+		op = ILOCK_OP_RENAME;
+		break;
+	case NR_link:
+	case NR_linkat:
+	case NR_symlink:
+	case NR_symlinkat:
+		op = ILOCK_OP_LINK;
+		break;
+	default:
+		/* the rest lock only directories: a file's lock is not theirs to name */
+		if (!inode_is_dir(inode, fast))
+			return false;
+		switch (nr) {
+		case NR_open:
+		case NR_openat:
+			op = (nr == NR_open ? a[1] : a[2]) & ILOCK_O_CREAT ? ILOCK_OP_CREATE
+									   : ILOCK_OP_LOOKUP;
+			break;
+		case NR_creat:
+		case NR_mknod:
+		case NR_mknodat:
+			op = ILOCK_OP_CREATE;
+			break;
+		case NR_mkdir:
+		case NR_mkdirat:
+			op = ILOCK_OP_MKDIR;
+			break;
+		case NR_getdents:
+		case NR_getdents64:
+			op = ILOCK_OP_READDIR;
+			break;
+		case NR_stat:
+		case NR_lstat:
+		case NR_newfstatat:
+		case NR_statx:
+		case NR_access:
+		case NR_faccessat:
+		case NR_faccessat2:
+		case NR_readlink:
+		case NR_readlinkat:
+		case NR_execve:
+		case NR_execveat:
+		case NR_chdir:
+			op = ILOCK_OP_LOOKUP;
+			break;
+		default:
+			return false;
+		}
+	}
+	o->i.op = op;
+	o->i.flags = 0;
+	o->pos = o->len = 0;
+	ilock_op_set_range(&o->i, 0, 0, ILOCK_RANGE_EOF);  /* clears RANGE: none */
+	return true;
+}
 
 /* A user offset pointer of the current task, or -1 (the file position). */
 static __always_inline s64 user_off(bool cur, u64 uptr)
@@ -422,11 +521,14 @@ static __always_inline bool decode_syscall(struct task_struct *task, bool cur, b
 		return cur && decode_io_submit(task, sa, inode, o, fast);
 	case NR_open:
 	case NR_openat:
-		if (!((sa->nr == NR_open ? a[1] : a[2]) & ILOCK_O_TRUNC))
+	case NR_creat:
+		/* on the directory: a create or a lookup; on the file: O_TRUNC */
+		if (inode_is_dir(inode, fast))
+			return namespace_op(sa->nr, a, inode, fast, o);
+		if (sa->nr != NR_creat && !((sa->nr == NR_open ? a[1] : a[2]) & ILOCK_O_TRUNC))
 			return false;
 		/* fall through */
 	case NR_truncate:
-	case NR_creat:
 		/* by path: the inode cannot be checked, but these lock no other inode's data */
 		o->i.op = ILOCK_OP_TRUNCATE;
 		o->i.flags = 0;
@@ -462,7 +564,7 @@ static __always_inline bool decode_syscall(struct task_struct *task, bool cur, b
 		n = 2;
 		break;
 	default:
-		return false;
+		return namespace_op(sa->nr, a, inode, fast, o);
 	}
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < 2; i++)

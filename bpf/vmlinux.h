@@ -117,6 +117,7 @@ struct address_space {
 };
 
 struct inode {
+	unsigned short i_mode;
 	unsigned long i_ino;
 	unsigned int i_nlink;
 	s64 i_size;

@@ -101,6 +101,18 @@ enum ilock_op {
 	ILOCK_OP_PAGE_MKWRITE,     /* first write to a shared mapped page */
 	ILOCK_OP_JOURNAL_COMMIT,   /* the jbd2 thread: the holder of jbd2_wait */
 	ILOCK_OP_OTHER,            /* a syscall on the file that is none of these (ioctl, ...) */
+	/*
+	 * Namespace ops (recordings 1.4): what a syscall does to a directory
+	 * (or, for unlink, rename and link, to the file it names). No range.
+	 */
+	ILOCK_OP_CREATE,           /* open or openat with O_CREAT, creat, mknod */
+	ILOCK_OP_MKDIR,
+	ILOCK_OP_UNLINK,
+	ILOCK_OP_RMDIR,            /* also unlinkat with AT_REMOVEDIR */
+	ILOCK_OP_RENAME,
+	ILOCK_OP_LINK,             /* link and symlink */
+	ILOCK_OP_LOOKUP,           /* a path lookup missing the dcache: open, stat, access, ... */
+	ILOCK_OP_READDIR,          /* getdents */
 	ILOCK_OP_MAX,
 };
 
@@ -138,10 +150,16 @@ enum ilock_range {
 	ILOCK_RANGE_MAX,
 };
 
+/* A namespace op: it works on names in a directory, not on bytes. */
+static __always_inline int ilock_op_is_namespace(__u8 op)
+{
+	return op >= ILOCK_OP_CREATE && op <= ILOCK_OP_READDIR;
+}
+
 static __always_inline int ilock_op_is_write(__u8 op)
 {
 	return op != ILOCK_OP_BUFFERED_READ && op != ILOCK_OP_DIRECT_READ && op != ILOCK_OP_FAULT &&
-	       op != ILOCK_OP_UNKNOWN;
+	       op != ILOCK_OP_LOOKUP && op != ILOCK_OP_READDIR && op != ILOCK_OP_UNKNOWN;
 }
 
 /*

@@ -883,7 +883,7 @@ int snap_ranges_from_edges(struct snapshot *s)
 		struct ilock_range_stats st = { e->s.count, e->s.total_ns };
 		int err;
 
-		if (!class_has_ranges(e->k.class))
+		if (!edge_has_ranges(&e->k))
 			continue;
 		err = snap_add_range(s, &k, &st);
 		if (err && err != -EINVAL)

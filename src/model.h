@@ -187,6 +187,12 @@ static inline bool class_has_ranges(uint8_t class)
 {
 	return class == ILOCK_CLASS_I_RWSEM || class == ILOCK_CLASS_INVALIDATE;
 }
+/* ... and this pair: not when a side worked on names in a directory. */
+static inline bool edge_has_ranges(const struct ilock_edge_key *k)
+{
+	return class_has_ranges(k->class) && !ilock_op_is_namespace(k->holder_op) &&
+	       !ilock_op_is_namespace(k->waiter_op);
+}
 /* The same over a lock's (or a pair's) waits by range class. */
 double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 

@@ -26,6 +26,14 @@ static const char *const op_names[ILOCK_OP_MAX] = {
 	[ILOCK_OP_PAGE_MKWRITE] = "page-mkwrite",
 	[ILOCK_OP_JOURNAL_COMMIT] = "journal-commit",
 	[ILOCK_OP_OTHER] = "other",
+	[ILOCK_OP_CREATE] = "create",
+	[ILOCK_OP_MKDIR] = "mkdir",
+	[ILOCK_OP_UNLINK] = "unlink",
+	[ILOCK_OP_RMDIR] = "rmdir",
+	[ILOCK_OP_RENAME] = "rename",
+	[ILOCK_OP_LINK] = "link",
+	[ILOCK_OP_LOOKUP] = "lookup",
+	[ILOCK_OP_READDIR] = "readdir",
 };
 
 const char *op_name(uint8_t op)

@@ -151,7 +151,7 @@ static void pairs_json(struct json *j, const struct snapshot *s, const struct re
 		json_u64(j, "waits", e->s.count);
 		json_u64(j, "wait_ns", e->s.total_ns);
 		json_u64(j, "max_ns", e->s.max_ns);
-		if (!class_has_ranges(e->k.class)) {
+		if (!edge_has_ranges(&e->k)) {
 			/* a journal commit has no byte range; the ILOCK guards no bytes */
 			json_null(j, "ranges");
 			json_null(j, "headroom");

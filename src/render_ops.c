@@ -100,6 +100,8 @@ static void range_note(FILE *f, const struct pair_row *r)
 		fprintf(f, "  (journal)");
 	else if (!class_has_ranges(r->k.class))
 		fprintf(f, "  (metadata: no ranges)");
+	else if (ilock_op_is_namespace(r->k.holder_op) || ilock_op_is_namespace(r->k.waiter_op))
+		fprintf(f, "  (names, not bytes)");
 	else if (pair_headroom(r) < 0)
 		fprintf(f, "  (ranges unknown: %s)", unknown_side(r));
 	else

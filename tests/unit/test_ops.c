@@ -816,6 +816,45 @@ static void test_max_inodes_help(void)
 	CHECK(strstr(CLI_MAX_INODES_HELP, want) != NULL);
 }
 
+/*
+ * Waits on a directory name the namespace ops on each side, and say a
+ * range lock has nothing to compare there; so do the ILOCK's.
+ */
+static void test_namespace_pairs(void)
+{
+	struct snapshot s;
+	struct report_meta m = { .kernel = "6.18.44", .hostname = "db1", .duration_s = 10.0 };
+	struct render_opts o = { .top_n = 10 };
+	struct ilock_edge_key dir = edge(10, ILOCK_OP_UNLINK, 0, 11, ILOCK_OP_CREATE, 0);
+	struct ilock_edge_key il = edge(10, ILOCK_OP_BUFFERED_WRITE, 0, 12, ILOCK_OP_BUFFERED_READ,
+					 ILOCK_RANGE_DISJOINT);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	snap_init(&s);
+	dir.waiter_mode = ILOCK_MODE_EXCL;
+	add_edge(&s, dir, 40, 4000000);
+	il.ino = 132;
+	il.class = ILOCK_CLASS_XFS_ILOCK;
+	add_edge(&s, il, 20, 2000000);
+	CHECK(snap_ranges_from_edges(&s) == 0);
+	f = open_memstream(&buf, &len);
+	render_ops_text(f, &s, &m, &o);
+	fclose(f);
+	CHECK(strstr(buf, "fio[10] unlink EXCL") != NULL && strstr(buf, "fio[11] create EXCL") != NULL);
+	/* neither has a row of byte ranges */
+	CHECK(strstr(buf, "headroom") == NULL);
+	CHECK(strstr(buf, "(names, not bytes)") != NULL);
+	CHECK(strstr(buf, "(metadata: no ranges)") != NULL);
+	CHECK(strstr(buf, "(disjoint") == NULL);
+	CHECK(ilock_op_is_namespace(ILOCK_OP_CREATE) && ilock_op_is_namespace(ILOCK_OP_READDIR));
+	CHECK(!ilock_op_is_namespace(ILOCK_OP_OTHER) && !ilock_op_is_namespace(ILOCK_OP_MAX));
+	CHECK(!ilock_op_is_write(ILOCK_OP_LOOKUP) && ilock_op_is_write(ILOCK_OP_UNLINK));
+	free(buf);
+	snap_free(&s);
+}
+
 int main(void)
 {
 	test_cli();
@@ -831,5 +870,6 @@ int main(void)
 	test_edge_wstack();
 	test_ksyms();
 	test_golden();
+	test_namespace_pairs();
 	UNIT_DONE();
 }
