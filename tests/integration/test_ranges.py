@@ -393,6 +393,38 @@ def test_ext4_fsync_journal_wait_is_its_own_class(ext4, procs, ilock_bin):
     assert not locks_for(doc, ext4.majmin, ino, "i_rwsem")
 
 
+@pytest.mark.parametrize("fstype", ["xfs", "ext4"])
+def test_directory_waits_name_namespace_ops(fs_factory, fstype, procs, helpers_dir, ilock_bin):
+    """Eight threads creating, stat-ing and unlinking files in one
+    directory wait on the directory's i_rwsem. Each side's op is what the
+    syscall does to the directory (create, unlink), not `unknown`, and
+    since names are no byte ranges those waits have no range class: no
+    headroom on the directory, `null` ranges on its pairs."""
+    fs = fs_factory(fstype)
+    d = os.path.join(fs.mnt, "spool")
+    os.mkdir(d)
+    metaload = os.path.join(os.path.dirname(helpers_dir), "bench", "metaload")
+    st = start_stat(procs, ilock_bin, "-D", fs.mnt, "--no-stacks")
+    out = subprocess.run([metaload, d, "3", "8"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    doc = stop_stat(st)
+
+    (row,) = locks_for(doc, fs.majmin, ino_of(d), "i_rwsem")
+    assert row["exclusive"]["waits"] > 100, row
+    assert row["headroom"] is None, row
+    edges = edges_for(doc, fs.majmin, ino_of(d))
+    waits = sum(e["waits"] for e in edges)
+    ops = {}
+    for e in edges:
+        for side in ("holder", "waiter"):
+            ops[e[side]["op"]] = ops.get(e[side]["op"], 0) + e["waits"]
+    # both sides of most waits named; creates and unlinks on each
+    assert ops.get("create", 0) > 0.2 * waits and ops.get("unlink", 0) > 0.2 * waits, ops
+    assert ops.get("unknown", 0) < 0.2 * waits, ops
+    named = [e for e in edges if e["holder"]["op"] in ("create", "unlink")]
+    assert named and all(e["ranges"] is None and e["headroom"] is None for e in named), named[:2]
+
+
 def test_text_table_and_folded_stacks(xfs, procs, helpers_dir, ilock_bin):
     path = make_file(os.path.join(xfs.mnt, "db.dat"), 16 * MiB)
     runs = {}
