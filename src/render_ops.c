@@ -68,11 +68,13 @@ static void print_pair_stacks(FILE *f, const struct snapshot *s, const struct pa
 		const struct ilock_stack_frames *fr = snap_find_frames(s, kind, top[i].id);
 		char t[24], c[24], share[16];
 
-		fprintf(f, "      %s %9s %5s %7s waits: ", kind == ILOCK_STACK_WAITER ? "waiter" : "holder",
+		fprintf(f, "      %s %9s %5s %7s wait%s:%s ",
+			kind == ILOCK_STACK_WAITER ? "waiter" : "holder",
 			fmt_ns(t, sizeof(t), top[i].total_ns),
 			fmt_share(share, sizeof(share),
 			    p->s.total_ns ? (double)top[i].total_ns / (double)p->s.total_ns : -1),
-			fmt_count(c, sizeof(c), top[i].count));
+			fmt_count(c, sizeof(c), top[i].count), plural(top[i].count),
+			top[i].count == 1 ? " " : "");
 		if (fr)
 			render_stack_line(f, fr, ks, STACK_LINE_MAX);
 		else
@@ -136,8 +138,9 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 								  r->k.waiter_pid),
 			 op_label(wop, sizeof(wop), r->k.waiter_op, r->k.waiter_op_flags),
 			 mode_short(r->k.waiter_mode));
-		fprintf(f, "  %-42s ->  %-42s %9s waits %9s", left, right,
-			fmt_count(n, sizeof(n), r->s.count), fmt_ns(t, sizeof(t), r->s.total_ns));
+		fprintf(f, "  %-42s ->  %-42s %9s %-5s %9s", left, right,
+			fmt_count(n, sizeof(n), r->s.count), r->s.count == 1 ? "wait" : "waits",
+			fmt_ns(t, sizeof(t), r->s.total_ns));
 		range_note(f, r);
 		fprintf(f, "  %s %s\n", where, class_display_name(r->k.class, v.magic));
 		if (i < with_stacks && s->nstacks) {
@@ -175,8 +178,9 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 			  r->k.holder_op_flags, true);
 		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
 			  r->k.waiter_op_flags, true);
-		fprintf(f, "  %-36s ->  %-36s %9s waits %9s  max %9s  %3u -> %-3u threads", left,
-			right, fmt_count(n, sizeof(n), r->s.count), fmt_ns(t, sizeof(t), r->s.total_ns),
+		fprintf(f, "  %-36s ->  %-36s %9s %-5s %9s  max %9s  %3u -> %-3u threads", left,
+			right, fmt_count(n, sizeof(n), r->s.count), r->s.count == 1 ? "wait" : "waits",
+			fmt_ns(t, sizeof(t), r->s.total_ns),
 			fmt_ns(mx, sizeof(mx), r->s.max_ns), r->holders, r->waiters);
 		range_note(f, r);
 		fprintf(f, "  %s %s\n", fmt_path_left(path, sizeof(path), where, 40),

@@ -332,7 +332,7 @@ def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
     assert "TOP INODE LOCKS" in out and "WAIT HISTOGRAMS" in out and "LOST EVENTS" in out
     line = next(l for l in out.splitlines() if l.startswith(path))
     assert "xfs" in line and "IOLOCK" in line and f"lockhold[{htid}] exclusive" in line
-    assert re.search(rf"lockhold\[{htid}\] exclusive\s+->\s+lockhold\[\d+\]\s+shared\s+1 waits", out)
+    assert re.search(rf"lockhold\[{htid}\] exclusive\s+->\s+lockhold\[\d+\]\s+shared\s+1 wait\s", out)
     # in short: two readers blocked most of 400 ms each, in 3 s: about 0.2 tasks waiting
     m = re.search(r"\nIN SHORT\n  (\d\.\d\d) tasks waited for inode locks on average "
                   r"\(\S+ \S+ of waiting in 3\.\d s, 2 waits\)\n  most on (\S+) IOLOCK: ", out)
