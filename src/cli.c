@@ -130,6 +130,13 @@ bool parse_dev_arg(const char *arg, uint32_t *kdev, char *err, size_t errlen)
 		snprintf(err, errlen, "-D %s: not MAJ:MIN and not an existing path", arg);
 		return false;
 	}
+	/* a device node other than a disk would name the /dev filesystem: surely a slip */
+	if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+		snprintf(err, errlen, "-D %s: a %s, not a block device or a path in a filesystem", arg,
+			 S_ISCHR(st.st_mode) ? "character device" : S_ISFIFO(st.st_mode) ? "FIFO"
+											  : "socket");
+		return false;
+	}
 	if (S_ISBLK(st.st_mode))
 		*kdev = ILOCK_KDEV(major(st.st_rdev), minor(st.st_rdev));
 	else

@@ -42,6 +42,7 @@ def started(procs, ilock_bin, *args):
     (["stat", "-d", "abc"], "invalid value 'abc'"),
     (["stat", "--bogus"], "unknown option --bogus"),
     (["stat", "-D", "/no/such/mount"], "not MAJ:MIN and not an existing path"),
+    (["stat", "-D", "/dev/null"], "-D /dev/null: a character device, not a block device"),
     (["stat", "--class", "mmap_lock"], "--class mmap_lock"),
     (["stat", "--fs", "ntfs"], "unknown filesystem"),
     (["stat", "-p"], "needs a value"),
