@@ -157,6 +157,8 @@ static __always_inline void note_inode(struct inode *inode, const struct ilock_k
 		return;
 	info->magic = (u32)BPF_CORE_READ(inode, i_sb, s_magic);
 	info->flags = BPF_CORE_READ(inode, i_nlink) ? 0 : ILOCK_INODE_UNLINKED;
+	if ((BPF_CORE_READ(inode, i_mode) & 0170000) == 0040000)  /* S_ISDIR */
+		info->flags |= ILOCK_INODE_DIR;
 	info->path_off = ILOCK_PATH_MAX - 1;
 	info->path[ILOCK_PATH_MAX - 1] = 0;
 	if (cfg_resolve_paths)

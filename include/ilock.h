@@ -387,6 +387,7 @@ enum ilock_inode_flags {
 	ILOCK_INODE_NO_DENTRY = 1 << 1,  /* no alias to walk */
 	ILOCK_INODE_TRUNCATED = 1 << 2,  /* deeper or longer than we walk */
 	ILOCK_INODE_READ_FAIL = 1 << 3,  /* a kernel read failed mid-walk */
+	ILOCK_INODE_DIR = 1 << 4,        /* a directory: its i_rwsem guards names, not bytes */
 };
 
 struct ilock_inode_key {

@@ -67,6 +67,7 @@ struct inode_view {
 	const char *note;               /* why path is empty, or "deleted"; NULL */
 	const char *fs;
 	uint32_t magic;
+	bool dir;                       /* a directory: its label ends in '/' */
 };
 
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,

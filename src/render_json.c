@@ -46,6 +46,7 @@ static void lock_json(struct json *j, const struct snapshot *s, const struct rep
 	json_str(j, "path", v.path[0] ? v.path : NULL);
 	json_str(j, "path_fs", v.rel[0] ? v.rel : NULL);
 	json_str(j, "path_note", v.note);
+	json_bool(j, "directory", v.dir);
 	json_str(j, "fs", v.fs);
 	json_str(j, "class", class_name(r->class));
 	json_str(j, "class_fs_name", class_display_name(r->class, v.magic));

@@ -29,6 +29,7 @@ void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint
 		v->note = has_hold ? "no waits: path not resolved" : "not seen by the path walker";
 		return;
 	}
+	v->dir = m->flags & ILOCK_INODE_DIR;
 	if (m->flags & ILOCK_INODE_NO_DENTRY) {
 		v->note = "no dentry";
 		return;
@@ -108,12 +109,14 @@ static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
 
 void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino)
 {
+	/* "/srv/spool/": a directory, whose waits are over names */
+	const char *slash = v->dir && v->path[0] && v->path[strlen(v->path) - 1] != '/' ? "/" : "";
 	char d[24];
 
 	if (v->path[0] && v->note)
-		snprintf(buf, len, "%s (%s)", v->path, v->note);
+		snprintf(buf, len, "%s%s (%s)", v->path, slash, v->note);
 	else if (v->path[0])
-		snprintf(buf, len, "%s", v->path);
+		snprintf(buf, len, "%s%s", v->path, slash);
 	else if (v->rel[0])
 		snprintf(buf, len, "%s:%s (%s)", fmt_kdev(d, sizeof(d), dev), v->rel, v->note);
 	else
@@ -422,6 +425,9 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 		} else if (!class_has_ranges(w.top->class)) {
 			fprintf(f, " (a lock on the inode's metadata, not its bytes: a range lock would "
 				   "not apply)");
+		} else if (v.dir) {
+			fprintf(f, " (a directory: its waits are over names, which a range lock on "
+				   "bytes would not change)");
 		}
 		fprintf(f, "\n");
 		top_role(f, roles, nroles, w.top);

@@ -38,18 +38,8 @@ void top_view_free(struct top_view *v)
 void top_inode_label(char *buf, size_t len, struct inode_view *v, const struct snapshot *meta,
 		     const struct mount_table *mt, uint32_t dev, uint64_t ino, bool has_hold)
 {
-	char d[24];
-
 	describe_inode(meta, mt, dev, ino, has_hold, v);
-	if (v->path[0] && v->note)
-		snprintf(buf, len, "%s (%s)", v->path, v->note);
-	else if (v->path[0])
-		snprintf(buf, len, "%s", v->path);
-	else if (v->rel[0])
-		snprintf(buf, len, "%s:%s (%s)", fmt_kdev(d, sizeof(d), dev), v->rel, v->note);
-	else
-		snprintf(buf, len, "%s:%" PRIu64 " (%s)", fmt_kdev(d, sizeof(d), dev), ino,
-			 v->note ? v->note : "unknown");
+	inode_label(buf, len, v, dev, ino);
 }
 
 static bool comm_has(const char *comm, const char *text)

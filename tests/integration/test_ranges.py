@@ -412,6 +412,9 @@ def test_directory_waits_name_namespace_ops(fs_factory, fstype, procs, helpers_d
     (row,) = locks_for(doc, fs.majmin, ino_of(d), "i_rwsem")
     assert row["exclusive"]["waits"] > 100, row
     assert row["headroom"] is None, row
+    assert row["directory"] is True, row
+    # the files in it are no directories
+    assert all(not r["directory"] for r in doc["locks"] if r["ino"] != ino_of(d))
     edges = edges_for(doc, fs.majmin, ino_of(d))
     waits = sum(e["waits"] for e in edges)
     ops = {}
@@ -444,7 +447,7 @@ def test_text_table_and_folded_stacks(xfs, procs, helpers_dir, ilock_bin):
     out, htid = runs["text"]
     assert "SERIALISATION BY THREAD AND OPERATION" in out and "BYTE RANGES" in out
     assert re.search(rf"lockhold\[{htid}\] buffered-write EXCL\s+->\s+lockhold\[\d+\] "
-                     rf"buffered-read SHARED\s+1 waits\s+\S+ \S+\s+\(disjoint 100%\)", out), out
+                     rf"buffered-read SHARED\s+1 wait\s+\S+ \S+\s+\(disjoint 100%\)", out), out
     assert re.search(r"waiter .*rwsem_down_read_slowpath < .*xfs_file_buffered_read", out), out
     assert re.search(r"holder .*handle_userfault", out), out
 

@@ -528,6 +528,37 @@ static void test_unnamed_readers(void)
 	snap_free(&s);
 }
 
+/* A directory: its label ends in '/', and IN SHORT says its waits are over names. */
+static void test_directory(void)
+{
+	static const uint64_t waits[] = { 1000000000ULL, 1000000000ULL };
+	struct inode_meta d = { .ino = 128, .dev = ILOCK_KDEV(7, 0), .magic = ILOCK_XFS_SB_MAGIC,
+				.flags = ILOCK_INODE_DIR };
+	struct report_meta m;
+	struct mount_table mt;
+	struct snapshot s;
+	char *text, *json;
+
+	meta(&m, &mt);
+	for (int dir = 0; dir < 2; dir++) {
+		snap_init(&s);
+		d.flags = dir ? ILOCK_INODE_DIR : 0;
+		strcpy(d.path, "/spool");
+		snap_add_inode(&s, &d);
+		add_wait(&s, 128, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, waits, 2, false);
+		text = render(render_text, &s, &m);
+		json = render(render_json, &s, &m);
+		CHECK(!strstr(text, "most on /mnt/x/spool/ IOLOCK") == !dir);
+		CHECK(!strstr(text, "\n/mnt/x/spool/ ") == !dir);  /* the top table's row */
+		CHECK(!strstr(text, "(a directory: its waits are over names") == !dir);
+		CHECK(strstr(json, dir ? "\"directory\":true" : "\"directory\":false") != NULL);
+		free(text);
+		free(json);
+		snap_free(&s);
+	}
+	mounts_free(&mt);
+}
+
 int main(void)
 {
 	test_golden();
@@ -536,6 +567,7 @@ int main(void)
 	test_held_only();
 	test_unnamed_readers();
 	test_headroom_rest();
+	test_directory();
 	test_format();
 	test_cli();
 	UNIT_DONE();
