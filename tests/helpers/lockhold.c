@@ -8,6 +8,7 @@
  *   lockhold dwrite FILE OFFSET LEN NTHREADS ITER
  *   lockhold spin   FILE SECONDS NTHREADS
  *   lockhold fiemap FILE HOLD_MS
+ *   lockhold readdir DIR HOLD_MS
  *   lockhold dsparse FILE NTHREADS ITER
  *   lockhold truncate FILE DIRTY_BYTES NEW_SIZE
  *   lockhold rloop  FILE OFFSET LEN NTHREADS MS
@@ -23,6 +24,9 @@
  * FS_IOC_FIEMAP extent array lives on a userfaultfd page, and XFS copies
  * extents out while holding the IOLOCK. A holder whose op no tracepoint
  * and no read/write syscall names.
+ * "readdir" holds a directory's i_rwsem shared for HOLD_MS the same way,
+ * inside getdents64: a holder whose op is a namespace op (readdir).
+ * SIGUSR1 ends the fiemap and readdir holds early too.
  * "dsparse" does 512-byte O_DIRECT writes at offset 512 of successive 4 KiB
  * blocks of a sparse file (each thread its own blocks): unaligned writes
  * into holes, which ext4 serialises with i_rwsem exclusive.
@@ -70,11 +74,12 @@ static void usage(void)
 		"       %s dwrite FILE OFFSET LEN NTHREADS ITER\n"
 		"       %s spin FILE SECONDS NTHREADS\n"
 		"       %s fiemap FILE HOLD_MS\n"
+		"       %s readdir DIR HOLD_MS\n"
 		"       %s dsparse FILE NTHREADS ITER\n"
 		"       %s truncate FILE DIRTY_BYTES NEW_SIZE\n"
 		"       %s rloop FILE OFFSET LEN NTHREADS MS\n"
 		"       %s fsync FILE\n",
-		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
+		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
 	exit(2);
 }
 
@@ -568,76 +573,87 @@ static int cmd_spin(int argc, char **argv)
 
 /* ---------------------------------------------------------------- fiemap */
 
-struct fiemap_holder {
-	int fd;
-	struct fiemap *fm;
-	int donefd;
+/*
+ * A syscall whose output buffer reaches into a userfaultfd page: its first
+ * copy-out there faults inside the lock the call holds, and waits until we
+ * resolve the fault. FS_IOC_FIEMAP holds the XFS IOLOCK shared that way,
+ * getdents64 a directory's i_rwsem shared.
+ */
+struct uffd_call {
+	int fd, donefd;
+	char *buf;		/* head bytes on an ordinary page, the rest on the uffd page */
+	size_t len;
+	long (*call)(struct uffd_call *c);
 	atomic_int tid;
-	int ret, err;
+	long ret;
+	int err;
 };
 
-static void *fiemap_thread(void *arg)
+static void *uffd_call_thread(void *arg)
 {
-	struct fiemap_holder *h = arg;
+	struct uffd_call *c = arg;
 	uint64_t one = 1;
 
-	atomic_store(&h->tid, (int)gettid());
-	h->ret = ioctl(h->fd, FS_IOC_FIEMAP, h->fm);
-	h->err = errno;
-	if (write(h->donefd, &one, sizeof(one)) != sizeof(one))
+	atomic_store(&c->tid, (int)gettid());
+	c->ret = c->call(c);
+	c->err = errno;
+	if (write(c->donefd, &one, sizeof(one)) != sizeof(one))
 		die("eventfd write: %s", strerror(errno));
 	return NULL;
 }
 
-static int cmd_fiemap(int argc, char **argv)
+/* Two pages, the second registered with a new userfaultfd (returned); *map the first. */
+static int uffd_pages(char **map, char **src, size_t page)
 {
-	struct fiemap_holder h = { 0 };
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { 0 };
-	struct pollfd pfd[2];
-	pthread_t thr;
-	uint64_t hold_ms, addr;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	char *map, *src;
-	int uffd, err;
+	int uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 
-	if (argc != 4)
-		usage();
-	hold_ms = parse_u64(argv[3]);
-	arm_alarm(60 + (hold_ms + 999) / 1000);
-	h.fd = open(argv[2], O_RDONLY | O_CLOEXEC);
-	if (h.fd < 0)
-		die("open %s: %s", argv[2], strerror(errno));
-	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
 	if (uffd < 0)
 		die("userfaultfd unavailable: %s", strerror(errno));
 	if (ioctl(uffd, UFFDIO_API, &api))
 		die("UFFDIO_API: %s", strerror(errno));
-	/* page 0: the fiemap header at its very end; page 1 (userfaultfd): the extents */
-	map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	src = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (map == MAP_FAILED || src == MAP_FAILED)
+	*map = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	*src = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (*map == MAP_FAILED || *src == MAP_FAILED)
 		die("mmap: %s", strerror(errno));
-	memset(map, 0, page);
-	memset(src, 0, page);
-	reg.range.start = (uintptr_t)map + page;
+	memset(*map, 0, page);
+	memset(*src, 0, page);
+	reg.range.start = (uintptr_t)*map + page;
 	reg.range.len = page;
 	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
 	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
 		die("UFFDIO_REGISTER: %s", strerror(errno));
-	h.fm = (struct fiemap *)(map + page - sizeof(struct fiemap));
-	h.fm->fm_start = 0;
-	h.fm->fm_length = FIEMAP_MAX_OFFSET;
-	h.fm->fm_extent_count = (uint32_t)(page / sizeof(struct fiemap_extent));
-	h.donefd = eventfd(0, EFD_CLOEXEC);
-	if (h.donefd < 0)
+	return uffd;
+}
+
+/*
+ * Run c->call on a thread; at its first fault print HOLDING, hold for
+ * hold_ms (less on SIGUSR1), resolve every fault, and return once the
+ * call did. `what` names the call in errors.
+ */
+static void uffd_hold(struct uffd_call *c, int uffd, const char *src, size_t page,
+		      uint64_t hold_ms, const char *what)
+{
+	struct pollfd pfd[2];
+	pthread_t thr;
+	uint64_t addr;
+	sigset_t usr1;
+	int err;
+
+	c->donefd = eventfd(0, EFD_CLOEXEC);
+	if (c->donefd < 0)
 		die("eventfd: %s", strerror(errno));
-	err = pthread_create(&thr, NULL, fiemap_thread, &h);
+	/* blocked before any thread exists, so hold_ms_or_signal takes it */
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &usr1, NULL);
+	err = pthread_create(&thr, NULL, uffd_call_thread, c);
 	if (err)
 		die("pthread_create: %s", strerror(err));
 	pfd[0] = (struct pollfd){ .fd = uffd, .events = POLLIN };
-	pfd[1] = (struct pollfd){ .fd = h.donefd, .events = POLLIN };
-	/* the first fault means the ioctl is inside the IOLOCK */
+	pfd[1] = (struct pollfd){ .fd = c->donefd, .events = POLLIN };
+	/* the first fault means the call is inside its lock */
 	for (;;) {
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
@@ -648,13 +664,13 @@ static int cmd_fiemap(int argc, char **argv)
 			break;
 		if (pfd[1].revents & POLLIN) {
 			pthread_join(thr, NULL);
-			die("fiemap finished without faulting (ret=%d): %s", h.ret,
-			    h.ret < 0 ? strerror(h.err) : "the file has no extents?");
+			die("%s finished without faulting (ret=%ld): %s", what, c->ret,
+			    c->ret < 0 ? strerror(c->err) : "nothing to copy out?");
 		}
 	}
-	printf("HOLDING pid=%d tid=%d t=%" PRIu64 "\n", (int)getpid(), atomic_load(&h.tid), now_ns());
+	printf("HOLDING pid=%d tid=%d t=%" PRIu64 "\n", (int)getpid(), atomic_load(&c->tid), now_ns());
 	fflush(stdout);
-	sleep_ms(hold_ms);
+	hold_ms_or_signal(hold_ms);
 	resolve_fault(uffd, addr, src, page);
 	for (;;) {
 		if (poll(pfd, 2, -1) < 0) {
@@ -669,9 +685,73 @@ static int cmd_fiemap(int argc, char **argv)
 			break;
 	}
 	pthread_join(thr, NULL);
-	if (h.ret < 0)
-		die("FS_IOC_FIEMAP: %s", strerror(h.err));
-	printf("RELEASED t=%" PRIu64 " extents=%u\n", now_ns(), h.fm->fm_mapped_extents);
+	if (c->ret < 0)
+		die("%s: %s", what, strerror(c->err));
+}
+
+static long fiemap_call(struct uffd_call *c)
+{
+	return ioctl(c->fd, FS_IOC_FIEMAP, c->buf);
+}
+
+static int cmd_fiemap(int argc, char **argv)
+{
+	struct uffd_call c = { .call = fiemap_call };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct fiemap *fm;
+	uint64_t hold_ms;
+	char *map, *src;
+	int uffd;
+
+	if (argc != 4)
+		usage();
+	hold_ms = parse_u64(argv[3]);
+	arm_alarm(60 + (hold_ms + 999) / 1000);
+	c.fd = open(argv[2], O_RDONLY | O_CLOEXEC);
+	if (c.fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	uffd = uffd_pages(&map, &src, page);
+	/* the fiemap header at the very end of page 0, the extents on page 1 */
+	fm = (struct fiemap *)(map + page - sizeof(struct fiemap));
+	fm->fm_start = 0;
+	fm->fm_length = FIEMAP_MAX_OFFSET;
+	fm->fm_extent_count = (uint32_t)(page / sizeof(struct fiemap_extent));
+	c.buf = (char *)fm;
+	uffd_hold(&c, uffd, src, page, hold_ms, "FS_IOC_FIEMAP");
+	printf("RELEASED t=%" PRIu64 " extents=%u\n", now_ns(), fm->fm_mapped_extents);
+	fflush(stdout);
+	return 0;
+}
+
+static long readdir_call(struct uffd_call *c)
+{
+	return syscall(SYS_getdents64, c->fd, c->buf, c->len);
+}
+
+/*
+ * "readdir" holds DIR's i_rwsem shared inside getdents64: the entries are
+ * copied out to a userfaultfd page, with the lock held (iterate_dir).
+ */
+static int cmd_readdir(int argc, char **argv)
+{
+	struct uffd_call c = { .call = readdir_call };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t hold_ms;
+	char *map, *src;
+	int uffd;
+
+	if (argc != 4)
+		usage();
+	hold_ms = parse_u64(argv[3]);
+	arm_alarm(60 + (hold_ms + 999) / 1000);
+	c.fd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (c.fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	uffd = uffd_pages(&map, &src, page);
+	c.buf = map + page;  /* the first entry already faults */
+	c.len = page;
+	uffd_hold(&c, uffd, src, page, hold_ms, "getdents64");
+	printf("RELEASED t=%" PRIu64 " bytes=%ld\n", now_ns(), c.ret);
 	fflush(stdout);
 	return 0;
 }
@@ -901,6 +981,8 @@ int main(int argc, char **argv)
 		return cmd_spin(argc, argv);
 	if (!strcmp(argv[1], "fiemap"))
 		return cmd_fiemap(argc, argv);
+	if (!strcmp(argv[1], "readdir"))
+		return cmd_readdir(argc, argv);
 	if (!strcmp(argv[1], "dsparse"))
 		return cmd_dsparse(argc, argv);
 	if (!strcmp(argv[1], "truncate"))

@@ -12,6 +12,7 @@ i_rwsem exclusive, aligned overwrites of allocated blocks take it shared.
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -426,6 +427,46 @@ def test_directory_waits_name_namespace_ops(fs_factory, fstype, procs, helpers_d
     assert ops.get("unknown", 0) < 0.2 * waits, ops
     named = [e for e in edges if e["holder"]["op"] in ("create", "unlink")]
     assert named and all(e["ranges"] is None and e["headroom"] is None for e in named), named[:2]
+
+
+@pytest.mark.parametrize("fstype", ["xfs", "ext4"])
+def test_create_behind_readdir(fs_factory, fstype, procs, helpers_dir, ilock_bin):
+    """A deterministic directory wait: `lockhold readdir` holds the
+    directory's i_rwsem shared inside getdents64, and a create in it waits,
+    exclusive. The holder's op is decoded from its syscall (readdir), the
+    waiter's from ours (create), and the pair has no byte ranges."""
+    fs = fs_factory(fstype)
+    d = os.path.join(fs.mnt, "dir")
+    os.mkdir(d)
+    make_file(os.path.join(d, "a"), 4096)
+    st = start_stat(procs, ilock_bin, "-D", fs.mnt)
+    holder = procs.start([lockhold(helpers_dir), "readdir", d, "30000"])
+    m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(holder, "HOLDING ", 10))
+    assert m
+    htid = int(m.group(2))
+    creator = procs.start(["python3", "-c", "import os, sys; os.close(os.open(sys.argv[1], "
+                           "os.O_CREAT | os.O_WRONLY))", os.path.join(d, "new")])
+    # release once the create is seen asleep on the lock, however slow the machine
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with open(f"/proc/{creator.pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "D":
+                break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    holder.send_signal(signal.SIGUSR1)
+    wait_line(holder, "RELEASED ", 15)
+    assert holder.wait(timeout=15) == 0 and creator.wait(timeout=15) == 0
+    doc = stop_stat(st)
+
+    (row,) = locks_for(doc, fs.majmin, ino_of(d), "i_rwsem")
+    assert row["directory"] is True and row["exclusive"]["waits"] == 1, row
+    (e,) = edges_for(doc, fs.majmin, ino_of(d))
+    assert e["holder"]["pid"] == htid and e["holder"]["op"] == "readdir", e
+    assert e["holder"]["mode"] == "readers", e
+    assert e["waiter"]["op"] == "create" and e["waiter"]["mode"] == "exclusive", e
+    assert e["wait_ns"] >= 250 * MS, e
+    assert e["ranges"] is None and e["headroom"] is None, e
 
 
 def test_text_table_and_folded_stacks(xfs, procs, helpers_dir, ilock_bin):
