@@ -230,6 +230,42 @@ def check_fsync_stall(c, blocks):
     c.check(waiter["fsync_ns"] >= MS * 1000, f"{name}: the fsync really waited: {waiter}")
 
 
+def check_dir_create(c, blocks):
+    """dir-create: a create waited behind getdents64 holding the XFS
+    directory's i_rwsem shared. The directory's row, one exclusive wait,
+    held by the readdir thread (readers), no byte ranges; the waiter's op
+    (create) from its own registers, the holder's (readdir) from its
+    registers read without a reference (6.2+: 6.1 has no holder op)."""
+    name = "dir-create"
+    run = scenario_run(c, blocks, name)
+    if run is None:
+        return False
+    meta, doc, waiter, _, htid = run
+    c.check(waiter.get("create_rc") == 0, f"{name}: the create worked: {waiter}")
+    dev, ino = meta["dev"], int(meta["ino"])
+    rows = [l for l in doc["locks"]
+            if l["dev"] == dev and l["ino"] == ino and l["class"] == "i_rwsem"]
+    if not c.check(len(rows) == 1, f"{name}: one i_rwsem row for the directory {dev} ino {ino}, "
+                   f"got {[(l['dev'], l['ino'], l['class']) for l in doc['locks']]}"):
+        return False
+    c.check(rows[0]["directory"] is True, f"{name}: a directory: {rows[0]}")
+    c.check(rows[0]["exclusive"]["waits"] == 1 and rows[0]["shared"]["waits"] == 0,
+            f"{name}: one exclusive wait: {rows[0]}")
+    edges = [e for e in doc["edges"]
+             if e["dev"] == dev and e["ino"] == ino and e["class"] == "i_rwsem"]
+    if not c.check(len(edges) == 1, f"{name}: one pair: {edges}"):
+        return False
+    e = edges[0]
+    hop = "unknown" if c.label == "6.1" else "readdir"
+    c.check(e["holder"]["pid"] == htid and e["holder"]["mode"] == "readers",
+            f"{name}: held by the readdir thread {htid}, readers: {e['holder']}")
+    c.check(e["holder"]["op"] == hop, f"{name}: holder op {hop}: {e['holder']}")
+    c.check(e["waiter"]["op"] == "create" and e["waiter"]["mode"] == "exclusive",
+            f"{name}: waiter op create, exclusive: {e['waiter']}")
+    c.check(e["ranges"] is None and e["headroom"] is None, f"{name}: no byte ranges: {e}")
+    return True
+
+
 SCENARIOS = {
     # name: (attach expected, waiter kind, hold data expected, needs)
     "xfs-default": ({"contention_begin": "tp_btf", "xfs_ilock": "tp_btf"}, "read", True, None),
@@ -267,6 +303,7 @@ def check_guest(series, path):
         ok = {k: v["ok"] for k, v in probe["attach_types"].items()}
         check_stall(c, blocks)
         check_fsync_stall(c, blocks)
+        ran["dir-create"] = check_dir_create(c, blocks)
         for name, (attach, kind, hold, needs) in SCENARIOS.items():
             if needs and not ok.get(needs):
                 continue

@@ -16,6 +16,8 @@
 #   ext4-fsync-stall  ilock stopped while an ext4 fsync waits for a journal
 #                 commit that cannot write (the ext4 image is a file on XFS
 #                 whose inode lock lockhold holds): listed, with the commit
+#   dir-create    a create behind getdents64 holding an XFS directory's
+#                 i_rwsem shared (lockhold readdir): the namespace ops
 # Each runs only if `ilock probe` says the kernel can (the host checks
 # that the ones it expects did run).
 
@@ -220,6 +222,46 @@ fsync_stall() {
 	say "scenario $name done in $(( $(date +%s) - t0 )) s"
 }
 fsync_stall
+
+# The shell's redirection opens with O_CREAT straight away, which waits
+# exclusive behind the readdir. (busybox touch would try utimensat first:
+# a lookup that takes the lock shared beside the readdir and leaves its own
+# task as the readers' hint, so the holder would go unnamed.)
+dir_create() {
+	name=dir-create
+	t0=$(date +%s)
+	say "scenario $name start"
+	if ! mkfs_mount xfs; then
+		say "scenario $name error mkfs/mount xfs failed"
+		return
+	fi
+	mkdir /mnt/t/dir
+	touch /mnt/t/dir/a
+	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
+	ilock stat -j -D /mnt/t > /tmp/stat.json 2> /tmp/stat.err &
+	st=$!
+	if wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
+		say "scenario $name ilock attached after $(( $(date +%s) - t0 )) s"
+		lockhold readdir /mnt/t/dir "$HOLD_MS" > /tmp/hold.out 2>&1 &
+		hp=$!
+		wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+		: > /mnt/t/dir/new
+		echo "{\"create_rc\": $?}" > /tmp/wait.json
+		wait $hp
+		kill -INT $st
+		wait $st
+		rc=$?
+	else
+		say "scenario $name error ilock did not start"
+		kill -INT $st 2>/dev/null
+		wait $st
+		rc=$?
+	fi
+	scenario_blocks "$name" /mnt/t/dir ""
+	umount /mnt/t
+	say "scenario $name done in $(( $(date +%s) - t0 )) s"
+}
+dir_create
 if can fentry; then
 	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 -- --holds=xfs
 	scenario ext4-holds ext4 pwrite -- --holds=all
