@@ -72,6 +72,7 @@ struct inode_view {
 
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
 		    uint64_t ino, bool has_hold, struct inode_view *v);
+const char *inode_dir_slash(const struct inode_view *v);
 /* An inode for people: its path (with a note), else dev:path-in-fs, else dev:ino (why). */
 void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino);
 /* "fio[4257]" */

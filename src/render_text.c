@@ -50,6 +50,12 @@ void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint
 		v->note = "deleted";
 }
 
+/* "/" after a directory's path ("/srv/spool/": its waits are over names), else "" */
+const char *inode_dir_slash(const struct inode_view *v)
+{
+	return v->dir && v->path[0] && v->path[strlen(v->path) - 1] != '/' ? "/" : "";
+}
+
 char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid)
 {
 	char c[ILOCK_COMM_LEN + 1];
@@ -109,8 +115,7 @@ static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
 
 void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino)
 {
-	/* "/srv/spool/": a directory, whose waits are over names */
-	const char *slash = v->dir && v->path[0] && v->path[strlen(v->path) - 1] != '/' ? "/" : "";
+	const char *slash = inode_dir_slash(v);
 	char d[24];
 
 	if (v->path[0] && v->note)

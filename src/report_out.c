@@ -98,9 +98,9 @@ void report_label(const struct snapshot *s, const struct report_meta *m, uint32_
 
 	describe_inode(s, m ? m->mounts : NULL, dev, ino, has_hold, &v);
 	if (v.path[0] && v.note)
-		snprintf(buf, len, "%s (%s)", v.path, v.note);
+		snprintf(buf, len, "%s%s (%s)", v.path, inode_dir_slash(&v), v.note);
 	else if (v.path[0])
-		snprintf(buf, len, "%s", v.path);
+		snprintf(buf, len, "%s%s", v.path, inode_dir_slash(&v));
 	else if (v.rel[0])
 		snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v.rel);
 	else

@@ -11,6 +11,7 @@
 #include "hist.h"
 #include "json.h"
 #include "render.h"
+#include "report.h"
 #include "util.h"
 #include "unit.h"
 #include "golden.h"
@@ -552,6 +553,13 @@ static void test_directory(void)
 		CHECK(!strstr(text, "\n/mnt/x/spool/ ") == !dir);  /* the top table's row */
 		CHECK(!strstr(text, "(a directory: its waits are over names") == !dir);
 		CHECK(strstr(json, dir ? "\"directory\":true" : "\"directory\":false") != NULL);
+		{
+			char label[2 * ILOCK_PATH_MAX + 64];
+
+			/* the report's tables and HTML label it the same way */
+			report_label(&s, &m, ILOCK_KDEV(7, 0), 128, false, label, sizeof(label));
+			CHECK_STR(label, dir ? "/mnt/x/spool/" : "/mnt/x/spool");
+		}
 		free(text);
 		free(json);
 		snap_free(&s);
