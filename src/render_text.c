@@ -428,11 +428,11 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 				h > 0 ? "a range lock would have let those run"
 				      : "a range lock would not have helped", 100.0 * ov, 100.0 * unk);
 		} else if (!class_has_ranges(w.top->class)) {
-			fprintf(f, " (a lock on the inode's metadata, not its bytes: a range lock would "
-				   "not apply)");
+			fprintf(f, ", a lock on the inode's metadata, not its bytes: a range lock would "
+				   "not apply");
 		} else if (v.dir) {
-			fprintf(f, " (a directory: its waits are over names, which a range lock on "
-				   "bytes would not change)");
+			fprintf(f, ", a directory: its waits are over names, which a range lock on "
+				   "bytes would not change");
 		}
 		fprintf(f, "\n");
 		top_role(f, roles, nroles, w.top);

@@ -551,7 +551,7 @@ static void test_directory(void)
 		json = render(render_json, &s, &m);
 		CHECK(!strstr(text, "most on /mnt/x/spool/ IOLOCK") == !dir);
 		CHECK(!strstr(text, "\n/mnt/x/spool/ ") == !dir);  /* the top table's row */
-		CHECK(!strstr(text, "(a directory: its waits are over names") == !dir);
+		CHECK(!strstr(text, "(100%), a directory: its waits are over names") == !dir);
 		CHECK(strstr(json, dir ? "\"directory\":true" : "\"directory\":false") != NULL);
 		{
 			char label[2 * ILOCK_PATH_MAX + 64];
@@ -564,6 +564,15 @@ static void test_directory(void)
 		free(json);
 		snap_free(&s);
 	}
+	/* the XFS ILOCK most waited on: no range figures, and why */
+	snap_init(&s);
+	add_wait(&s, 129, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_EXCL, waits, 2, false);
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "(100%), a lock on the inode's metadata, not its bytes: a range lock "
+			   "would not apply\n") != NULL);
+	CHECK(!strstr(text, "between disjoint byte ranges"));
+	free(text);
+	snap_free(&s);
 	mounts_free(&mt);
 }
 
