@@ -781,6 +781,7 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 	struct lock_row lr = { 0 };
 	struct ilock_range_stats unk;
 	char c[24], t[24], nw[24], nh[24], nb[24];
+	uint64_t names = 0;  /* waits with a namespace op on a side */
 	double headroom;
 
 	/* a commit has no byte range: snap_ranges_from_edges leaves these out too */
@@ -800,11 +801,17 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 		if (e->k.dev != dev || e->k.ino != ino || e->k.class != class ||
 		    e->k.range >= ILOCK_RANGE_MAX)
 			continue;
+		if (!edge_has_ranges(&e->k)) {
+			names += e->s.count;
+			continue;
+		}
 		lr.range[e->k.range].waits += e->s.count;
 		lr.range[e->k.range].wait_ns += e->s.total_ns;
 	}
 	if (!row_range_waits(&lr)) {
-		fprintf(f, "  (no waits in this window)\n");
+		fprintf(f, names ? "  (waits over names in a directory: no byte ranges, a range lock "
+				   "would not apply)\n"
+				 : "  (no waits in this window)\n");
 		return;
 	}
 	for (int r = ILOCK_RANGE_OVERLAP; r <= ILOCK_RANGE_DISJOINT; r++)

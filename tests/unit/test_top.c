@@ -1124,6 +1124,29 @@ static void test_detail(void)
 		free(text);
 	}
 
+	/* a directory's lock: creates behind unlinks, waits over names */
+	{
+		struct ilock_key dk = key(400, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL);
+		struct ilock_edge_key ek = ekey(400, 60, "pg", 61, "pg", ILOCK_MODE_EXCL);
+		struct ilock_edge_stats es = { 6, 60 * MS, 20 * MS };
+		struct ilock_stats ds = {};
+
+		add(&ds, 60 * MS);
+		snap_add_wait(&s, &dk, &ds);
+		ek.holder_op = ILOCK_OP_UNLINK;
+		ek.waiter_op = ILOCK_OP_CREATE;
+		ek.range = ILOCK_RANGE_NO_BOTH;
+		snap_add_edge(&s, &ek, &es);
+		text = NULL;
+		f = open_memstream(&text, &size);
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 400, ILOCK_CLASS_I_RWSEM,
+				  1.0, false);
+		fclose(f);
+		CHECK(strstr(text, "(waits over names in a directory: no byte ranges") != NULL);
+		CHECK(strstr(text, "missing: waiter's") == NULL);
+		free(text);
+	}
+
 	/* a lock with no waits in the window */
 	text = NULL;
 	f = open_memstream(&text, &size);
