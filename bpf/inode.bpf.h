@@ -13,6 +13,18 @@ static __always_inline void *read_ptr(const void *addr)
 	return v;
 }
 
+#define ILOCK_S_IFMT 0170000U
+#define ILOCK_S_IFDIR 0040000U
+
+/* Is this inode a directory? Its i_rwsem then guards names, not bytes. */
+static __always_inline bool inode_is_dir(u64 inode, bool fast)
+{
+	u16 mode = fast ? kcast((void *)inode, struct inode)->i_mode
+			: BPF_CORE_READ((struct inode *)inode, i_mode);
+
+	return (mode & ILOCK_S_IFMT) == ILOCK_S_IFDIR;
+}
+
 /*
  * A regular inode's i_mapping points at its own embedded i_data. Random
  * memory essentially never points at itself plus that offset, so this
@@ -157,7 +169,7 @@ static __always_inline void note_inode(struct inode *inode, const struct ilock_k
 		return;
 	info->magic = (u32)BPF_CORE_READ(inode, i_sb, s_magic);
 	info->flags = BPF_CORE_READ(inode, i_nlink) ? 0 : ILOCK_INODE_UNLINKED;
-	if ((BPF_CORE_READ(inode, i_mode) & 0170000) == 0040000)  /* S_ISDIR */
+	if (inode_is_dir((u64)inode, false))
 		info->flags |= ILOCK_INODE_DIR;
 	info->path_off = ILOCK_PATH_MAX - 1;
 	info->path[ILOCK_PATH_MAX - 1] = 0;

@@ -18,6 +18,7 @@
 #define ILOCK_OPVIEW_BPF_H
 
 #include "ilock.bpf.h"
+#include "inode.bpf.h"
 
 extern struct task_struct *bpf_task_from_pid(s32 pid) __ksym __weak;
 extern void bpf_task_release(struct task_struct *p) __ksym __weak;
@@ -30,8 +31,6 @@ extern void bpf_task_release(struct task_struct *p) __ksym __weak;
 #define ILOCK_O_TRUNC 01000U
 #define ILOCK_O_CREAT 0100U
 #define ILOCK_AT_REMOVEDIR 0x200U
-#define ILOCK_S_IFMT 0170000U
-#define ILOCK_S_IFDIR 0040000U
 #define ILOCK_SYSNR_KERNEL (-2)         /* kernel and io_uring worker threads */
 #define ILOCK_SYSNR_UNSET (-3)          /* an I/O event: check by position, not number */
 
@@ -338,15 +337,6 @@ enum {
 	NR_execveat = 322, NR_copy_file_range = 326, NR_preadv2 = 327, NR_pwritev2 = 328,
 	NR_statx = 332, NR_faccessat2 = 439,
 };
-
-/* Is the locked inode a directory? Its i_rwsem then guards names, not bytes. */
-static __always_inline bool inode_is_dir(u64 inode, bool fast)
-{
-	u16 mode = fast ? kcast((void *)inode, struct inode)->i_mode
-			: BPF_CORE_READ((struct inode *)inode, i_mode);
-
-	return (mode & ILOCK_S_IFMT) == ILOCK_S_IFDIR;
-}
 
 /*
  * A namespace op on the lock's inode: what the syscall does to the
