@@ -44,8 +44,19 @@ class Term:
         self.name = name
         # a plain shell with a fixed prompt, no rc files: nothing but us in it;
         # TERM as tmux emulates it, so curses decodes the keys tmux sends
-        _tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "50",
-              "env", "PS1=$ ", f"TERM={TMUX_TERM}", "bash", "--norc", "--noprofile")
+        args = ["new-session", "-d", "-s", name, "-x", "160", "-y", "50",
+                "env", "PS1=$ ", f"TERM={TMUX_TERM}", "bash", "--norc", "--noprofile"]
+        # The previous test's kill-session ends the server when it was the
+        # last session; a new session asked for while it exits gets "server
+        # exited unexpectedly" (seen once in CI). A new server then starts.
+        for attempt in range(5):
+            r = subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10)
+            if r.returncode == 0:
+                return
+            if "server exited" not in r.stderr and "lost server" not in r.stderr:
+                break
+            time.sleep(0.2 * (attempt + 1))
+        raise RuntimeError(f"tmux {' '.join(args)}: {r.stderr.strip()}")
 
     def keys(self, *keys):
         _tmux("send-keys", "-t", self.name, *keys)
