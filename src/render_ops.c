@@ -138,8 +138,8 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 								  r->k.waiter_pid),
 			 op_label(wop, sizeof(wop), r->k.waiter_op, r->k.waiter_op_flags),
 			 mode_short(r->k.waiter_mode));
-		fprintf(f, "  %-42s ->  %-42s %9s %-5s %9s", left, right,
-			fmt_count(n, sizeof(n), r->s.count), r->s.count == 1 ? "wait" : "waits",
+		fprintf(f, "  %-42s ->  %-42s %9s wait%-1s %9s", left, right,
+			fmt_count(n, sizeof(n), r->s.count), plural(r->s.count),
 			fmt_ns(t, sizeof(t), r->s.total_ns));
 		range_note(f, r);
 		fprintf(f, "  %s %s\n", where, class_display_name(r->k.class, v.magic));
@@ -178,8 +178,8 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 			  r->k.holder_op_flags, true);
 		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
 			  r->k.waiter_op_flags, true);
-		fprintf(f, "  %-36s ->  %-36s %9s %-5s %9s  max %9s  %3u -> %-3u threads", left,
-			right, fmt_count(n, sizeof(n), r->s.count), r->s.count == 1 ? "wait" : "waits",
+		fprintf(f, "  %-36s ->  %-36s %9s wait%-1s %9s  max %9s  %3u -> %-3u threads", left,
+			right, fmt_count(n, sizeof(n), r->s.count), plural(r->s.count),
 			fmt_ns(t, sizeof(t), r->s.total_ns),
 			fmt_ns(mx, sizeof(mx), r->s.max_ns), r->holders, r->waiters);
 		range_note(f, r);

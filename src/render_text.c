@@ -271,11 +271,11 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 
 		describe_inode(s, m->mounts, e->k.dev, e->k.ino, false, &v);
 		inode_label(label, sizeof(label), &v, e->k.dev, e->k.ino);
-		fprintf(f, "  %-32s ->  %-22s %-9s %9s %-5s %9s  max %9s  %s %s\n",
+		fprintf(f, "  %-32s ->  %-22s %-9s %9s wait%-1s %9s  max %9s  %s %s\n",
 			fmt_holder(h, sizeof(h), &e->k),
 			fmt_task(w, sizeof(w), e->k.waiter_comm, e->k.waiter_pid),
 			mode_name(e->k.waiter_mode), fmt_count(n, sizeof(n), e->s.count),
-			e->s.count == 1 ? "wait" : "waits",
+			plural(e->s.count),
 			fmt_ns(t, sizeof(t), e->s.total_ns), fmt_ns(mx, sizeof(mx), e->s.max_ns),
 			fmt_path_left(path, sizeof(path), label, 40),
 			class_display_name(e->k.class, v.magic));

@@ -689,6 +689,24 @@ static void uffd_hold(struct uffd_call *c, int uffd, const char *src, size_t pag
 		die("%s: %s", what, strerror(c->err));
 }
 
+/*
+ * "CMD PATH HOLD_MS": PATH opened with oflags into c->fd, the safety
+ * alarm armed past the hold; returns HOLD_MS.
+ */
+static uint64_t uffd_cmd_open(int argc, char **argv, int oflags, struct uffd_call *c)
+{
+	uint64_t hold_ms;
+
+	if (argc != 4)
+		usage();
+	hold_ms = parse_u64(argv[3]);
+	arm_alarm(60 + (hold_ms + 999) / 1000);
+	c->fd = open(argv[2], oflags | O_CLOEXEC);
+	if (c->fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	return hold_ms;
+}
+
 static long fiemap_call(struct uffd_call *c)
 {
 	return ioctl(c->fd, FS_IOC_FIEMAP, c->buf);
@@ -698,19 +716,11 @@ static int cmd_fiemap(int argc, char **argv)
 {
 	struct uffd_call c = { .call = fiemap_call };
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint64_t hold_ms = uffd_cmd_open(argc, argv, O_RDONLY, &c);
 	struct fiemap *fm;
-	uint64_t hold_ms;
 	char *map, *src;
-	int uffd;
+	int uffd = uffd_pages(&map, &src, page);
 
-	if (argc != 4)
-		usage();
-	hold_ms = parse_u64(argv[3]);
-	arm_alarm(60 + (hold_ms + 999) / 1000);
-	c.fd = open(argv[2], O_RDONLY | O_CLOEXEC);
-	if (c.fd < 0)
-		die("open %s: %s", argv[2], strerror(errno));
-	uffd = uffd_pages(&map, &src, page);
 	/* the fiemap header at the very end of page 0, the extents on page 1 */
 	fm = (struct fiemap *)(map + page - sizeof(struct fiemap));
 	fm->fm_start = 0;
@@ -736,18 +746,10 @@ static int cmd_readdir(int argc, char **argv)
 {
 	struct uffd_call c = { .call = readdir_call };
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	uint64_t hold_ms;
+	uint64_t hold_ms = uffd_cmd_open(argc, argv, O_RDONLY | O_DIRECTORY, &c);
 	char *map, *src;
-	int uffd;
+	int uffd = uffd_pages(&map, &src, page);
 
-	if (argc != 4)
-		usage();
-	hold_ms = parse_u64(argv[3]);
-	arm_alarm(60 + (hold_ms + 999) / 1000);
-	c.fd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (c.fd < 0)
-		die("open %s: %s", argv[2], strerror(errno));
-	uffd = uffd_pages(&map, &src, page);
 	c.buf = map + page;  /* the first entry already faults */
 	c.len = page;
 	uffd_hold(&c, uffd, src, page, hold_ms, "getdents64");

@@ -121,6 +121,34 @@ scenario_blocks() {
 	block "$1.waiter" /tmp/wait.json
 }
 
+# stat_start ENVS DIR [ilock stat args]: `ilock stat -j` on DIR in the
+# background (st), with ENVS ("VAR=VAL ..." or ""), the outputs reset; 0
+# once it traces, else it says why, stops ilock (rc) and returns 1
+stat_start() {
+	envs=$1
+	shift
+	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
+	# shellcheck disable=SC2086
+	env $envs ilock stat -j -D "$@" > /tmp/stat.json 2> /tmp/stat.err &
+	st=$!
+	if wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
+		say "scenario $name ilock attached after $(( $(date +%s) - t0 )) s"
+		return 0
+	fi
+	say "scenario $name error ilock did not start"
+	kill -INT $st 2>/dev/null
+	wait $st
+	rc=$?
+	return 1
+}
+
+# hold_start ARGS: `lockhold ARGS` in the background (hp), once it holds
+hold_start() {
+	lockhold "$@" > /tmp/hold.out 2>&1 &
+	hp=$!
+	wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+}
+
 # scenario NAME FS WAITER [ENV=VAL...] -- [ilock stat args]
 # WAITER: read (3 readers), pwrite (1 writer), or stall (1 reader, and
 # ilock stopped while it still waits)
@@ -137,21 +165,12 @@ scenario() {
 		return
 	fi
 	say "scenario $name $fs mounted after $(( $(date +%s) - t0 )) s"
-	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
-	# shellcheck disable=SC2086
-	env $envs ilock stat -j -D /mnt/t "$@" > /tmp/stat.json 2> /tmp/stat.err &
-	st=$!
-	if ! wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
-		say "scenario $name error ilock did not start"
+	if ! stat_start "$envs" /mnt/t "$@"; then
 		block "$name.stat.stderr" /tmp/stat.err
-		kill -INT $st 2>/dev/null; wait $st
 		umount /mnt/t
 		return
 	fi
-	say "scenario $name ilock attached after $(( $(date +%s) - t0 )) s"
-	lockhold write /mnt/t/db.dat 0 4096 "$HOLD_MS" > /tmp/hold.out 2>&1 &
-	hp=$!
-	wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+	hold_start write /mnt/t/db.dat 0 4096 "$HOLD_MS"
 	if [ "$waiter" = read ]; then
 		lockhold read /mnt/t/db.dat 8192 4096 3 > /tmp/wait.json 2>&1
 	elif [ "$waiter" = stall ]; then
@@ -198,23 +217,12 @@ fsync_stall() {
 	fi
 	dd if=/dev/zero of=/mnt/e/log bs=64k count=1 2>/dev/null
 	sync
-	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
-	ilock stat -j -D /mnt/e > /tmp/stat.json 2> /tmp/stat.err &
-	st=$!
-	if wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
-		say "scenario $name ilock attached after $(( $(date +%s) - t0 )) s"
-		lockhold write /mnt/t/ext4.img $((100 << 20)) 4096 "$HOLD_MS" > /tmp/hold.out 2>&1 &
-		hp=$!
-		wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+	if stat_start "" /mnt/e; then
+		hold_start write /mnt/t/ext4.img $((100 << 20)) 4096 "$HOLD_MS"
 		chmod 600 /mnt/e/log  # a metadata change: the fsync must commit it
 		lockhold fsync /mnt/e/log > /tmp/wait.json 2>&1 &
 		stop_midwait $!
 		wait $hp
-	else
-		say "scenario $name error ilock did not start"
-		kill -INT $st 2>/dev/null
-		wait $st
-		rc=$?
 	fi
 	scenario_blocks "$name" /mnt/e/log ""
 	umount /mnt/e
@@ -237,23 +245,12 @@ dir_create() {
 	fi
 	mkdir /mnt/t/dir
 	touch /mnt/t/dir/a
-	rm -f /tmp/stat.json /tmp/stat.err /tmp/hold.out /tmp/wait.json /tmp/meta
-	ilock stat -j -D /mnt/t > /tmp/stat.json 2> /tmp/stat.err &
-	st=$!
-	if wait_for /tmp/stat.err "ilock: tracing" 150 $st; then
-		say "scenario $name ilock attached after $(( $(date +%s) - t0 )) s"
-		lockhold readdir /mnt/t/dir "$HOLD_MS" > /tmp/hold.out 2>&1 &
-		hp=$!
-		wait_for /tmp/hold.out HOLDING 60 || say "scenario $name error no HOLDING line"
+	if stat_start "" /mnt/t; then
+		hold_start readdir /mnt/t/dir "$HOLD_MS"
 		: > /mnt/t/dir/new
 		echo "{\"create_rc\": $?}" > /tmp/wait.json
 		wait $hp
 		kill -INT $st
-		wait $st
-		rc=$?
-	else
-		say "scenario $name error ilock did not start"
-		kill -INT $st 2>/dev/null
 		wait $st
 		rc=$?
 	fi

@@ -979,6 +979,36 @@ static void test_status(void)
 		CHECK(strlen(l.text[i]) <= 50);
 }
 
+/* The detail view of (ino, class) over 1 s, without stacks; the caller frees it. */
+static char *plain_detail(const struct snapshot *s, uint64_t ino, uint8_t class)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	CHECK(f != NULL);
+	if (!f)
+		return strdup("");
+	top_format_detail(f, s, s, s, NULL, NULL, NULL, DEV, ino, class, 1.0, false);
+	fclose(f);
+	return text;
+}
+
+/* n exclusive waits of total_ns in all on (ino, class), behind the pair ek, ranges unknown. */
+static void add_pair(struct snapshot *s, uint64_t ino, uint8_t class, struct ilock_edge_key ek,
+		     uint64_t n, uint64_t total_ns)
+{
+	struct ilock_key k = key(ino, class, ILOCK_MODE_EXCL);
+	struct ilock_edge_stats es = { n, total_ns, 20 * MS };
+	struct ilock_stats st = {};
+
+	add(&st, total_ns);
+	snap_add_wait(s, &k, &st);
+	ek.class = class;
+	ek.range = ILOCK_RANGE_NO_BOTH;
+	snap_add_edge(s, &ek, &es);
+}
+
 static void test_detail(void)
 {
 	struct snapshot s;
@@ -1102,56 +1132,29 @@ static void test_detail(void)
 	}
 
 	/* an fsync's journal wait: its edges carry no byte range to compare */
-	{
-		struct ilock_key jk = key(300, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL);
-		struct ilock_edge_key ek = ekey(300, 55, "jbd2/loop0-8", 903, "pg", ILOCK_MODE_EXCL);
-		struct ilock_edge_stats es = { 4, 40 * MS, 20 * MS };
-		struct ilock_stats js = {};
-
-		add(&js, 40 * MS);
-		snap_add_wait(&s, &jk, &js);
-		ek.class = ILOCK_CLASS_JBD2_WAIT;
-		ek.range = ILOCK_RANGE_NO_BOTH;
-		snap_add_edge(&s, &ek, &es);
-		text = NULL;
-		f = open_memstream(&text, &size);
-		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 300, ILOCK_CLASS_JBD2_WAIT,
-				  1.0, false);
-		fclose(f);
-		CHECK(strstr(text, "jbd2/loop0-8") != NULL);
-		CHECK(strstr(text, "(journal waits: a commit has no byte range") != NULL);
-		CHECK(strstr(text, "missing: waiter's") == NULL);
-		free(text);
-	}
+	add_pair(&s, 300, ILOCK_CLASS_JBD2_WAIT,
+		 ekey(300, 55, "jbd2/loop0-8", 903, "pg", ILOCK_MODE_EXCL), 4, 40 * MS);
+	text = plain_detail(&s, 300, ILOCK_CLASS_JBD2_WAIT);
+	CHECK(strstr(text, "jbd2/loop0-8") != NULL);
+	CHECK(strstr(text, "(journal waits: a commit has no byte range") != NULL);
+	CHECK(strstr(text, "missing: waiter's") == NULL);
+	free(text);
 
 	/* a directory's lock: creates behind unlinks, waits over names */
 	{
-		struct ilock_key dk = key(400, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL);
 		struct ilock_edge_key ek = ekey(400, 60, "pg", 61, "pg", ILOCK_MODE_EXCL);
-		struct ilock_edge_stats es = { 6, 60 * MS, 20 * MS };
-		struct ilock_stats ds = {};
 
-		add(&ds, 60 * MS);
-		snap_add_wait(&s, &dk, &ds);
 		ek.holder_op = ILOCK_OP_UNLINK;
 		ek.waiter_op = ILOCK_OP_CREATE;
-		ek.range = ILOCK_RANGE_NO_BOTH;
-		snap_add_edge(&s, &ek, &es);
-		text = NULL;
-		f = open_memstream(&text, &size);
-		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 400, ILOCK_CLASS_I_RWSEM,
-				  1.0, false);
-		fclose(f);
+		add_pair(&s, 400, ILOCK_CLASS_I_RWSEM, ek, 6, 60 * MS);
+		text = plain_detail(&s, 400, ILOCK_CLASS_I_RWSEM);
 		CHECK(strstr(text, "(waits over names in a directory: no byte ranges") != NULL);
 		CHECK(strstr(text, "missing: waiter's") == NULL);
 		free(text);
 	}
 
 	/* a lock with no waits in the window */
-	text = NULL;
-	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 999, ILOCK_CLASS_I_RWSEM, 1.0, false);
-	fclose(f);
+	text = plain_detail(&s, 999, ILOCK_CLASS_I_RWSEM);
 	CHECK(strstr(text, "no waits on this lock in this window") != NULL);
 	free(text);
 	snap_free(&s);
