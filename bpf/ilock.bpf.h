@@ -235,6 +235,7 @@ struct task_state {
 	u32 next_sample;
 	u32 noted_dev;       /* the inode note_inode() last found recorded */
 	u64 noted_ino;
+	u32 noted_gen;
 	u64 regs;            /* my saved user registers' address; 0: not found yet (my_regs_addr) */
 };
 
@@ -611,13 +612,15 @@ static __always_inline void fill_key(struct ilock_key *k, struct inode *inode, u
 
 		k->dev = in->i_sb->s_dev;
 		k->ino = in->i_ino;
+		k->gen = in->i_generation;
 	} else {
 		k->dev = BPF_CORE_READ(inode, i_sb, s_dev);
 		k->ino = BPF_CORE_READ(inode, i_ino);
+		k->gen = BPF_CORE_READ(inode, i_generation);
 	}
 	k->class = class;
 	k->mode = mode;
-	k->pad = 0;
+	__builtin_memset(k->pad, 0, sizeof(k->pad));
 }
 
 /* Race-free creation: insert zeroes only if absent, then look up. */

@@ -151,16 +151,17 @@ static __always_inline void fill_path(struct ilock_inode_info *info, struct inod
 static __always_inline void note_inode(struct inode *inode, const struct ilock_key *k,
 				       struct task_state *ts)
 {
-	struct ilock_inode_key ik = { .ino = k->ino, .dev = k->dev };
+	struct ilock_inode_key ik = { .ino = k->ino, .dev = k->dev, .gen = k->gen };
 	struct ilock_inode_info *info;
 	u32 zero = 0;
 
-	if (ts && ts->noted_ino == k->ino && ts->noted_dev == k->dev)
+	if (ts && ts->noted_ino == k->ino && ts->noted_dev == k->dev && ts->noted_gen == k->gen)
 		return;
 	if (bpf_map_lookup_elem(&inodes, &ik)) {
 		if (ts) {
 			ts->noted_ino = k->ino;
 			ts->noted_dev = k->dev;
+			ts->noted_gen = k->gen;
 		}
 		return;
 	}

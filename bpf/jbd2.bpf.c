@@ -150,6 +150,7 @@ static __always_inline void record_jbd2_wait(struct inode *inode, const struct j
 
 	ek.ino = k.ino;
 	ek.dev = k.dev;
+	ek.gen = k.gen;
 	ek.class = ILOCK_CLASS_JBD2_WAIT;
 	ek.holder_mode = ILOCK_MODE_EXCL;
 	ek.waiter_mode = ILOCK_MODE_EXCL;

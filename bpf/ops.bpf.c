@@ -133,8 +133,9 @@ int BPF_PROG(op_dio_begin, struct kiocb *iocb, struct iov_iter *iter, unsigned i
 		return 0;
 	k.ino = inode->i_ino;
 	k.dev = inode->i_sb->s_dev;
+	k.gen = inode->i_generation;
 	k.flags = flags & (ILOCK_OPF_UNALIGNED | ILOCK_OPF_EXTENDING | ILOCK_OPF_EXCL_LOCK);
-	k.pad[0] = k.pad[1] = k.pad[2] = 0;
+	__builtin_memset(k.pad, 0, sizeof(k.pad));
 	n = bpf_map_lookup_elem(&dio_writes, &k);
 	if (!n) {
 		u64 one = 1;

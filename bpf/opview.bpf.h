@@ -876,6 +876,7 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 	struct ilock_edge_key ek = {
 		.ino = p->key.ino,
 		.dev = p->key.dev,
+		.gen = p->key.gen,
 		.class = p->key.class,
 		.holder_mode = p->holder_mode,
 		.waiter_mode = p->key.mode,

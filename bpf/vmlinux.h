@@ -119,6 +119,7 @@ struct address_space {
 struct inode {
 	unsigned short i_mode;
 	unsigned long i_ino;
+	u32 i_generation;
 	unsigned int i_nlink;
 	s64 i_size;
 	u8 i_blkbits;

@@ -246,9 +246,10 @@ static __always_inline int on_lock(struct xfs_inode *ip, bool btf, u32 flags, bo
 	return 0;
 }
 
-static __always_inline void hold_done(u32 dev, u64 ino, u32 class, u8 mode, u64 ns, u32 w)
+static __always_inline void hold_done(u32 dev, u64 ino, u32 gen, u32 class, u8 mode, u64 ns,
+				      u32 w)
 {
-	struct ilock_key k = { .dev = dev, .ino = ino, .class = class, .mode = mode };
+	struct ilock_key k = { .dev = dev, .ino = ino, .gen = gen, .class = class, .mode = mode };
 	struct ilock_stats *s;
 
 	/* on_unlock has applied the filters (hold_wanted) */
@@ -262,7 +263,7 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 {
 	u64 task, ino, now;
 	bool timed = false;
-	u32 dev, zero = 0;
+	u32 dev, gen, zero = 0;
 
 	if (!demote)
 		count(ILOCK_EV_XFS_UNLOCK);
@@ -285,6 +286,8 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 	/* first of the rest, so that the hold ends before our own work */
 	now = bpf_ktime_get_ns();
 	xfs_inode_id(ip, btf, &dev, &ino);
+	/* the rows' key only: while held, dev:ino names one inode */
+	gen = btf ? ip->i_vnode.i_generation : BPF_CORE_READ(ip, i_vnode.i_generation);
 	for (u32 c = 0; c < XFS_CLASSES; c++) {
 		struct hold_entry *e;
 		u32 w;
@@ -304,7 +307,7 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 		timed = true;
 		w = e->weight;
 		mode = e->mode;
-		hold_done(dev, ino, c, mode, now > e->start_ns ? now - e->start_ns : 0, w);
+		hold_done(dev, ino, gen, c, mode, now > e->start_ns ? now - e->start_ns : 0, w);
 		if (demote) {
 			/* the exclusive hold ends here; a shared one begins */
 			e->start_ns = now;

@@ -250,9 +250,10 @@ static __always_inline __u8 ilock_range_class(const struct ilock_op_info *h,
 struct ilock_range_key {
 	__u64 ino;
 	__u32 dev;
+	__u32 gen;      /* i_generation: see struct ilock_key */
 	__u8 class;
 	__u8 range;     /* enum ilock_range */
-	__u16 pad;
+	__u8 pad[6];
 };
 
 struct ilock_range_stats {
@@ -282,17 +283,24 @@ struct ilock_stack_frames {
 struct ilock_dio_key {
 	__u64 ino;
 	__u32 dev;
+	__u32 gen;      /* i_generation: see struct ilock_key */
 	__u8 flags;     /* ILOCK_OPF_UNALIGNED | _EXTENDING | _EXCL_LOCK */
-	__u8 pad[3];
+	__u8 pad[7];
 };
 
-/* Per (dev, ino, class, mode): wait or hold statistics. */
+/*
+ * Per (dev, ino, gen, class, mode): wait or hold statistics. gen is the
+ * inode's i_generation: a file deleted and another created in its inode
+ * number (XFS and ext4 hand freed numbers out again soon) gets rows of its
+ * own, not the old file's rows and path. Same cache line as i_ino.
+ */
 struct ilock_key {
 	__u64 ino;
 	__u32 dev;      /* kernel encoding: major << 20 | minor */
+	__u32 gen;
 	__u8 class;     /* enum ilock_class */
 	__u8 mode;      /* enum ilock_mode: SHARED or EXCL */
-	__u16 pad;
+	__u8 pad[6];
 };
 
 struct ilock_stats {
@@ -309,7 +317,7 @@ struct ilock_edge_key {
 	__u8 class;
 	__u8 holder_mode;  /* EXCL, READERS or UNKNOWN */
 	__u8 waiter_mode;  /* SHARED or EXCL */
-	__u8 pad;
+	__u8 range;        /* enum ilock_range: how the two byte ranges met */
 	__u32 holder_pid;  /* thread id; 0 when unknown */
 	__u32 holder_tgid;
 	__u32 waiter_pid;
@@ -321,8 +329,7 @@ struct ilock_edge_key {
 	__u8 waiter_op;
 	__u8 holder_op_flags;
 	__u8 waiter_op_flags;
-	__u8 range;        /* enum ilock_range: how the two byte ranges met */
-	__u8 pad2[3];      /* zero: keys are compared with memcmp */
+	__u32 gen;         /* the inode's i_generation (struct ilock_key) */
 };
 
 struct ilock_edge_stats {
@@ -393,7 +400,7 @@ enum ilock_inode_flags {
 struct ilock_inode_key {
 	__u64 ino;
 	__u32 dev;
-	__u32 pad;
+	__u32 gen;
 };
 
 struct ilock_inode_info {

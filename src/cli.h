@@ -149,7 +149,7 @@ enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
 /* --max-inodes in every tracing command's help: what it sizes, what it costs. */
 #define CLI_MAX_INODES_HELP                                                          \
 	"      --max-inodes N      size of the per-inode maps (default 16384;\n"       \
-	"                          waits and pairs reserve 480 bytes each at start;\n" \
+	"                          waits and pairs reserve 488 bytes each at start;\n" \
 	"                          refused if all maps, full, could take more than\n"  \
 	"                          half the available memory; -v shows the sizes)\n"
 #define CLI_FILTER_LONGOPTS                                     \

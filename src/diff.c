@@ -345,6 +345,7 @@ static void reachability(struct diff_result *d)
 struct entity {
 	uint32_t dev;
 	uint64_t ino;
+	uint32_t gen;             /* one file: a reused inode number is another */
 	uint32_t magic;
 	bool has_rel, has_path;
 	char rel[ILOCK_PATH_MAX];
@@ -369,7 +370,9 @@ static int cmp_inode_ids(const void *pa, const void *pb)
 
 	if (a->dev != b->dev)
 		return a->dev < b->dev ? -1 : 1;
-	return a->ino < b->ino ? -1 : a->ino > b->ino;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a->gen < b->gen ? -1 : a->gen > b->gen;
 }
 
 static void side_free(struct side *s)
@@ -400,10 +403,12 @@ static int side_build(struct side *s, const struct recording *r)
 		const struct rec_inode *in = &r->inodes[ids[k]];
 		struct entity *e;
 
-		if (!s->n || s->e[s->n - 1].dev != in->dev || s->e[s->n - 1].ino != in->ino) {
+		if (!s->n || s->e[s->n - 1].dev != in->dev || s->e[s->n - 1].ino != in->ino ||
+		    s->e[s->n - 1].gen != in->gen) {
 			e = &s->e[s->n++];
 			e->dev = in->dev;
 			e->ino = in->ino;
+			e->gen = in->gen;
 			e->other = -1;
 		}
 		e = &s->e[s->n - 1];
@@ -451,7 +456,8 @@ static void match_entities(struct side *a, struct side *b)
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = 0; j < b->n && a->e[i].other < 0; j++)
 			if (b->e[j].other < 0 && (!a->e[i].has_path || !b->e[j].has_path) &&
-			    a->e[i].dev == b->e[j].dev && a->e[i].ino == b->e[j].ino)
+			    a->e[i].dev == b->e[j].dev && a->e[i].ino == b->e[j].ino &&
+			    a->e[i].gen == b->e[j].gen)
 				link_pair(a, i, b, j, DMATCH_DEVINO);
 	/* the same file on another mount (before on XFS, after on ext4) */
 	for (size_t i = 0; i < a->n; i++)

@@ -25,9 +25,9 @@ static uint64_t mix(uint64_t h)
 	return h;
 }
 
-static uint64_t lock_hash(uint32_t dev, uint64_t ino, uint8_t class)
+static uint64_t lock_hash(uint32_t dev, uint64_t ino, uint32_t gen, uint8_t class)
 {
-	return mix(ino * 31 + ((uint64_t)dev << 8) + class);
+	return mix(ino * 31 + ((uint64_t)dev << 8) + class + ((uint64_t)gen << 32));
 }
 
 /* Word at a time: the key is a multiple of 8 bytes and fully initialised. */
@@ -47,7 +47,7 @@ static uint64_t lock_row_hash(const void *e)
 {
 	const struct lock_row *r = e;
 
-	return lock_hash(r->dev, r->ino, r->class);
+	return lock_hash(r->dev, r->ino, r->gen, r->class);
 }
 
 static uint64_t edge_row_hash(const void *e)
@@ -59,7 +59,7 @@ static uint64_t inode_hash(const void *e)
 {
 	const struct inode_meta *m = e;
 
-	return lock_hash(m->dev, m->ino, 0xff);
+	return lock_hash(m->dev, m->ino, m->gen, 0xff);
 }
 
 /* Index slots hold array position + 1; 0 is empty. Capacity is a power of 2. */
@@ -137,26 +137,27 @@ void snap_reset(struct snapshot *s)
 }
 
 const struct lock_row *snap_find_lock(const struct snapshot *s, uint32_t dev, uint64_t ino,
-				      uint8_t class)
+				      uint32_t gen, uint8_t class)
 {
 	size_t h;
 
 	if (!s->lock_idx_cap)
 		return NULL;
-	h = lock_hash(dev, ino, class) & (s->lock_idx_cap - 1);
+	h = lock_hash(dev, ino, gen, class) & (s->lock_idx_cap - 1);
 	while (s->lock_idx[h]) {
 		const struct lock_row *r = &s->locks[s->lock_idx[h] - 1];
 
-		if (r->dev == dev && r->ino == ino && r->class == class)
+		if (r->dev == dev && r->ino == ino && r->gen == gen && r->class == class)
 			return r;
 		h = (h + 1) & (s->lock_idx_cap - 1);
 	}
 	return NULL;
 }
 
-struct lock_row *snap_lock(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class)
+struct lock_row *snap_lock(struct snapshot *s, uint32_t dev, uint64_t ino, uint32_t gen,
+			   uint8_t class)
 {
-	struct lock_row *r = (struct lock_row *)snap_find_lock(s, dev, ino, class), *arr;
+	struct lock_row *r = (struct lock_row *)snap_find_lock(s, dev, ino, gen, class), *arr;
 	size_t h;
 
 	if (r)
@@ -173,8 +174,9 @@ struct lock_row *snap_lock(struct snapshot *s, uint32_t dev, uint64_t ino, uint8
 	memset(r, 0, sizeof(*r));
 	r->dev = dev;
 	r->ino = ino;
+	r->gen = gen;
 	r->class = class;
-	h = lock_hash(dev, ino, class) & (s->lock_idx_cap - 1);
+	h = lock_hash(dev, ino, gen, class) & (s->lock_idx_cap - 1);
 	while (s->lock_idx[h])
 		h = (h + 1) & (s->lock_idx_cap - 1);
 	s->lock_idx[h] = (uint32_t)++s->nlocks;
@@ -188,7 +190,7 @@ static int add_stats(struct snapshot *s, const struct ilock_key *k, const struct
 
 	if (k->mode > ILOCK_MODE_EXCL || k->class >= ILOCK_CLASS_MAX)
 		return -EINVAL;
-	r = snap_lock(s, k->dev, k->ino, k->class);
+	r = snap_lock(s, k->dev, k->ino, k->gen, k->class);
 	if (!r)
 		return -ENOMEM;
 	if (hold) {
@@ -262,17 +264,18 @@ int snap_add_edge(struct snapshot *s, const struct ilock_edge_key *k,
 	return 0;
 }
 
-const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev, uint64_t ino)
+const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev, uint64_t ino,
+					 uint32_t gen)
 {
 	size_t h;
 
 	if (!s->inode_idx_cap)
 		return NULL;
-	h = lock_hash(dev, ino, 0xff) & (s->inode_idx_cap - 1);
+	h = lock_hash(dev, ino, gen, 0xff) & (s->inode_idx_cap - 1);
 	while (s->inode_idx[h]) {
 		const struct inode_meta *m = &s->inodes[s->inode_idx[h] - 1];
 
-		if (m->dev == dev && m->ino == ino)
+		if (m->dev == dev && m->ino == ino && m->gen == gen)
 			return m;
 		h = (h + 1) & (s->inode_idx_cap - 1);
 	}
@@ -282,7 +285,7 @@ const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev,
 int snap_add_inode_info(struct snapshot *s, const struct ilock_inode_key *k,
 			const struct ilock_inode_info *info)
 {
-	struct inode_meta m = { .ino = k->ino, .dev = k->dev, .magic = info->magic,
+	struct inode_meta m = { .ino = k->ino, .dev = k->dev, .gen = k->gen, .magic = info->magic,
 				.flags = info->flags };
 	unsigned off = info->path_off < ILOCK_PATH_MAX ? info->path_off : ILOCK_PATH_MAX - 1;
 
@@ -292,7 +295,8 @@ int snap_add_inode_info(struct snapshot *s, const struct ilock_inode_key *k,
 
 int snap_add_inode(struct snapshot *s, const struct inode_meta *m)
 {
-	struct inode_meta *old = (struct inode_meta *)snap_find_inode(s, m->dev, m->ino), *arr;
+	struct inode_meta *old = (struct inode_meta *)snap_find_inode(s, m->dev, m->ino, m->gen);
+	struct inode_meta *arr;
 	size_t h;
 
 	if (old) {
@@ -335,8 +339,9 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 
 	for (size_t i = 0; i < cur->nlocks; i++) {
 		const struct lock_row *c = &cur->locks[i];
-		const struct lock_row *p = prev ? snap_find_lock(prev, c->dev, c->ino, c->class) : NULL;
-		struct lock_row d = { .dev = c->dev, .ino = c->ino, .class = c->class,
+		const struct lock_row *p = prev ? snap_find_lock(prev, c->dev, c->ino, c->gen, c->class)
+						: NULL;
+		struct lock_row d = { .dev = c->dev, .ino = c->ino, .gen = c->gen, .class = c->class,
 				      .has_hold = c->has_hold };
 		struct lock_row *r;
 
@@ -355,7 +360,7 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 		if (stats_empty(&d.wait[0]) && stats_empty(&d.wait[1]) &&
 		    stats_empty(&d.hold[0]) && stats_empty(&d.hold[1]) && !row_range_waits(&d))
 			continue;
-		r = snap_lock(out, c->dev, c->ino, c->class);
+		r = snap_lock(out, c->dev, c->ino, c->gen, c->class);
 		if (!r)
 			return -ENOMEM;
 		*r = d;
@@ -392,7 +397,8 @@ void ranges_merge(struct ilock_range_stats dst[ILOCK_RANGE_MAX],
 	}
 }
 
-int snap_merge(struct snapshot *dst, const struct snapshot *src)
+/* fold: as if every generation were 0 (snap_fold_gens) */
+static int merge(struct snapshot *dst, const struct snapshot *src, bool fold)
 {
 	if (src->mono_ns > dst->mono_ns)
 		dst->mono_ns = src->mono_ns;
@@ -404,7 +410,7 @@ int snap_merge(struct snapshot *dst, const struct snapshot *src)
 		return -ENOMEM;
 	for (size_t i = 0; i < src->nlocks; i++) {
 		const struct lock_row *c = &src->locks[i];
-		struct lock_row *r = snap_lock(dst, c->dev, c->ino, c->class);
+		struct lock_row *r = snap_lock(dst, c->dev, c->ino, fold ? 0 : c->gen, c->class);
 
 		if (!r)
 			return -ENOMEM;
@@ -415,13 +421,35 @@ int snap_merge(struct snapshot *dst, const struct snapshot *src)
 		}
 		ranges_merge(r->range, c->range);
 	}
-	for (size_t i = 0; i < src->nedges; i++)
-		if (snap_add_edge(dst, &src->edges[i].k, &src->edges[i].s))
+	for (size_t i = 0; i < src->nedges; i++) {
+		struct ilock_edge_key k = src->edges[i].k;
+
+		if (fold)
+			k.gen = 0;
+		if (snap_add_edge(dst, &k, &src->edges[i].s))
 			return -ENOMEM;
-	for (size_t i = 0; i < src->ninodes; i++)
-		if (snap_add_inode(dst, &src->inodes[i]))
+	}
+	for (size_t i = 0; i < src->ninodes; i++) {
+		struct inode_meta m = src->inodes[i];
+
+		if (fold)
+			m.gen = 0;
+		if (snap_add_inode(dst, &m))
 			return -ENOMEM;
-	return snap_ops_merge(dst, src);
+	}
+	return fold ? 0 : snap_ops_merge(dst, src);
+}
+
+int snap_merge(struct snapshot *dst, const struct snapshot *src)
+{
+	return merge(dst, src, false);
+}
+
+int snap_fold_gens(struct snapshot *dst, const struct snapshot *src)
+{
+	snap_reset(dst);
+	dst->mono_ns = src->mono_ns;
+	return merge(dst, src, true);
 }
 
 int snap_copy(struct snapshot *dst, const struct snapshot *src)
@@ -530,6 +558,8 @@ static int cmp_rows(const void *pa, const void *pb)
 	if (!c)
 		c = a->ino < b->ino ? -1 : a->ino > b->ino;
 	if (!c)
+		c = a->gen < b->gen ? -1 : a->gen > b->gen;
+	if (!c)
 		c = (int)a->class - (int)b->class;
 	return c;
 }
@@ -586,7 +616,7 @@ static int cmp_holder(const void *pa, const void *pb)
  * full edge map (tens of thousands of pairs on one file) stays cheap.
  */
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
-				       uint8_t class)
+				       uint32_t gen, uint8_t class)
 {
 	const struct edge_row **mine, *best = NULL, *best_first = NULL;
 	uint64_t best_ns = 0;
@@ -598,7 +628,7 @@ const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, u
 	for (size_t i = 0; i < s->nedges; i++) {
 		const struct edge_row *e = &s->edges[i];
 
-		if (e->k.dev == dev && e->k.ino == ino && e->k.class == class)
+		if (e->k.dev == dev && e->k.ino == ino && e->k.gen == gen && e->k.class == class)
 			mine[n++] = e;
 	}
 	if (n > 1)
@@ -866,7 +896,7 @@ int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
 
 	if (k->class >= ILOCK_CLASS_MAX || k->range >= ILOCK_RANGE_MAX)
 		return -EINVAL;
-	r = snap_lock(s, k->dev, k->ino, k->class);
+	r = snap_lock(s, k->dev, k->ino, k->gen, k->class);
 	if (!r)
 		return -ENOMEM;
 	r->range[k->range].waits += st->waits;
@@ -878,8 +908,8 @@ int snap_ranges_from_edges(struct snapshot *s)
 {
 	for (size_t i = 0; i < s->nedges; i++) {
 		const struct edge_row *e = &s->edges[i];
-		struct ilock_range_key k = { .ino = e->k.ino, .dev = e->k.dev, .class = e->k.class,
-					     .range = e->k.range };
+		struct ilock_range_key k = { .ino = e->k.ino, .dev = e->k.dev, .gen = e->k.gen,
+					     .class = e->k.class, .range = e->k.range };
 		struct ilock_range_stats st = { e->s.count, e->s.total_ns };
 		int err;
 

@@ -18,6 +18,7 @@
 struct lock_row {
 	uint64_t ino;
 	uint32_t dev;
+	uint32_t gen;                  /* i_generation: a reused inode number is another file */
 	uint8_t class;                 /* enum ilock_class */
 	bool has_hold;
 	struct ilock_stats wait[2];    /* [ILOCK_MODE_SHARED], [ILOCK_MODE_EXCL] */
@@ -54,6 +55,7 @@ struct dio_row {
 struct inode_meta {
 	uint64_t ino;
 	uint32_t dev;
+	uint32_t gen;
 	uint32_t magic;                /* s_magic, 0 when unknown */
 	uint16_t flags;                /* enum ilock_inode_flags */
 	char path[ILOCK_PATH_MAX];     /* relative to the fs root; "" if none */
@@ -100,9 +102,10 @@ void snap_free(struct snapshot *s);
 void snap_reset(struct snapshot *s);
 
 /* Find or create. NULL only when out of memory. */
-struct lock_row *snap_lock(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class);
+struct lock_row *snap_lock(struct snapshot *s, uint32_t dev, uint64_t ino, uint32_t gen,
+			   uint8_t class);
 const struct lock_row *snap_find_lock(const struct snapshot *s, uint32_t dev, uint64_t ino,
-				      uint8_t class);
+				      uint32_t gen, uint8_t class);
 int snap_add_wait(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st);
 int snap_add_hold(struct snapshot *s, const struct ilock_key *k, const struct ilock_stats *st);
 /* The edge row with key k, or NULL. */
@@ -113,12 +116,20 @@ int snap_add_inode(struct snapshot *s, const struct inode_meta *m);
 /* snap_add_inode() of an entry of the BPF inode map. */
 int snap_add_inode_info(struct snapshot *s, const struct ilock_inode_key *k,
 			const struct ilock_inode_info *info);
-const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev, uint64_t ino);
+const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev, uint64_t ino,
+					 uint32_t gen);
 
 /* out = cur - prev (prev may be NULL: out = cur). out is reset first. */
 int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct snapshot *prev);
 /* dst += src: sums, maxima, union of inodes. */
 int snap_merge(struct snapshot *dst, const struct snapshot *src);
+/*
+ * dst = src with every generation 0: the files that had one inode number in
+ * turn summed in one row, under the first path seen. Lock rows, pairs and
+ * inodes only (no stacks or direct writes). The exporter's series follow
+ * inode numbers, so that a label set never splits in two.
+ */
+int snap_fold_gens(struct snapshot *dst, const struct snapshot *src);
 /* Deep copy. */
 int snap_copy(struct snapshot *dst, const struct snapshot *src);
 
@@ -134,13 +145,13 @@ uint64_t row_hold_ns(const struct lock_row *r);
  */
 long snap_held_only(const struct snapshot *s, const struct lock_row ***out);
 uint64_t row_p99_ns(const struct lock_row *r);
-/* Rows with no waits sort last whatever the key; ties by dev, ino, class. */
+/* Rows with no waits sort last whatever the key; ties by dev, ino, gen, class. */
 void snap_sort_locks(struct snapshot *s, enum sort_key key);
 /* Edges by wait time, largest first. */
 void snap_sort_edges(struct snapshot *s);
 /* The edge that cost this lock's waiters the most time, or NULL. */
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
-				       uint8_t class);
+				       uint32_t gen, uint8_t class);
 /* The loss counters for which `which` holds (NULL: all of them), summed. */
 uint64_t snap_lost_sum(const struct snapshot *s, bool (*which)(int c));
 

@@ -146,6 +146,7 @@ struct prom_series {
 	size_t ntotals, cap_totals;
 	struct prom_pair *agg, *prev_agg;  /* edges by comm/mode pair, reused */
 	size_t nagg, cap_agg, nprev_agg, cap_prev_agg;
+	struct snapshot fold, prev_fold;   /* this update's reads, generations folded */
 
 	uint64_t counters[ILOCK_COUNTER_MAX];
 	uint64_t in_flight;

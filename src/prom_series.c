@@ -57,6 +57,8 @@ void prom_series_free(struct prom_series *ps)
 	free(ps->totals);
 	free(ps->agg);
 	free(ps->prev_agg);
+	snap_free(&ps->fold);
+	snap_free(&ps->prev_fold);
 	memset(ps, 0, sizeof(*ps));
 }
 
@@ -103,7 +105,7 @@ static int note_dev(struct prom_series *ps, const struct snapshot *s, const stru
 	d = &ps->devs[ps->ndevs++];
 	memset(d, 0, sizeof(*d));
 	d->dev = r->dev;
-	describe_inode(s, mt, r->dev, r->ino, r->has_hold, &v);
+	describe_inode(s, mt, r->dev, r->ino, r->gen, r->has_hold, &v);
 	snprintf(d->fs, sizeof(d->fs), "%s", v.fs ? v.fs : "unknown");
 	return 0;
 }
@@ -195,7 +197,7 @@ static uint64_t inode_wait_ns(const struct snapshot *s, uint32_t dev, uint64_t i
 	uint64_t ns = 0;
 
 	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
-		const struct lock_row *r = snap_find_lock(s, dev, ino, c);
+		const struct lock_row *r = snap_find_lock(s, dev, ino, 0, c);
 
 		if (r)
 			ns += row_wait_ns(r);
@@ -264,7 +266,7 @@ static void inode_path(const struct snapshot *s, const struct mount_table *mt, u
 {
 	struct inode_view v;
 
-	describe_inode(s, mt, dev, ino, false, &v);
+	describe_inode(s, mt, dev, ino, 0, false, &v);  /* generations folded */
 	if (v.path[0])
 		snprintf(out, len, "%s", v.path);
 	else
@@ -295,7 +297,7 @@ static int admit_inode(struct prom_series *ps, const struct snapshot *s,
 	inode_path(s, mt, t->dev, t->ino, ni->path, sizeof(ni->path));
 	/* up to prev, its waits were exported in "other": they stay there */
 	for (uint8_t c = 0; prev && c < ILOCK_CLASS_MAX; c++) {
-		const struct lock_row *r = snap_find_lock(prev, t->dev, t->ino, c);
+		const struct lock_row *r = snap_find_lock(prev, t->dev, t->ino, 0, c);
 
 		if (r)
 			for (int m = 0; m < 2; m++)
@@ -338,7 +340,7 @@ static void settle_inodes(struct prom_series *ps, const struct snapshot *s)
 		struct prom_inode *ni = &ps->inodes[i];
 
 		for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
-			const struct lock_row *r = snap_find_lock(s, ni->dev, ni->ino, c);
+			const struct lock_row *r = snap_find_lock(s, ni->dev, ni->ino, 0, c);
 			struct prom_group *g = find_group(ps, ni->dev, c);
 
 			if (!r || !g)
@@ -598,6 +600,16 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 {
 	int err;
 
+	/*
+	 * Series follow inode numbers (dev:ino labels): a file created in a
+	 * number another had adds to its series, whose path label stays the
+	 * one frozen at admission (docs/exporter.md).
+	 */
+	if ((err = snap_fold_gens(&ps->fold, s)) ||
+	    (prev && (err = snap_fold_gens(&ps->prev_fold, prev))))
+		return err;
+	s = &ps->fold;
+	prev = prev ? &ps->prev_fold : NULL;
 	memcpy(ps->counters, s->counters, sizeof(ps->counters));
 	ps->in_flight = s->in_flight;
 	ps->waiting_available = s->waiting.available;

@@ -521,6 +521,7 @@ static int decode_inodes(struct recording *r, struct rd *d)
 			in->has_meta = true;
 			in->meta.dev = in->dev;
 			in->meta.ino = in->ino;
+			in->meta.gen = in->gen;  /* a new inode's: set again by decode_gens */
 			in->meta.magic = (uint32_t)magic;
 			in->meta.flags = (uint16_t)flags;
 			rd_str(d, in->meta.path, sizeof(in->meta.path));
@@ -800,9 +801,33 @@ static int decode_stalls(struct recording *r, struct rd *d, struct rec_interval 
 	return d->bad ? -EINVAL : 0;
 }
 
+/*
+ * (1.5) The generation of each inode this block defined, in order: a
+ * count that is not theirs is damage. Older blocks end before it: 0.
+ */
+static int decode_gens(struct recording *r, struct rd *d, size_t first_new)
+{
+	uint64_t n;
+
+	if (!rd_left(d))
+		return 0;
+	n = rd_count(d, 1);
+	if (d->bad || n != r->ninodes - first_new)
+		return -EINVAL;
+	for (size_t i = first_new; i < r->ninodes; i++) {
+		uint64_t gen = rd_varint(d);
+
+		if (gen > UINT32_MAX)
+			d->bad = true;
+		r->inodes[i].gen = r->inodes[i].meta.gen = (uint32_t)gen;
+	}
+	return d->bad ? -EINVAL : 0;
+}
+
 static int decode_interval(struct recording *r, struct rd *d)
 {
 	struct rec_interval iv = {};
+	size_t first_new = r->ninodes;
 	uint64_t nc;
 	int err;
 
@@ -822,7 +847,8 @@ static int decode_interval(struct recording *r, struct rd *d)
 	if ((err = decode_mounts(r, d)) || (err = decode_inodes(r, d)) ||
 	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
 	    (err = decode_edges(r, d, &iv)) || (err = decode_edge_ops(r, d, &iv)) ||
-	    (err = decode_stacks(r, d, &iv)) || (err = decode_stalls(r, d, &iv)))
+	    (err = decode_stacks(r, d, &iv)) || (err = decode_stalls(r, d, &iv)) ||
+	    (err = decode_gens(r, d, first_new)))
 		return err;
 	if ((err = rgrow(r, (void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv))))
 		return err;
@@ -1175,7 +1201,7 @@ static int idmap_put(struct rec_idmap *m, const void *key, uint32_t id)
 struct inode_k {
 	uint64_t ino;
 	uint32_t dev;
-	uint32_t zero;
+	uint32_t gen;
 };
 
 struct task_k {
@@ -1244,6 +1270,8 @@ struct enc {
 	const struct snapshot *inodes;
 	struct rec_buf defs;   /* inode defs */
 	uint64_t ndefs;
+	struct rec_buf gens;   /* (1.5) the generation of each new inode def, in order */
+	uint64_t ngens;
 };
 
 static void enc_inode_def(struct enc *e, uint32_t id, bool is_new, const struct inode_meta *m,
@@ -1279,11 +1307,11 @@ static int add_pending_dev(struct rec_writer *w, uint32_t dev)
 }
 
 /* The inode's id, writing its definition (or better metadata) first. */
-static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t *id)
+static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t gen, uint32_t *id)
 {
 	struct rec_writer *w = e->w;
-	struct inode_k k = { .ino = ino, .dev = dev };
-	const struct inode_meta *m = snap_find_inode(e->inodes, dev, ino);
+	struct inode_k k = { .ino = ino, .dev = dev, .gen = gen };
+	const struct inode_meta *m = snap_find_inode(e->inodes, dev, ino, gen);
 	uint8_t rank = meta_rank(m);
 
 	if (idmap_get(&w->inode_ids, &k, id)) {
@@ -1300,6 +1328,8 @@ static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t *id)
 		return -ENOMEM;
 	w->inode_has_meta[*id] = rank;
 	enc_inode_def(e, *id, true, m, dev, ino);
+	rec_buf_varint(&e->gens, gen);
+	e->ngens++;
 	return add_pending_dev(w, dev);
 }
 
@@ -1562,7 +1592,7 @@ static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks
 		const struct ilock_waiting *x = &ws->w[i];
 		uint32_t id, waiter, holder, owner;
 
-		if ((err = enc_inode(e, x->key.dev, x->key.ino, &id)) ||
+		if ((err = enc_inode(e, x->key.dev, x->key.ino, x->key.gen, &id)) ||
 		    (err = enc_task(w, tasks, ntasks, x->tid, x->tgid, x->comm, &waiter)) ||
 		    (err = enc_task(w, tasks, ntasks, x->holder_pid, x->holder_tgid, x->holder_comm,
 				    &holder)) ||
@@ -1616,7 +1646,7 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 		uint8_t present = r->has_hold ? 0x10 : 0;
 		uint32_t id;
 
-		if ((err = enc_inode(&e, r->dev, r->ino, &id)))
+		if ((err = enc_inode(&e, r->dev, r->ino, r->gen, &id)))
 			goto out;
 		for (int k = 0; k < 2; k++) {
 			if (r->wait[k].count || r->wait[k].total_ns)
@@ -1640,7 +1670,7 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 			i < delta->nedges ? &delta->edges[i].s : &no_waits;
 		uint32_t id, holder, waiter;
 
-		if ((err = enc_inode(&e, k->dev, k->ino, &id)) ||
+		if ((err = enc_inode(&e, k->dev, k->ino, k->gen, &id)) ||
 		    (err = enc_task(w, &tasks, &ntasks, k->holder_pid, k->holder_tgid,
 				    k->holder_comm, &holder)) ||
 		    (err = enc_task(w, &tasks, &ntasks, k->waiter_pid, k->waiter_tgid,
@@ -1669,7 +1699,9 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	for (size_t i = 0; inodes && i < inodes->ninodes; i++) {
 		uint32_t id;
 
-		if ((err = enc_inode(&e, inodes->inodes[i].dev, inodes->inodes[i].ino, &id)))
+		const struct inode_meta *m = &inodes->inodes[i];
+
+		if ((err = enc_inode(&e, m->dev, m->ino, m->gen, &id)))
 			goto out;
 	}
 	enc_mounts(w, &mounts, &nmounts, mt);
@@ -1693,11 +1725,14 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	if ((err = enc_stacks(w, raw, delta, row_edge)))
 		goto out;
 	rec_buf_put(raw, stalls.p, stalls.len);
-	if (raw->oom || e.defs.oom || mounts.oom || tasks.oom || locks.oom || edges.oom ||
+	rec_buf_varint(raw, e.ngens);
+	rec_buf_put(raw, e.gens.p, e.gens.len);
+	if (raw->oom || e.defs.oom || e.gens.oom || mounts.oom || tasks.oom || locks.oom || edges.oom ||
 	    ops.oom || stalls.oom)
 		err = -ENOMEM;
 out:
 	rec_buf_free(&e.defs);
+	rec_buf_free(&e.gens);
 	rec_buf_free(&mounts);
 	rec_buf_free(&tasks);
 	rec_buf_free(&locks);

@@ -23,7 +23,7 @@
 #define REC_MAGIC "\x89ILOCKR\n"
 #define REC_MAGIC_LEN 8
 #define REC_MAJOR 1
-#define REC_MINOR 4
+#define REC_MINOR 5
 #define REC_HDR_LEN 16
 #define REC_BLOCK_HDR_LEN 16
 /* Reader limits: a damaged or hostile length must not make us allocate. */
@@ -97,6 +97,7 @@ int rec_frame_block(struct rec_buf *out, uint8_t type, const void *raw, size_t r
 struct rec_inode {
 	uint32_t dev;
 	uint64_t ino;
+	uint32_t gen;          /* i_generation (1.5); 0 in older files */
 	bool has_meta;
 	uint32_t magic;        /* meta's magic, else the recorded mount's fs, else 0 */
 	struct inode_meta meta;

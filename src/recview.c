@@ -32,6 +32,7 @@ void rec_edge_key(const struct recording *r, const struct rec_edge *e, struct il
 	memset(k, 0, sizeof(*k));
 	k->dev = in->dev;
 	k->ino = in->ino;
+	k->gen = in->gen;
 	k->class = e->class;
 	k->holder_mode = e->holder_mode;
 	k->waiter_mode = e->waiter_mode;
@@ -67,7 +68,7 @@ static int add_inode(const struct recording *r, uint32_t id, struct snapshot *s)
 {
 	const struct rec_inode *in = &r->inodes[id];
 
-	if (!in->has_meta || snap_find_inode(s, in->dev, in->ino))
+	if (!in->has_meta || snap_find_inode(s, in->dev, in->ino, in->gen))
 		return 0;
 	return snap_add_inode(s, &in->meta);
 }
@@ -112,7 +113,7 @@ static int add_locks(const struct recording *r, const struct rec_interval *iv,
 
 		if (!rec_lock_match(r, l, f))
 			continue;
-		row = snap_lock(s, in->dev, in->ino, l->class);
+		row = snap_lock(s, in->dev, in->ino, in->gen, l->class);
 		if (!row)
 			return -ENOMEM;
 		row->has_hold |= l->has_hold;

@@ -70,8 +70,9 @@ struct inode_view {
 	bool dir;                       /* a directory: its label ends in '/' */
 };
 
+/* gen: the inode's i_generation, as in its rows' keys */
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
-		    uint64_t ino, bool has_hold, struct inode_view *v);
+		    uint64_t ino, uint32_t gen, bool has_hold, struct inode_view *v);
 const char *inode_dir_slash(const struct inode_view *v);
 /* An inode for people: its path (with a note), else dev:path-in-fs, else dev:ino (why). */
 void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino);
@@ -117,6 +118,6 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 char *fmt_fsync_journal(char *buf, size_t len, const struct ilock_waiting *w);
 /* The stalls on one lock, 100 ms or more (ilocktop's detail view); nothing when none. */
 void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, uint64_t ino,
-			 uint8_t class);
+			 uint32_t gen, uint8_t class);
 
 #endif

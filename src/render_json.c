@@ -39,10 +39,11 @@ static void lock_json(struct json *j, const struct snapshot *s, const struct rep
 	struct inode_view v;
 	char d[24];
 
-	describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
+	describe_inode(s, m->mounts, r->dev, r->ino, r->gen, r->has_hold, &v);
 	json_obj_begin(j, NULL);
 	json_str(j, "dev", fmt_kdev(d, sizeof(d), r->dev));
 	json_u64(j, "ino", r->ino);
+	json_u64(j, "gen", r->gen);
 	json_str(j, "path", v.path[0] ? v.path : NULL);
 	json_str(j, "path_fs", v.rel[0] ? v.rel : NULL);
 	json_str(j, "path_note", v.note);
@@ -91,6 +92,7 @@ static void summary_json(struct json *j, const struct snapshot *s, const struct 
 		json_obj_begin(j, "top");
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), w.top->dev));
 		json_u64(j, "ino", w.top->ino);
+		json_u64(j, "gen", w.top->gen);
 		json_str(j, "class", class_name(w.top->class));
 		json_double(j, "tasks_waiting", w.top_tasks);
 		json_obj_end(j);

@@ -139,6 +139,7 @@ static void pairs_json(struct json *j, const struct snapshot *s, const struct re
 		json_obj_begin(j, NULL);
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), e->k.dev));
 		json_u64(j, "ino", e->k.ino);
+		json_u64(j, "gen", e->k.gen);
 		json_str(j, "class", class_name(e->k.class));
 		task_json(j, "holder", by, e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
 			  e->k.holder_mode, e->k.holder_op, e->k.holder_op_flags);
@@ -192,6 +193,7 @@ void render_json_dio(struct json *j, const struct snapshot *s)
 		json_obj_begin(j, NULL);
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), r->k.dev));
 		json_u64(j, "ino", r->k.ino);
+		json_u64(j, "gen", r->k.gen);
 		json_str(j, "lock", r->k.flags & ILOCK_OPF_EXCL_LOCK ? "exclusive" : "shared");
 		json_bool(j, "unaligned", r->k.flags & ILOCK_OPF_UNALIGNED);
 		json_bool(j, "extending", r->k.flags & ILOCK_OPF_EXTENDING);

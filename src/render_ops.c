@@ -18,11 +18,11 @@
 #define STACK_LINE_MAX 200   /* columns of a one-line stack */
 
 static void inode_name(char *buf, size_t len, const struct snapshot *s, const struct report_meta *m,
-		       uint32_t dev, uint64_t ino, struct inode_view *v)
+		       uint32_t dev, uint64_t ino, uint32_t gen, struct inode_view *v)
 {
 	char d[24];
 
-	describe_inode(s, m->mounts, dev, ino, false, v);
+	describe_inode(s, m->mounts, dev, ino, gen, false, v);
 	if (v->path[0])
 		snprintf(buf, len, "%s", v->path);
 	else if (v->rel[0])
@@ -126,7 +126,7 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 		char left[160], right[160];
 		struct inode_view v;
 
-		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, &v);
+		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, r->k.gen, &v);
 		if (r->k.holder_mode == ILOCK_MODE_UNKNOWN)
 			snprintf(left, sizeof(left), "(no owner)");
 		else
@@ -173,7 +173,7 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 		char where[2 * ILOCK_PATH_MAX + 8], path[48];
 		struct inode_view v;
 
-		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, &v);
+		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, r->k.gen, &v);
 		role_side(left, sizeof(left), r->k.holder_comm, r->k.holder_mode, r->k.holder_op,
 			  r->k.holder_op_flags, true);
 		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
@@ -206,7 +206,7 @@ static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *
 		if (!row_range_waits(r))
 			continue;
 		any = true;
-		inode_name(where, sizeof(where), s, m, r->dev, r->ino, &v);
+		inode_name(where, sizeof(where), s, m, r->dev, r->ino, r->gen, &v);
 		fprintf(f, "  %-40s %-9s overlapping %s (%s)  disjoint %s (%s)  unknown %s (%s)",
 			fmt_path_left(path, sizeof(path), where, 40), class_display_name(r->class, v.magic),
 			fmt_count(a, sizeof(a), g[ILOCK_RANGE_OVERLAP].waits),
@@ -240,13 +240,14 @@ static void dio_writes(FILE *f, const struct snapshot *s, const struct report_me
 
 		/* one line per inode, at its first row */
 		for (size_t j = 0; j < i && !done; j++)
-			done = s->dios[j].k.dev == d0->k.dev && s->dios[j].k.ino == d0->k.ino;
+			done = s->dios[j].k.dev == d0->k.dev && s->dios[j].k.ino == d0->k.ino &&
+			       s->dios[j].k.gen == d0->k.gen;
 		if (done)
 			continue;
 		for (size_t j = i; j < s->ndios; j++) {
 			const struct dio_row *d = &s->dios[j];
 
-			if (d->k.dev != d0->k.dev || d->k.ino != d0->k.ino)
+			if (d->k.dev != d0->k.dev || d->k.ino != d0->k.ino || d->k.gen != d0->k.gen)
 				continue;
 			if (!(d->k.flags & ILOCK_OPF_EXCL_LOCK)) {
 				shared += d->count;
@@ -261,7 +262,7 @@ static void dio_writes(FILE *f, const struct snapshot *s, const struct report_me
 			else
 				other += d->count;
 		}
-		inode_name(where, sizeof(where), s, m, d0->k.dev, d0->k.ino, &v);
+		inode_name(where, sizeof(where), s, m, d0->k.dev, d0->k.ino, d0->k.gen, &v);
 		fprintf(f, "  %-40s %-5s shared %s  exclusive %s (unaligned %s, extending %s, other %s)\n",
 			fmt_path_left(path, sizeof(path), where, 40), v.fs, fmt_count(a, sizeof(a), shared),
 			fmt_count(b, sizeof(b), excl), fmt_count(c, sizeof(c), unaligned),
@@ -300,7 +301,7 @@ static int cmp_folded(const void *pa, const void *pb)
 static char *fold_one(const struct snapshot *s, const struct stack_row *r,
 		      const struct ilock_stack_frames *fr, struct ksyms *ks)
 {
-	const struct inode_meta *im = snap_find_inode(s, r->k.edge.dev, r->k.edge.ino);
+	const struct inode_meta *im = snap_find_inode(s, r->k.edge.dev, r->k.edge.ino, r->k.edge.gen);
 	size_t cap = 256, n;
 	uint32_t top = ksyms_first_shown(ks, fr);
 	char *line = malloc(cap), name[128];

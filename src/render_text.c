@@ -12,9 +12,9 @@
 #include "util.h"
 
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
-		    uint64_t ino, bool has_hold, struct inode_view *v)
+		    uint64_t ino, uint32_t gen, bool has_hold, struct inode_view *v)
 {
-	const struct inode_meta *m = snap_find_inode(s, dev, ino);
+	const struct inode_meta *m = snap_find_inode(s, dev, ino, gen);
 	const struct mount_entry *me = mt ? mounts_find_dev(mt, dev) : NULL;
 
 	memset(v, 0, sizeof(*v));
@@ -146,14 +146,14 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 		"TOP HOLDER");
 	for (int i = 0; i < rows; i++) {
 		const struct lock_row *r = &s->locks[i];
-		const struct edge_row *e = snap_top_holder(s, r->dev, r->ino, r->class);
+		const struct edge_row *e = snap_top_holder(s, r->dev, r->ino, r->gen, r->class);
 		struct ilock_stats both = r->wait[0];
 		struct inode_view v;
 		char label[2 * ILOCK_PATH_MAX + 64], path[48], devino[40], d[24], sh[24], ex[24];
 		char tot[24], p50[24], p99[24], mx[24], holder[48] = "-", disj[16];
 
 		stats_merge(&both, &r->wait[1]);
-		describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
+		describe_inode(s, m->mounts, r->dev, r->ino, r->gen, r->has_hold, &v);
 		inode_label(label, sizeof(label), &v, r->dev, r->ino);
 		snprintf(devino, sizeof(devino), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
 		if (e)
@@ -205,7 +205,7 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 		struct inode_view v;
 		char label[2 * ILOCK_PATH_MAX + 64], d[24];
 
-		describe_inode(s, m->mounts, r->dev, r->ino, r->has_hold, &v);
+		describe_inode(s, m->mounts, r->dev, r->ino, r->gen, r->has_hold, &v);
 		inode_label(label, sizeof(label), &v, r->dev, r->ino);
 		fprintf(f, "\n  %s  [%s ino %" PRIu64 ", %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
 			r->ino, v.fs, class_display_name(r->class, v.magic));
@@ -239,7 +239,7 @@ static void held_only(FILE *f, const struct snapshot *s, const struct report_met
 		struct inode_view iv;
 		char label[2 * ILOCK_PATH_MAX + 64], d[24];
 
-		describe_inode(s, m->mounts, r->dev, r->ino, true, &iv);
+		describe_inode(s, m->mounts, r->dev, r->ino, r->gen, true, &iv);
 		inode_label(label, sizeof(label), &iv, r->dev, r->ino);
 		fprintf(f, "  %s  [%s ino %" PRIu64 ", %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
 			r->ino, iv.fs, class_display_name(r->class, iv.magic));
@@ -269,7 +269,7 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 		struct inode_view v;
 		char h[64], w[40], n[24], t[24], mx[24], label[2 * ILOCK_PATH_MAX + 64], path[48];
 
-		describe_inode(s, m->mounts, e->k.dev, e->k.ino, false, &v);
+		describe_inode(s, m->mounts, e->k.dev, e->k.ino, e->k.gen, false, &v);
 		inode_label(label, sizeof(label), &v, e->k.dev, e->k.ino);
 		fprintf(f, "  %-32s ->  %-22s %-9s %9s wait%-1s %9s  max %9s  %s %s\n",
 			fmt_holder(h, sizeof(h), &e->k),
@@ -325,7 +325,8 @@ static void top_role(FILE *f, const struct pair_row *p, long np, const struct lo
 	for (long i = 0; i < np; i++) {
 		const struct pair_row *q = &p[i];
 
-		if (q->k.dev != r->dev || q->k.ino != r->ino || q->k.class != r->class)
+		if (q->k.dev != r->dev || q->k.ino != r->ino || q->k.gen != r->gen ||
+		    q->k.class != r->class)
 			continue;
 		fprintf(f, "  the largest share there: %s -> %s, %.0f%% (%u -> %u threads)\n",
 			role_side(h, sizeof(h), q->k.holder_comm, q->k.holder_mode, q->k.holder_op,
@@ -408,7 +409,7 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 		char label[2 * ILOCK_PATH_MAX + 64];
 		double h = row_headroom(w.top);
 
-		describe_inode(s, m->mounts, w.top->dev, w.top->ino, w.top->has_hold, &v);
+		describe_inode(s, m->mounts, w.top->dev, w.top->ino, w.top->gen, w.top->has_hold, &v);
 		inode_label(label, sizeof(label), &v, w.top->dev, w.top->ino);
 		fprintf(f, "  most on %s %s: %s tasks (%.0f%%)", label,
 			class_display_name(w.top->class, v.magic), fmt_tasks(a, sizeof(a), w.top_tasks),

@@ -68,7 +68,7 @@ static void lock_label(char *buf, size_t len, const struct snapshot *s,
 	struct inode_view v;
 	char l[2 * ILOCK_PATH_MAX + 64];
 
-	describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
+	describe_inode(s, m->mounts, w->key.dev, w->key.ino, w->key.gen, false, &v);
 	inode_label(l, sizeof(l), &v, w->key.dev, w->key.ino);
 	snprintf(buf, len, "%s %s", l, class_display_name(w->key.class, v.magic));
 }
@@ -79,7 +79,7 @@ static void file_label(char *buf, size_t len, const struct snapshot *s,
 {
 	struct inode_view v;
 
-	describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
+	describe_inode(s, m->mounts, w->key.dev, w->key.ino, w->key.gen, false, &v);
 	inode_label(buf, len, &v, w->key.dev, w->key.ino);
 }
 
@@ -186,7 +186,7 @@ void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_
 }
 
 void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, uint64_t ino,
-			 uint8_t class)
+			 uint32_t gen, uint8_t class)
 {
 	bool any = false;
 
@@ -197,7 +197,7 @@ void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, ui
 		/* stalls only: a hot lock always has short waits in progress */
 		if (waiting_age_ns(w) < WAITING_STALL_NS)
 			break;
-		if (w->key.dev != dev || w->key.ino != ino || w->key.class != class)
+		if (w->key.dev != dev || w->key.ino != ino || w->key.gen != gen || w->key.class != class)
 			continue;
 		if (!any)
 			fprintf(f, "\nWAITING NOW on this lock (in progress for 100 ms or more when last "
@@ -253,12 +253,13 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 		struct inode_view v;
 		char d[24];
 
-		describe_inode(s, m->mounts, w->key.dev, w->key.ino, false, &v);
+		describe_inode(s, m->mounts, w->key.dev, w->key.ino, w->key.gen, false, &v);
 		json_obj_begin(j, NULL);
 		json_str(j, "kind", waiting_is_fsync(w) ? "fsync" : "lock_wait");
 		json_u64(j, "waited_ns", waiting_age_ns(w));
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), w->key.dev));
 		json_u64(j, "ino", w->key.ino);
+		json_u64(j, "gen", w->key.gen);
 		json_str(j, "path", v.path[0] ? v.path : NULL);
 		json_str(j, "fs", v.fs);
 		json_str(j, "class", class_name(w->key.class));

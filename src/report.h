@@ -44,7 +44,7 @@ double report_window_s(const struct report_ctx *c);
 
 /* Label of an inode for people: its path, else dev:path-in-fs, else dev:ino. */
 void report_label(const struct snapshot *s, const struct report_meta *m, uint32_t dev,
-		  uint64_t ino, bool has_hold, char *buf, size_t len);
+		  uint64_t ino, uint32_t gen, bool has_hold, char *buf, size_t len);
 /* "2026-11-05 14:03:07" in local time. */
 char *report_fmt_time(char *buf, size_t len, uint64_t realtime_ns);
 /* ... with tenths of a second ("2026-11-25 01:23:48.8"): where a window starts and ends */

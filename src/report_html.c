@@ -131,14 +131,14 @@ static void top_table(FILE *f, const struct report_ctx *c)
 	      "<th class=\"l\">top holder</th></tr>\n", f);
 	for (int k = 0; k < c->nrows; k++) {
 		const struct lock_row *l = c->rows[k].lock;
-		const struct edge_row *e = snap_top_holder(s, l->dev, l->ino, l->class);
+		const struct edge_row *e = snap_top_holder(s, l->dev, l->ino, l->gen, l->class);
 		struct ilock_stats both = l->wait[0];
 		struct inode_view v;
 		char label[2 * ILOCK_PATH_MAX + 64], a[24], b[24], t[24], p50[24], p99[24], mx[24];
 
 		stats_merge(&both, &l->wait[1]);
-		describe_inode(s, c->meta->mounts, l->dev, l->ino, l->has_hold, &v);
-		report_label(s, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+		describe_inode(s, c->meta->mounts, l->dev, l->ino, l->gen, l->has_hold, &v);
+		report_label(s, c->meta, l->dev, l->ino, l->gen, l->has_hold, label, sizeof(label));
 		fputs("<tr><td class=\"l\">", f);
 		esc(f, label);
 		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>"
@@ -181,8 +181,8 @@ static void ranges_table(FILE *f, const struct report_ctx *c)
 			      "<table>\n<tr><th class=\"l\">path</th><th>lock</th><th>overlapping</th>"
 			      "<th>disjoint</th><th>a range unknown</th><th>headroom</th></tr>\n", f);
 		any = true;
-		describe_inode(s, c->meta->mounts, l->dev, l->ino, l->has_hold, &v);
-		report_label(s, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+		describe_inode(s, c->meta->mounts, l->dev, l->ino, l->gen, l->has_hold, &v);
+		report_label(s, c->meta, l->dev, l->ino, l->gen, l->has_hold, label, sizeof(label));
 		fputs("<tr><td class=\"l\">", f);
 		esc(f, label);
 		fprintf(f, "</td><td>%s</td><td>%s (%s)</td><td>%s (%s)</td><td>%s (%s)</td>",
@@ -206,8 +206,8 @@ static void lock_title(FILE *f, const struct report_ctx *c, const struct lock_ro
 	char label[2 * ILOCK_PATH_MAX + 64];
 	struct inode_view v;
 
-	describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->has_hold, &v);
-	report_label(c->merged, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+	describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->gen, l->has_hold, &v);
+	report_label(c->merged, c->meta, l->dev, l->ino, l->gen, l->has_hold, label, sizeof(label));
 	fputs("<h3>", f);
 	esc(f, label);
 	fprintf(f, " &mdash; %s %s</h3>\n", v.fs, class_display_name(l->class, v.magic));
@@ -431,8 +431,8 @@ static void held_only(FILE *f, const struct report_ctx *c)
 		char label[2 * ILOCK_PATH_MAX + 64], a[24], b[24], pa[24], pb[24], mx[24], t[24];
 		struct inode_view iv;
 
-		describe_inode(s, c->meta->mounts, l->dev, l->ino, true, &iv);
-		report_label(s, c->meta, l->dev, l->ino, true, label, sizeof(label));
+		describe_inode(s, c->meta->mounts, l->dev, l->ino, l->gen, true, &iv);
+		report_label(s, c->meta, l->dev, l->ino, l->gen, true, label, sizeof(label));
 		fputs("<tr><td class=\"l\">", f);
 		esc(f, label);
 		fprintf(f, "</td><td>%s</td><td>%s</td><td>%s%s</td><td>%s</td><td>%s%s</td>"
@@ -516,8 +516,8 @@ static void pair_cells(FILE *f, const struct report_ctx *c, const struct pair_ro
 	char label[2 * ILOCK_PATH_MAX + 64], n[24], t[24], mx[24], d[16];
 	struct inode_view v;
 
-	describe_inode(c->merged, c->meta->mounts, e->k.dev, e->k.ino, false, &v);
-	report_label(c->merged, c->meta, e->k.dev, e->k.ino, false, label, sizeof(label));
+	describe_inode(c->merged, c->meta->mounts, e->k.dev, e->k.ino, e->k.gen, false, &v);
+	report_label(c->merged, c->meta, e->k.dev, e->k.ino, e->k.gen, false, label, sizeof(label));
 	fprintf(f, "<td>%s</td><td>%s</td><td>%s</td><td>%s</td><td class=\"l\">",
 		fmt_count(n, sizeof(n), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),
 		fmt_ns(mx, sizeof(mx), e->s.max_ns), fmt_share(d, sizeof(d), pair_headroom(e)));

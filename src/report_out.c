@@ -57,7 +57,7 @@ int report_build(struct report_ctx *c)
 
 			if (!rec_lock_match(c->r, l, c->f))
 				continue;
-			ml = snap_find_lock(c->merged, in->dev, in->ino, l->class);
+			ml = snap_find_lock(c->merged, in->dev, in->ino, in->gen, l->class);
 			if (!ml || (idx = (size_t)(ml - c->merged->locks)) >= (size_t)rows)
 				continue;
 			row = &c->rows[idx];
@@ -91,12 +91,12 @@ double report_window_s(const struct report_ctx *c)
 }
 
 void report_label(const struct snapshot *s, const struct report_meta *m, uint32_t dev,
-		  uint64_t ino, bool has_hold, char *buf, size_t len)
+		  uint64_t ino, uint32_t gen, bool has_hold, char *buf, size_t len)
 {
 	struct inode_view v;
 	char d[24];
 
-	describe_inode(s, m ? m->mounts : NULL, dev, ino, has_hold, &v);
+	describe_inode(s, m ? m->mounts : NULL, dev, ino, gen, has_hold, &v);
 	if (v.path[0] && v.note)
 		snprintf(buf, len, "%s%s (%s)", v.path, inode_dir_slash(&v), v.note);
 	else if (v.path[0])
@@ -214,8 +214,8 @@ void report_timeline_text(FILE *f, const struct report_ctx *c)
 			total += w;
 			secs += (double)c->r->iv[c->i0 + i].dur_ns / 1e9;
 		}
-		describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->has_hold, &iv);
-		report_label(c->merged, c->meta, l->dev, l->ino, l->has_hold, label, sizeof(label));
+		describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->gen, l->has_hold, &iv);
+		report_label(c->merged, c->meta, l->dev, l->ino, l->gen, l->has_hold, label, sizeof(label));
 		cols = report_sparkline(spark, sizeof(spark), v, n, TIMELINE_WIDTH);
 		fprintf(f, "  %-40s %-9s |%s|%*s  %10s %10s\n",
 			fmt_path_left(path, sizeof(path), label, 40),
@@ -266,7 +266,7 @@ static void stall_inode(const struct report_ctx *c, const struct rec_inode *in,
 	snap_reset(one);
 	if (in->has_meta && snap_add_inode(one, &in->meta))
 		snap_reset(one);
-	describe_inode(one, c->meta ? c->meta->mounts : NULL, in->dev, in->ino, false, iv);
+	describe_inode(one, c->meta ? c->meta->mounts : NULL, in->dev, in->ino, in->gen, false, iv);
 }
 
 /* "stalls": every stall of the window, longest first (report_stalls). */
@@ -299,6 +299,7 @@ static void stalls_json(struct json *j, const struct report_ctx *c)
 		json_str(j, "outcome", outcome);
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), in->dev));
 		json_u64(j, "ino", in->ino);
+		json_u64(j, "gen", in->gen);
 		json_str(j, "path", iv.path[0] ? iv.path : NULL);
 		json_str(j, "class", class_name(s->class));
 		json_str(j, "range", range_group_name(s->range));
@@ -376,6 +377,7 @@ void report_json_extra(struct json *j, void *ctx)
 			json_u64(j, "lock", (uint64_t)k);
 			json_str(j, "dev", fmt_kdev(d, sizeof(d), row->lock->dev));
 			json_u64(j, "ino", row->lock->ino);
+			json_u64(j, "gen", row->lock->gen);
 			json_str(j, "class", class_name(row->lock->class));
 			for (int m = 0; m < 2; m++) {
 				json_obj_begin(j, m ? "exclusive" : "shared");
@@ -551,7 +553,7 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 		const char *key, *end = stall_outcome(r, &v[i], &key);
 
 		stall_inode(c, in, &one, &iv);
-		report_label(&one, c->meta, in->dev, in->ino, false, label, sizeof(label));
+		report_label(&one, c->meta, in->dev, in->ino, in->gen, false, label, sizeof(label));
 		snprintf(wop, sizeof(wop), "%s%s", s->waiter_op ? ", " : "",
 			 s->waiter_op ? op_name(s->waiter_op) : "");
 		snprintf(hop, sizeof(hop), "%s%s", s->holder_op ? ", " : "",
@@ -635,7 +637,7 @@ void report_csv(FILE *f, const struct report_ctx *c)
 
 			if (!rec_lock_match(r, l, c->f))
 				continue;
-			report_label(c->merged, c->meta, in->dev, in->ino, l->has_hold, label,
+			report_label(c->merged, c->meta, in->dev, in->ino, in->gen, l->has_hold, label,
 				     sizeof(label));
 			fprintf(f, "%zu,%.6f,%.6f,%s,%" PRIu64 ",", i, (double)iv->t_start_ns / 1e9,
 				(double)iv->dur_ns / 1e9, fmt_kdev(d, sizeof(d), in->dev), in->ino);

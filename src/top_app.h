@@ -24,6 +24,7 @@ struct lock_id {
 	bool set;
 	uint32_t dev;
 	uint64_t ino;
+	uint32_t gen;
 	uint8_t class;
 };
 
@@ -47,6 +48,7 @@ struct top_sampler {
 	/* the inode whose stacks a scan collects, and where */
 	uint32_t stk_dev;
 	uint64_t stk_ino;
+	uint32_t stk_gen;
 	struct snapshot *stk_out;
 };
 
@@ -56,15 +58,17 @@ int sampler_sample(struct top_sampler *s);
 /* The cumulative snapshot: waits and edges since start, inodes looked up so far. */
 const struct snapshot *sampler_latest(const struct top_sampler *s);
 /* Look an inode's path up in the BPF map once; false if it is not there (yet). */
-bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino);
+bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen);
 /*
  * The kernel stacks recorded behind one inode's waits since start (holder
  * and waiter), with their frames, into out. A full scan of the stack map:
  * only while the detail view is open.
  */
-int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struct snapshot *out);
+int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
+			struct snapshot *out);
 /* From now on also read this lock's hold times (the detail view's). */
-void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint8_t class);
+void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
+			  uint8_t class);
 void sampler_free(struct top_sampler *s);
 
 struct top_app {

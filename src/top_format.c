@@ -689,7 +689,7 @@ static void hold_hist(FILE *f, const struct lock_row *r)
 }
 
 static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
-			 uint32_t magic)
+			 uint32_t gen, uint32_t magic)
 {
 	const struct edge_row **list = NULL;
 	size_t n = 0, cap = 0;
@@ -697,7 +697,7 @@ static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint
 	for (size_t i = 0; i < win->nedges; i++) {
 		const struct edge_row *e = &win->edges[i];
 
-		if (e->k.dev != dev || e->k.ino != ino)
+		if (e->k.dev != dev || e->k.ino != ino || e->k.gen != gen)
 			continue;
 		if (n == cap) {
 			const struct edge_row **p = realloc(list, (cap ? cap * 2 : 16) * sizeof(*p));
@@ -737,7 +737,7 @@ static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint
 
 /* The inode's pairs by command, op and mode, every thread summed (snap_pairs). */
 static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
-			 uint32_t magic)
+			 uint32_t gen, uint32_t magic)
 {
 	struct pair_row *p;
 	long np = snap_pairs(win, &p, PAIRS_OPS);
@@ -751,7 +751,7 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 		const struct pair_row *r = &p[i];
 		char h[96], w[96], c[24], t[24], mx[24], thr[24], d[16];
 
-		if (r->k.dev != dev || r->k.ino != ino)
+		if (r->k.dev != dev || r->k.ino != ino || r->k.gen != gen)
 			continue;
 		if (!shown++)
 			fprintf(f, "  %-34s    %-34s %-8s %9s %9s %9s %9s  %s\n", "HOLDER", "WAITER",
@@ -776,7 +776,7 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
  * its edges (docs/ranges.md): would a range lock have let them through?
  */
 static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
-			  uint8_t class)
+			 uint32_t gen,  uint8_t class)
 {
 	struct lock_row lr = { 0 };
 	struct ilock_range_stats unk;
@@ -798,7 +798,7 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 	for (size_t i = 0; i < win->nedges; i++) {
 		const struct edge_row *e = &win->edges[i];
 
-		if (e->k.dev != dev || e->k.ino != ino || e->k.class != class ||
+		if (e->k.dev != dev || e->k.ino != ino || e->k.gen != gen || e->k.class != class ||
 		    e->k.range >= ILOCK_RANGE_MAX)
 			continue;
 		if (!edge_has_ranges(&e->k)) {
@@ -834,7 +834,7 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 
 /* The stacks of one kind behind this lock's waits, summed over its pairs. */
 static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, uint32_t dev,
-			  uint64_t ino, uint8_t class, uint8_t kind, size_t max)
+			  uint64_t ino, uint32_t gen, uint8_t class, uint8_t kind, size_t max)
 {
 	struct pair_stack *sum = NULL;
 	size_t n = 0, cap = 0;
@@ -844,7 +844,7 @@ static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, 
 		size_t j;
 
 		if (r->k.kind != kind || r->k.edge.dev != dev || r->k.edge.ino != ino ||
-		    r->k.edge.class != class)
+		    r->k.edge.gen != gen || r->k.edge.class != class)
 			continue;
 		for (j = 0; j < n && sum[j].id != r->k.stack; j++)
 			;
@@ -887,15 +887,15 @@ static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, 
 void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
 		       const struct snapshot *meta, const struct snapshot *stacks,
 		       struct ksyms *ks, const struct mount_table *mt, uint32_t dev, uint64_t ino,
-		       uint8_t class, double secs, bool cumulative)
+		       uint32_t gen, uint8_t class, double secs, bool cumulative)
 {
-	const struct lock_row *r = snap_find_lock(win, dev, ino, class);
-	const struct lock_row *any = r ? r : snap_find_lock(meta, dev, ino, class);
+	const struct lock_row *r = snap_find_lock(win, dev, ino, gen, class);
+	const struct lock_row *any = r ? r : snap_find_lock(meta, dev, ino, gen, class);
 	char label[2 * ILOCK_PATH_MAX + 64], d[24], a[24], b[24], c[24], e[24], g[24];
 	struct inode_view v;
 	struct ilock_stats both = {};
 
-	top_inode_label(label, sizeof(label), &v, meta, mt, dev, ino, any && any->has_hold);
+	top_inode_label(label, sizeof(label), &v, meta, mt, dev, ino, gen, any && any->has_hold);
 	fprintf(f, "%s\n", label);
 	fprintf(f, "  dev %s  ino %" PRIu64 "  fs %s  lock %s (%s)   ", fmt_kdev(d, sizeof(d), dev),
 		ino, v.fs, class_display_name(class, v.magic), class_name(class));
@@ -940,21 +940,21 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 	}
 
 	fprintf(f, "\nBY COMMAND on this inode (holder -> waiter, the threads of a command summed)\n");
-	detail_roles(f, edges, dev, ino, v.magic);
+	detail_roles(f, edges, dev, ino, gen, v.magic);
 	/*
 	 * A wait not yet ended is in no histogram or pair: after the roles,
 	 * so that a hot lock's stalls do not push those off the first page.
 	 */
-	render_waiting_lock(f, &meta->waiting, dev, ino, class);
+	render_waiting_lock(f, &meta->waiting, dev, ino, gen, class);
 	fprintf(f, "\nHOLDER -> WAITER on this inode, by thread\n");
-	detail_edges(f, edges, dev, ino, v.magic);
+	detail_edges(f, edges, dev, ino, gen, v.magic);
 
 	fprintf(f, "\nRANGES of this lock's waits (would a range lock have helped?)\n");
-	detail_ranges(f, edges, dev, ino, class);
+	detail_ranges(f, edges, dev, ino, gen, class);
 
 	/* sampled stacks are sparse per interval: these are since start */
 	fprintf(f, "\nHOLDER STACKS since start (wait time caused while the holder was there)\n");
-	detail_stacks(f, stacks, ks, dev, ino, class, ILOCK_STACK_HOLDER, 5);
+	detail_stacks(f, stacks, ks, dev, ino, gen, class, ILOCK_STACK_HOLDER, 5);
 	fprintf(f, "\nWAITER STACKS since start\n");
-	detail_stacks(f, stacks, ks, dev, ino, class, ILOCK_STACK_WAITER, 3);
+	detail_stacks(f, stacks, ks, dev, ino, gen, class, ILOCK_STACK_WAITER, 3);
 }

@@ -113,6 +113,6 @@ char *top_format_help(char *buf, size_t len, int width, long sel, long nrows, lo
 void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
 		       const struct snapshot *meta, const struct snapshot *stacks,
 		       struct ksyms *ks, const struct mount_table *mt, uint32_t dev, uint64_t ino,
-		       uint8_t class, double secs, bool cumulative);
+		       uint32_t gen, uint8_t class, double secs, bool cumulative);
 
 #endif

@@ -36,9 +36,10 @@ void top_view_free(struct top_view *v)
 }
 
 void top_inode_label(char *buf, size_t len, struct inode_view *v, const struct snapshot *meta,
-		     const struct mount_table *mt, uint32_t dev, uint64_t ino, bool has_hold)
+		     const struct mount_table *mt, uint32_t dev, uint64_t ino, uint32_t gen,
+		     bool has_hold)
 {
-	describe_inode(meta, mt, dev, ino, has_hold, v);
+	describe_inode(meta, mt, dev, ino, gen, has_hold, v);
 	inode_label(buf, len, v, dev, ino);
 }
 
@@ -78,10 +79,11 @@ static int grow_rows(struct top_view *v, size_t need)
 static void fill_row(struct top_row *r, const struct lock_row *l, const struct snapshot *meta,
 		     double secs)
 {
-	const struct inode_meta *m = snap_find_inode(meta, l->dev, l->ino);
+	const struct inode_meta *m = snap_find_inode(meta, l->dev, l->ino, l->gen);
 
 	memset(r, 0, sizeof(*r));
 	r->dev = l->dev;
+	r->gen = l->gen;
 	r->ino = l->ino;
 	r->class = l->class;
 	r->has_hold = l->has_hold;
@@ -145,7 +147,7 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 	/* one pass over the edges: each lock's costliest holder, comm hits */
 	for (size_t i = 0; i < edges->nedges; i++) {
 		const struct edge_row *e = &edges->edges[i];
-		const struct lock_row *l = snap_find_lock(win, e->k.dev, e->k.ino, e->k.class);
+		const struct lock_row *l = snap_find_lock(win, e->k.dev, e->k.ino, e->k.gen, e->k.class);
 		struct top_row *r;
 		int32_t ri;
 
@@ -178,7 +180,7 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 			struct inode_view iv;
 
 			if (!r->comm_hit) {
-				top_inode_label(label, sizeof(label), &iv, meta, mt, r->dev, r->ino,
+				top_inode_label(label, sizeof(label), &iv, meta, mt, r->dev, r->ino, r->gen,
 						r->has_hold);
 				if (!strstr(label, f->text))
 					continue;
@@ -290,12 +292,13 @@ void top_view_prepare(struct top_view *v, size_t upto)
 		row_p99(&v->rows[i]);
 }
 
-long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint8_t class)
+long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint32_t gen,
+		   uint8_t class)
 {
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct top_row *r = &v->rows[i];
 
-		if (r->dev == dev && r->ino == ino && r->class == class)
+		if (r->dev == dev && r->ino == ino && r->gen == gen && r->class == class)
 			return (long)i;
 	}
 	return -1;

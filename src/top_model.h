@@ -19,6 +19,7 @@
 struct top_row {
 	uint64_t ino;
 	uint32_t dev;
+	uint32_t gen;
 	uint8_t class;                 /* enum ilock_class */
 	bool has_hold;
 	bool comm_hit;                 /* an edge of this lock names the filter comm */
@@ -88,7 +89,8 @@ void top_view_prepare(struct top_view *v, size_t upto);
 /* The value a row is sorted by. */
 uint64_t top_sort_value(const struct top_row *r, enum sort_key key);
 /* The row for a lock, or -1. */
-long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint8_t class);
+long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint32_t gen,
+		   uint8_t class);
 
 /*
  * The first deadline on the schedule start + k * interval that is after
@@ -105,6 +107,7 @@ enum sort_key top_sort_next(enum sort_key k, int dir);
  * "MAJ:MIN:ino (why)". v gets the rest (fs name, magic) from describe_inode.
  */
 void top_inode_label(char *buf, size_t len, struct inode_view *v, const struct snapshot *meta,
-		     const struct mount_table *mt, uint32_t dev, uint64_t ino, bool has_hold);
+		     const struct mount_table *mt, uint32_t dev, uint64_t ino, uint32_t gen,
+		     bool has_hold);
 
 #endif

@@ -104,7 +104,8 @@ static int read_holds(struct top_sampler *s, struct snapshot *delta)
 
 	for (uint8_t m = ILOCK_MODE_SHARED; m <= ILOCK_MODE_EXCL; m++) {
 		struct ilock_key k = { .ino = s->hold_id.ino, .dev = s->hold_id.dev,
-				       .class = s->hold_id.class, .mode = m };
+				       .gen = s->hold_id.gen, .class = s->hold_id.class,
+				       .mode = m };
 		struct ilock_stats st;
 		int err;
 
@@ -117,14 +118,15 @@ static int read_holds(struct top_sampler *s, struct snapshot *delta)
 	return 0;
 }
 
-void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint8_t class)
+void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
+			  uint8_t class)
 {
 	struct snapshot scratch;
 
 	if (s->hold_id.set && s->hold_id.dev == dev && s->hold_id.ino == ino &&
-	    s->hold_id.class == class)
+	    s->hold_id.gen == gen && s->hold_id.class == class)
 		return;
-	s->hold_id = (struct lock_id){ true, dev, ino, class };
+	s->hold_id = (struct lock_id){ true, dev, ino, gen, class };
 	/*
 	 * Catch up on the holds so far into a throw-away delta: the next
 	 * interval then shows its own holds, not everything since start.
@@ -139,7 +141,7 @@ static int take_stack(void *ctx, const void *k, const void *v)
 	struct top_sampler *s = ctx;
 	const struct ilock_stack_key *sk = k;
 
-	if (sk->edge.dev != s->stk_dev || sk->edge.ino != s->stk_ino)
+	if (sk->edge.dev != s->stk_dev || sk->edge.ino != s->stk_ino || sk->edge.gen != s->stk_gen)
 		return 0;
 	return snap_add_stack(s->stk_out, sk, v);
 }
@@ -149,12 +151,13 @@ static int take_wstack(void *ctx, const void *k, const void *v)
 	struct top_sampler *s = ctx;
 	const struct ilock_edge_key *ek = k;
 
-	if (ek->dev != s->stk_dev || ek->ino != s->stk_ino)
+	if (ek->dev != s->stk_dev || ek->ino != s->stk_ino || ek->gen != s->stk_gen)
 		return 0;
 	return snap_add_edge_wstack(s->stk_out, ek, v);
 }
 
-int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struct snapshot *out)
+int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
+			struct snapshot *out)
 {
 	int err;
 
@@ -162,6 +165,7 @@ int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struc
 	s->stk_out = out;
 	s->stk_dev = dev;
 	s->stk_ino = ino;
+	s->stk_gen = gen;
 	err = tracer_scan_map(s->t, s->t->skel->maps.stack_waits, take_stack, s);
 	if (err >= 0)
 		err = tracer_scan_edges(s->t, take_wstack, s);
@@ -171,12 +175,12 @@ int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, struc
 	return tracer_read_frames(s->t, out);
 }
 
-bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino)
+bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen)
 {
-	struct ilock_inode_key k = { .ino = ino, .dev = dev };
+	struct ilock_inode_key k = { .ino = ino, .dev = dev, .gen = gen };
 	struct ilock_inode_info info;
 
-	if (snap_find_inode(&s->store.cum, dev, ino))
+	if (snap_find_inode(&s->store.cum, dev, ino, gen))
 		return true;
 	/* the path is written once, on first sight: a found entry never changes */
 	if (bpf_map_lookup_elem(bpf_map__fd(s->t->skel->maps.inodes), &k, &info))
@@ -233,7 +237,7 @@ int sampler_sample(struct top_sampler *s)
 		waiting_reset(&s->store.cum.waiting);
 	else if (waiting_over(&s->store.cum.waiting, WAITING_STALL_NS))
 		sampler_ensure_inode(s, s->store.cum.waiting.w[0].key.dev,
-				     s->store.cum.waiting.w[0].key.ino);
+				     s->store.cum.waiting.w[0].key.ino, s->store.cum.waiting.w[0].key.gen);
 
 	s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], secs);
 	s->lost_window = snap_lost_sum(&s->delta, NULL);

@@ -107,7 +107,7 @@ static int take_stats(struct top_store *st, struct snapshot *delta, const struct
 	if (pos && pos->row)
 		c = &st->cum.locks[pos->row - 1];
 	else
-		c = snap_lock(&st->cum, k->dev, k->ino, k->class);
+		c = snap_lock(&st->cum, k->dev, k->ino, k->gen, k->class);
 	if (!c)
 		return -ENOMEM;
 	if (pos)
@@ -115,7 +115,7 @@ static int take_stats(struct top_store *st, struct snapshot *delta, const struct
 	prev = hold ? &c->hold[k->mode] : &c->wait[k->mode];
 	if (same_stats(cur, prev))
 		return 0;
-	d = snap_lock(delta, k->dev, k->ino, k->class);
+	d = snap_lock(delta, k->dev, k->ino, k->gen, k->class);
 	if (!d)
 		return -ENOMEM;
 	out = hold ? &d->hold[k->mode] : &d->wait[k->mode];

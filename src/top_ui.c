@@ -191,7 +191,7 @@ static void draw_table(struct top_app *a, int y0, int y1)
 		char label[2 * ILOCK_PATH_MAX + 64];
 		struct inode_view v;
 
-		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->has_hold);
+		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->gen, r->has_hold);
 		top_format_row(line, sizeof(line), &l, r, label, &v);
 		put_line(y0, line, i == a->sel ? A_REVERSE | A_BOLD : 0);
 	}
@@ -217,12 +217,12 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 	}
 	if (!a->stacks_read) {
 		a->stacks_read = true;
-		a->stacks_ok = sampler_read_stacks(&a->smp, a->detail_id.dev, a->detail_id.ino,
+		a->stacks_ok = sampler_read_stacks(&a->smp, a->detail_id.dev, a->detail_id.ino, a->detail_id.gen,
 						   &a->stacks) == 0;
 	}
 	top_format_detail(f, win, edges, sampler_latest(&a->smp), a->stacks_ok ? &a->stacks : NULL,
 			  a->have_ksyms ? &a->ksyms : NULL, &a->mt, a->detail_id.dev,
-			  a->detail_id.ino, a->detail_id.class, secs, a->cumulative);
+			  a->detail_id.ino, a->detail_id.gen, a->detail_id.class, secs, a->cumulative);
 	fclose(f);
 	for (p = text; p && *p; p++)
 		nlines += *p == '\n';
@@ -300,7 +300,7 @@ static void select_row(struct top_app *a, long i)
 		top_view_prepare(&a->view, (size_t)a->sel + 1);
 		const struct top_row *r = &a->view.rows[a->sel];
 
-		a->sel_id = (struct lock_id){ true, r->dev, r->ino, r->class };
+		a->sel_id = (struct lock_id){ true, r->dev, r->ino, r->gen, r->class };
 	}
 }
 
@@ -403,14 +403,15 @@ static void key_detail(struct top_app *a, int ch)
 		a->detail_top = 0;
 }
 
-static void open_detail(struct top_app *a, uint32_t dev, uint64_t ino, uint8_t class)
+static void open_detail(struct top_app *a, uint32_t dev, uint64_t ino, uint32_t gen,
+			uint8_t class)
 {
 	a->detail = true;
 	a->detail_top = 0;
-	a->detail_id = (struct lock_id){ true, dev, ino, class };
-	sampler_follow_holds(&a->smp, dev, ino, class);
+	a->detail_id = (struct lock_id){ true, dev, ino, gen, class };
+	sampler_follow_holds(&a->smp, dev, ino, gen, class);
 	a->stacks_read = false;
-	sampler_ensure_inode(&a->smp, dev, ino);
+	sampler_ensure_inode(&a->smp, dev, ino, gen);
 }
 
 static void key_list(struct top_app *a, int ch)
@@ -464,7 +465,7 @@ static void key_list(struct top_app *a, int ch)
 		if (a->view.nrows) {
 			const struct top_row *r = &a->view.rows[a->sel];
 
-			open_detail(a, r->dev, r->ino, r->class);
+			open_detail(a, r->dev, r->ino, r->gen, r->class);
 		}
 		break;
 	case 'w': {
@@ -472,7 +473,7 @@ static void key_list(struct top_app *a, int ch)
 		const struct waiting_set *ws = &sampler_latest(&a->smp)->waiting;
 
 		if (waiting_over(ws, WAITING_ALARM_NS))
-			open_detail(a, ws->w[0].key.dev, ws->w[0].key.ino, ws->w[0].key.class);
+			open_detail(a, ws->w[0].key.dev, ws->w[0].key.ino, ws->w[0].key.gen, ws->w[0].key.class);
 		break;
 	}
 	default:

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 
-from ilock_run import edges_for, locks_for, start_stat, stop_stat
+from ilock_run import edges_for, locks_for, start_record, start_stat, stop_record, stop_stat
 from util import blocked_tid, make_file, prog_names, run_seed_fio, seed_fio, wait_line
 
 HOLD_MS = 800
@@ -465,3 +465,51 @@ def test_starting_under_load_loses_no_wait(xfs, procs, ilock_bin):
     # the starts did catch waits under way
     assert before > 0
     fio.kill()
+
+
+def test_reused_inode_number_is_another_file(ext4, procs, helpers_dir, ilock_bin, tmp_path):
+    """ext4 gives a freed inode number to the next file created. The two
+    files are told apart by i_generation: a row each, with its own path,
+    in stat and in a recording read back, not the first file's path on
+    the second file's waits."""
+    rec = str(tmp_path / "gens.ilock")
+    st = start_stat(procs, ilock_bin, "-D", ext4.mnt)
+    r = start_record(ilock_bin, rec, "-D", ext4.mnt, "-i", "1")
+    ino = None
+    for name, waits in (("first", 1), ("second", 2)):
+        path = make_file(os.path.join(ext4.mnt, name), 1 << 20)
+        if ino is None:
+            ino = ino_of(path)
+        assert ino_of(path) == ino, "ext4 did not hand the freed inode number out again"
+        for _ in range(waits):
+            holder, _, htid = hold(procs, helpers_dir, path, hold_ms=300)
+            writer = procs.start([lockhold(helpers_dir), "pwrite", path, 65536, 4096, 1])
+            writer.communicate(timeout=20)
+            finish(holder)
+        if name == "first":
+            os.unlink(path)
+            os.sync()
+    time.sleep(1.5)  # a whole interval of the recording after the last wait
+    doc = stop_stat(st)
+    stop_record(r)
+
+    rows = locks_for(doc, ext4.majmin, ino)
+    assert len(rows) == 2, rows
+    by_path = {os.path.basename(x["path"] or ""): x for x in rows}
+    assert set(by_path) == {"first", "second"}, rows
+    assert by_path["first"]["exclusive"]["waits"] == 1, rows
+    assert by_path["second"]["exclusive"]["waits"] == 2, rows
+    assert by_path["first"]["gen"] != by_path["second"]["gen"], rows
+    # the pairs follow their own file
+    gens = {x["gen"]: os.path.basename(x["path"]) for x in rows}
+    waits = {"first": 0, "second": 0}
+    for e in edges_for(doc, ext4.majmin, ino):
+        waits[gens[e["gen"]]] += e["waits"]
+    assert waits == {"first": 1, "second": 2}, edges_for(doc, ext4.majmin, ino)
+
+    rep = subprocess.run([ilock_bin, "report", rec, "-j"], capture_output=True, text=True,
+                         timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    rrows = locks_for(json.loads(rep.stdout), ext4.majmin, ino)
+    assert sorted((os.path.basename(x["path"]), x["gen"], x["exclusive"]["waits"]) for x in rrows) \
+        == sorted((n, x["gen"], x["exclusive"]["waits"]) for n, x in by_path.items()), rrows

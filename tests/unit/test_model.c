@@ -53,7 +53,7 @@ static void test_add_and_find(void)
 	CHECK(snap_add_wait(&s, &k2, &b) == 0);
 	CHECK(snap_add_hold(&s, &k2, &b) == 0);
 	CHECK_EQ_U(s.nlocks, 1);
-	r = snap_find_lock(&s, ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&s, ILOCK_KDEV(7, 0), 131, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r != NULL);
 	if (r) {
 		CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 10);
@@ -63,7 +63,7 @@ static void test_add_and_find(void)
 		CHECK_EQ_U(row_waits(r), 12);
 		CHECK_EQ_U(row_max_ns(r), 5000);
 	}
-	CHECK(snap_find_lock(&s, ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_XFS_ILOCK) == NULL);
+	CHECK(snap_find_lock(&s, ILOCK_KDEV(7, 0), 131, 0, ILOCK_CLASS_XFS_ILOCK) == NULL);
 	/* bad keys are refused, not stored */
 	struct ilock_key bad = key(1, 1, ILOCK_CLASS_MAX, 0);
 
@@ -87,7 +87,7 @@ static void test_many_rows(void)
 	CHECK_EQ_U(s.nlocks, 20000);
 	ok = true;
 	for (uint64_t i = 1; i <= 20000; i += 7)
-		ok &= snap_find_lock(&s, ILOCK_KDEV(8, 1), i, ILOCK_CLASS_I_RWSEM) != NULL;
+		ok &= snap_find_lock(&s, ILOCK_KDEV(8, 1), i, 0, ILOCK_CLASS_I_RWSEM) != NULL;
 	CHECK(ok);
 	snap_free(&s);
 }
@@ -115,9 +115,9 @@ static void test_delta_merge(void)
 	cur.counters[ILOCK_EV_WAIT] = 18;
 
 	CHECK(snap_delta(&d, &cur, &prev) == 0);
-	r = snap_find_lock(&d, k.dev, 5, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&d, k.dev, 5, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[0].count == 5 && r->wait[0].total_ns == 5000);
-	r = snap_find_lock(&d, k.dev, 6, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&d, k.dev, 6, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[1].count == 3);
 	CHECK_EQ_U(d.nedges, 1);
 	CHECK_EQ_U(d.edges[0].s.count, 5);
@@ -132,7 +132,7 @@ static void test_delta_merge(void)
 	CHECK(snap_delta(&d, &cur, &prev) == 0);
 	CHECK(snap_merge(&m, &prev) == 0);
 	CHECK(snap_merge(&m, &d) == 0);
-	r = snap_find_lock(&m, k.dev, 5, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&m, k.dev, 5, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[0].count == 15);
 	CHECK_EQ_U(m.edges[0].s.count, 9);
 	CHECK_EQ_U(m.counters[ILOCK_EV_WAIT], 18);
@@ -170,15 +170,15 @@ static void test_sort_and_holder(void)
 	snap_sort_locks(&s, SORT_EXCL);
 	CHECK_EQ_U(s.locks[0].ino, 2);
 	/* the index still works after sorting */
-	CHECK(snap_find_lock(&s, 1, 3, 0) == &s.locks[2]);
+	CHECK(snap_find_lock(&s, 1, 3, 0, 0) == &s.locks[2]);
 
 	e1.dev = e2.dev = 1;
 	e1.class = e2.class = 0;
 	snap_add_edge(&s, &e1, &s1);
 	snap_add_edge(&s, &e2, &s2);
-	top = snap_top_holder(&s, 1, 2, 0);
+	top = snap_top_holder(&s, 1, 2, 0, 0);
 	CHECK(top && top->k.holder_pid == 12);
-	CHECK(snap_top_holder(&s, 1, 1, 0) == NULL);
+	CHECK(snap_top_holder(&s, 1, 1, 0, 0) == NULL);
 	snap_sort_edges(&s);
 	CHECK_EQ_U(s.edges[0].k.holder_pid, 12);
 
@@ -189,7 +189,7 @@ static void test_sort_and_holder(void)
 	e3.dev = 1;
 	e3.class = 0;
 	snap_add_edge(&s, &e3, &s3);
-	top = snap_top_holder(&s, 1, 2, 0);
+	top = snap_top_holder(&s, 1, 2, 0, 0);
 	CHECK(top && top->k.holder_pid == 11 && top->s.total_ns == 600);
 
 	/* equal sums: the holder that appears first in the edges wins */
@@ -200,7 +200,7 @@ static void test_sort_and_holder(void)
 	snap_init(&t);
 	snap_add_edge(&t, &hi, &same);
 	snap_add_edge(&t, &lo, &same);
-	top = snap_top_holder(&t, hi.dev, 4, hi.class);
+	top = snap_top_holder(&t, hi.dev, 4, 0, hi.class);
 	CHECK(top && top->k.holder_pid == 90);
 	/* a known holder beats "no owner", whatever the time */
 	struct ilock_edge_key ownerless = ekey(4, 0, 3);
@@ -208,7 +208,7 @@ static void test_sort_and_holder(void)
 
 	ownerless.holder_mode = ILOCK_MODE_UNKNOWN;
 	snap_add_edge(&t, &ownerless, &lots);
-	top = snap_top_holder(&t, hi.dev, 4, hi.class);
+	top = snap_top_holder(&t, hi.dev, 4, 0, hi.class);
 	CHECK(top && top->k.holder_mode != ILOCK_MODE_UNKNOWN);
 	snap_free(&t);
 	snap_free(&s);
@@ -261,6 +261,59 @@ static void test_mounts(void)
 	mounts_free(&t);
 }
 
+/*
+ * One inode number, two files in turn (generations 3 and 4): two rows, two
+ * paths, each lock's top holder from its own pairs; folded, one of each.
+ */
+static void test_generations(void)
+{
+	struct snapshot s, f;
+	struct ilock_key k = { .ino = 50, .dev = ILOCK_KDEV(7, 0), .class = ILOCK_CLASS_I_RWSEM,
+			       .mode = ILOCK_MODE_EXCL };
+	struct ilock_edge_key ek = { .ino = 50, .dev = ILOCK_KDEV(7, 0),
+				     .class = ILOCK_CLASS_I_RWSEM, .holder_mode = ILOCK_MODE_EXCL,
+				     .waiter_mode = ILOCK_MODE_EXCL };
+	struct inode_meta m = { .ino = 50, .dev = ILOCK_KDEV(7, 0) };
+	struct ilock_stats st = { .count = 1, .total_ns = 100, .max_ns = 100 };
+	struct ilock_edge_stats es = { .count = 1, .total_ns = 100, .max_ns = 100 };
+	const struct edge_row *top;
+	const struct lock_row *r;
+	const struct inode_meta *im;
+
+	snap_init(&s);
+	snap_init(&f);
+	for (uint32_t gen = 3; gen <= 4; gen++) {
+		k.gen = ek.gen = m.gen = gen;
+		ek.holder_pid = 100 + gen;
+		snprintf(m.path, sizeof(m.path), "/file%u", gen);
+		CHECK(snap_add_wait(&s, &k, &st) == 0);
+		CHECK(snap_add_edge(&s, &ek, &es) == 0);
+		CHECK(snap_add_inode(&s, &m) == 0);
+	}
+	CHECK_EQ_U(s.nlocks, 2);
+	CHECK_EQ_U(s.ninodes, 2);
+	CHECK(snap_find_lock(&s, k.dev, 50, 0, ILOCK_CLASS_I_RWSEM) == NULL);
+	r = snap_find_lock(&s, k.dev, 50, 3, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->gen == 3 && r->wait[ILOCK_MODE_EXCL].count == 1);
+	im = snap_find_inode(&s, k.dev, 50, 4);
+	CHECK(im && !strcmp(im->path, "/file4"));
+	top = snap_top_holder(&s, k.dev, 50, 3, ILOCK_CLASS_I_RWSEM);
+	CHECK(top && top->k.holder_pid == 103);
+	top = snap_top_holder(&s, k.dev, 50, 4, ILOCK_CLASS_I_RWSEM);
+	CHECK(top && top->k.holder_pid == 104);
+
+	CHECK(snap_fold_gens(&f, &s) == 0);
+	CHECK_EQ_U(f.nlocks, 1);
+	CHECK_EQ_U(f.ninodes, 1);
+	CHECK_EQ_U(f.nedges, 2);
+	r = snap_find_lock(&f, k.dev, 50, 0, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->wait[ILOCK_MODE_EXCL].count == 2);
+	im = snap_find_inode(&f, k.dev, 50, 0);
+	CHECK(im && !strcmp(im->path, "/file3"));
+	snap_free(&s);
+	snap_free(&f);
+}
+
 int main(void)
 {
 	test_add_and_find();
@@ -269,5 +322,6 @@ int main(void)
 	test_sort_and_holder();
 	test_names();
 	test_mounts();
+	test_generations();
 	UNIT_DONE();
 }

@@ -439,7 +439,7 @@ static void test_roles(void)
 		f = open_memstream(&buf, &len);
 		render_json(f, &s, &m, &o);
 		fclose(f);
-		CHECK(strstr(buf, "\"roles\":[{\"dev\":\"7:0\",\"ino\":131,\"class\":\"i_rwsem\","
+		CHECK(strstr(buf, "\"roles\":[{\"dev\":\"7:0\",\"ino\":131,\"gen\":0,\"class\":\"i_rwsem\","
 				  "\"holder\":{\"comm\":\"fio\",\"mode\":\"exclusive\",\"op\":"
 				  "\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"fio\","
 				  "\"mode\":\"shared\",\"op\":\"buffered-read\",\"op_flags\":[]},"
@@ -465,7 +465,7 @@ static void test_model(void)
 	snap_add_dio(&b, &b.dios[0].k, 5);
 	snap_init(&d);
 	CHECK(snap_delta(&d, &b, &a) == 0);
-	r = snap_find_lock(&d, DEV, 131, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&d, DEV, 131, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r != NULL);
 	if (r) {
 		CHECK_EQ_U(r->range[ILOCK_RANGE_DISJOINT].waits, 3);
@@ -487,7 +487,7 @@ static void test_model(void)
 	snap_init(&m);
 	CHECK(snap_copy(&m, &a) == 0);
 	CHECK(snap_merge(&m, &d) == 0);
-	r = snap_find_lock(&m, DEV, 131, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&m, DEV, 131, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->range[ILOCK_RANGE_DISJOINT].waits == 100);
 	CHECK_EQ_U(m.nstacks, a.nstacks);
 	CHECK_EQ_U(m.ndios, 2);
@@ -508,13 +508,13 @@ static void test_model(void)
 		j.class = ILOCK_CLASS_XFS_ILOCK;
 		add_edge(&e, j, 6, 60);
 		CHECK(snap_ranges_from_edges(&e) == 0);
-		r = snap_find_lock(&e, DEV, 131, ILOCK_CLASS_I_RWSEM);
+		r = snap_find_lock(&e, DEV, 131, 0, ILOCK_CLASS_I_RWSEM);
 		CHECK(r && r->range[ILOCK_RANGE_DISJOINT].waits == 5 &&
 		      r->range[ILOCK_RANGE_DISJOINT].wait_ns == 50 &&
 		      r->range[ILOCK_RANGE_NO_WAITER].waits == 2 && row_range_waits(r) == 7);
 		/* the journal has no byte ranges: no row for it */
-		CHECK(snap_find_lock(&e, DEV, 131, ILOCK_CLASS_JBD2_WAIT) == NULL);
-		CHECK(snap_find_lock(&e, DEV, 131, ILOCK_CLASS_XFS_ILOCK) == NULL);
+		CHECK(snap_find_lock(&e, DEV, 131, 0, ILOCK_CLASS_JBD2_WAIT) == NULL);
+		CHECK(snap_find_lock(&e, DEV, 131, 0, ILOCK_CLASS_XFS_ILOCK) == NULL);
 		/* nor any headroom on its pairs, the i_rwsem's still */
 		for (size_t i = 0; i < e.nedges; i++) {
 			struct pair_row p = { .k = e.edges[i].k };

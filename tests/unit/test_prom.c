@@ -723,6 +723,42 @@ static void test_formats(void)
 }
 
 /* The fs label is decided once per device, so label sets never change. */
+/*
+ * Two files in turn in one inode number (two generations): one series,
+ * summed, under the first path, not two series with one label set.
+ */
+static void test_generations_fold(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	struct ilock_key k = { .ino = 9, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+			       .mode = ILOCK_MODE_SHARED };
+	struct ilock_stats st = { .count = 1, .total_ns = 1000, .max_ns = 1000 };
+	struct inode_meta m = { .ino = 9, .dev = DEV_A, .magic = ILOCK_XFS_SB_MAGIC };
+	char *t;
+
+	st.hist[ilock_hist_slot(1000)] = 1;
+	snap_init(&s);
+	for (uint32_t gen = 1; gen <= 2; gen++) {
+		k.gen = m.gen = gen;
+		snprintf(m.path, sizeof(m.path), gen == 1 ? "/first" : "/second");
+		CHECK(snap_add_wait(&s, &k, &st) == 0);
+		CHECK(snap_add_inode(&s, &m) == 0);
+	}
+	CHECK_EQ_U(s.nlocks, 2);
+	prom_series_init(&ps, 2, 10);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	CHECK_EQ_U(ps.ninodes, 1);
+	CHECK_EQ_U(ps.contended_inodes, 1);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK_EQ_U(count_lines(t, "ilock_inode_lock_wait_seconds_count{"), 1);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"7:0:9\",path=\"/first\"}") == 2);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
 static void test_sticky_labels(void)
 {
 	struct snapshot s;
@@ -818,6 +854,7 @@ int main(void)
 	test_op_pairs();
 	test_formats();
 	test_sticky_labels();
+	test_generations_fold();
 	test_buf();
 	UNIT_DONE();
 }

@@ -137,7 +137,7 @@ static void test_round_trip(void)
 
 	snap_init(&m);
 	CHECK(!rec_merge_window(&r, 0, r.niv, NULL, &m));
-	row = snap_find_lock(&m, DEV_X, 131, ILOCK_CLASS_I_RWSEM);
+	row = snap_find_lock(&m, DEV_X, 131, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(row != NULL);
 	if (row) {
 		CHECK_EQ_U(row->wait[ILOCK_MODE_SHARED].count, 3);
@@ -166,14 +166,14 @@ static void test_round_trip(void)
 		CHECK_EQ_U(row->range[ILOCK_RANGE_OVERLAP].waits, 0);
 	}
 	CHECK_EQ_U(m.counters[ILOCK_EV_WAIT], 3);
-	im = snap_find_inode(&m, DEV_X, 999);
+	im = snap_find_inode(&m, DEV_X, 999, 0);
 	CHECK(im && !strcmp(im->path, "/dir/late"));
-	im = snap_find_inode(&m, DEV_X, 131);
+	im = snap_find_inode(&m, DEV_X, 131, 0);
 	CHECK(im && !strcmp(im->path, "/data"));
 
 	/* a window of the second interval alone */
 	CHECK(!rec_merge_window(&r, 1, 2, NULL, &m));
-	row = snap_find_lock(&m, DEV_X, 131, ILOCK_CLASS_I_RWSEM);
+	row = snap_find_lock(&m, DEV_X, 131, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(row && row->wait[ILOCK_MODE_SHARED].count == 0 && row->wait[ILOCK_MODE_EXCL].count == 2);
 
 	/* filters as report applies them */
@@ -1087,6 +1087,95 @@ static void test_namespace_ops(void)
 	}
 }
 
+/*
+ * Generations (1.5): a file created in an inode number another file had
+ * is an inode of its own, with its own path and rows, in the recording
+ * and in the window read back. A block that ends before the gens (1.4)
+ * reads them as 0; a count that is not the block's new inodes is damage.
+ */
+static void test_generations(void)
+{
+	struct synth s;
+	struct snapshot d, m;
+	struct recording r;
+	struct inode_meta im = { .ino = 131, .dev = DEV_X, .gen = 7, .magic = ILOCK_XFS_SB_MAGIC };
+	struct ilock_key k = { .ino = 131, .dev = DEV_X, .gen = 7, .class = ILOCK_CLASS_I_RWSEM,
+			       .mode = ILOCK_MODE_EXCL };
+	struct ilock_stats st = {};
+	const struct lock_row *row;
+	const struct inode_meta *got;
+	size_t offs[8], n;
+
+	synth_add(&st, 2, 4000);
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	snprintf(im.path, sizeof(im.path), "/old");
+	snap_add_inode(&d, &im);
+	snap_add_wait(&d, &k, &st);
+	synth_interval(&s, &d);
+	snap_reset(&d);
+	im.gen = k.gen = 9;
+	snprintf(im.path, sizeof(im.path), "/new");
+	snap_add_inode(&d, &im);
+	snap_add_wait(&d, &k, &st);
+	snap_add_wait(&d, &k, &st);
+	synth_interval(&s, &d);
+	synth_end(&s);
+	CHECK(s.ok);
+
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	CHECK_EQ_U(r.ninodes, 2);
+	if (r.ninodes == 2) {
+		CHECK_EQ_U(r.inodes[0].gen, 7);
+		CHECK_EQ_U(r.inodes[1].gen, 9);
+		CHECK_EQ_U(r.inodes[1].meta.gen, 9);
+		CHECK_STR(r.inodes[0].meta.path, "/old");
+		CHECK_STR(r.inodes[1].meta.path, "/new");
+	}
+	snap_init(&m);
+	CHECK(rec_merge_window(&r, 0, r.niv, NULL, &m) == 0);
+	CHECK_EQ_U(m.nlocks, 2);
+	row = snap_find_lock(&m, DEV_X, 131, 9, ILOCK_CLASS_I_RWSEM);
+	CHECK(row && row->wait[ILOCK_MODE_EXCL].count == 4);
+	row = snap_find_lock(&m, DEV_X, 131, 7, ILOCK_CLASS_I_RWSEM);
+	CHECK(row && row->wait[ILOCK_MODE_EXCL].count == 2);
+	got = snap_find_inode(&m, DEV_X, 131, 9);
+	CHECK(got && !strcmp(got->path, "/new"));
+	got = snap_find_inode(&m, DEV_X, 131, 7);
+	CHECK(got && !strcmp(got->path, "/old"));
+	snap_free(&m);
+	rec_free(&r);
+
+	/* the second interval again, by hand: a new inode, then the gens section */
+	n = block_offsets(s.file.p, s.file.len, offs, 8);
+	CHECK_EQ_U(n, 4);
+	for (int tail = 0; tail < 3 && n == 4; tail++) {
+		struct rec_buf f = {}, raw = {};
+		/* 1.4 (no gens), a count of 2 for one new inode, gen 5 */
+		static const char *const tails[] = { "", "\2\5\5", "\1\5" };
+		static const size_t tail_len[] = { 0, 3, 2 };
+
+		rec_buf_put(&f, s.file.p, offs[2]);
+		rec_buf_varint(&raw, 1);
+		rec_buf_put(&raw, "\0\1\0\0\0", 5);   /* seq 1 ... no counters, no mounts */
+		rec_buf_put(&raw, "\1\1\3\0\0", 5);   /* new inode 1: dev 3, ino 0, no meta */
+		rec_buf_put(&raw, "\0\0\0\0\0\0\0\0\0", 9); /* no tasks ... no stalls */
+		rec_buf_put(&raw, tails[tail], tail_len[tail]);
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		rec_init(&r);
+		CHECK_EQ_U(rec_decode(&r, f.p, f.len), tail == 1 ? REC_MALFORMED : REC_OK);
+		CHECK_EQ_U(r.ninodes, tail == 1 ? 1 : 2);
+		if (r.ninodes == 2)
+			CHECK_EQ_U(r.inodes[1].gen, tail == 2 ? 5 : 0);
+		rec_free(&r);
+		rec_buf_free(&f);
+		rec_buf_free(&raw);
+	}
+	snap_free(&d);
+	synth_free(&s);
+}
+
 int main(void)
 {
 	test_round_trip();
@@ -1099,5 +1188,6 @@ int main(void)
 	test_select_and_time();
 	test_fuzz_regressions();
 	test_namespace_ops();
+	test_generations();
 	UNIT_DONE();
 }

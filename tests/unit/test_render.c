@@ -282,7 +282,7 @@ static void test_in_short(void)
 	json = render(render_json, &s, &m);
 	CHECK(strstr(json, "\"summary\":{\"waits\":4,\"wait_ns\":8200000000,\"tasks_waiting\":0.82,"
 			  "\"waits_left_out\":0,\"few_waiting\":false,\"estimated\":false,\"top\":{\"dev\":\"7:0\",\"ino\":131,"
-			  "\"class\":\"i_rwsem\",\"tasks_waiting\":0.8},\"journal_waits\":1") != NULL);
+			  "\"gen\":0,\"class\":\"i_rwsem\",\"tasks_waiting\":0.8},\"journal_waits\":1") != NULL);
 	free(json);
 	text = render(render_text, &s, &m);
 	CHECK(!strstr(text, "sampled:") && !strstr(text, "estimated"));
@@ -557,7 +557,7 @@ static void test_directory(void)
 			char label[2 * ILOCK_PATH_MAX + 64];
 
 			/* the report's tables and HTML label it the same way */
-			report_label(&s, &m, ILOCK_KDEV(7, 0), 128, false, label, sizeof(label));
+			report_label(&s, &m, ILOCK_KDEV(7, 0), 128, 0, false, label, sizeof(label));
 			CHECK_STR(label, dir ? "/mnt/x/spool/" : "/mnt/x/spool");
 		}
 		free(text);

@@ -105,7 +105,7 @@ static void test_store_deltas(void)
 	add(&a, 2 * MS);
 	add(&a, 8 * MS);
 	CHECK_EQ_U(read_wait(&st, &delta, &k, &a), 1);
-	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&delta, DEV, 100, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r != NULL);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 2);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].total_ns, 10 * MS);
@@ -122,7 +122,7 @@ static void test_store_deltas(void)
 	add(&b, 1 * MS);
 	snap_reset(&delta);
 	CHECK_EQ_U(read_wait(&st, &delta, &k, &b), 1);
-	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&delta, DEV, 100, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r != NULL);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 1);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].total_ns, 1 * MS);
@@ -130,7 +130,7 @@ static void test_store_deltas(void)
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 1 * MS);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_EXCL].count, 0);
 	/* cum holds the latest read */
-	r = snap_find_lock(&st.cum, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&st.cum, DEV, 100, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 3);
 
 	/* a longer one: the max rose, so it is exact */
@@ -138,14 +138,14 @@ static void test_store_deltas(void)
 	add(&a, 50 * MS);
 	snap_reset(&delta);
 	read_wait(&st, &delta, &k, &a);
-	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&delta, DEV, 100, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 50 * MS);
 
 	/* holds land in hold[], and mark the row */
 	snap_reset(&delta);
 	k.mode = ILOCK_MODE_EXCL;
 	CHECK_EQ_U(top_store_hold(&st, &delta, &k, &a), 1);
-	r = snap_find_lock(&delta, DEV, 100, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&delta, DEV, 100, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->has_hold);
 	CHECK_EQ_U(r->hold[ILOCK_MODE_EXCL].count, 4);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 0);
@@ -177,7 +177,7 @@ static void test_store_matches_snap_delta(void)
 		for (uint64_t ino = 1; ino <= 50; ino++) {
 			for (uint8_t m = 0; m < 2; m++) {
 				struct ilock_key k = key(ino, (uint8_t)(ino % 3), m);
-				const struct lock_row *p = snap_find_lock(&prev, DEV, ino, k.class);
+				const struct lock_row *p = snap_find_lock(&prev, DEV, ino, 0, k.class);
 				struct ilock_stats s = p ? p->wait[m] : (struct ilock_stats){};
 
 				/* some entries move, some do not */
@@ -194,7 +194,7 @@ static void test_store_matches_snap_delta(void)
 		CHECK_EQ_U(delta.nlocks, ref.nlocks);
 		for (size_t i = 0; i < ref.nlocks; i++) {
 			const struct lock_row *a = &ref.locks[i];
-			const struct lock_row *b = snap_find_lock(&delta, a->dev, a->ino, a->class);
+			const struct lock_row *b = snap_find_lock(&delta, a->dev, a->ino, a->gen, a->class);
 
 			CHECK(b != NULL);
 			if (!b)
@@ -252,11 +252,11 @@ static void test_store_scan_order(void)
 		top_store_wait(&st, &delta, &k[order2[i]], &v[order2[i]]);
 	top_store_scan_end(&st);
 	CHECK_EQ_U(delta.nlocks, 2);
-	r = snap_find_lock(&delta, DEV, 13, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&delta, DEV, 13, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[0].count == 1 && r->wait[0].total_ns == 4 * MS);
-	r = snap_find_lock(&delta, DEV, 12, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&delta, DEV, 12, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[0].count == 1 && r->wait[0].total_ns == 7 * MS);
-	CHECK(snap_find_lock(&delta, DEV, 10, ILOCK_CLASS_I_RWSEM) == NULL);
+	CHECK(snap_find_lock(&delta, DEV, 10, 0, ILOCK_CLASS_I_RWSEM) == NULL);
 	/* and in that new order, an unchanged scan is all shortcuts again */
 	snap_reset(&delta);
 	top_store_scan_begin(&st);
@@ -272,11 +272,11 @@ static void test_store_scan_order(void)
 	for (int i = 0; i < 4; i++)
 		CHECK_EQ_U(top_store_wait(&st, &delta, &k[order2[i]], &v[order2[i]]), order2[i] == 1);
 	top_store_scan_end(&st);
-	r = snap_find_lock(&delta, DEV, 11, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&delta, DEV, 11, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(delta.nlocks == 1 && r && r->wait[0].count == 1 && r->wait[0].total_ns == 5 * MS);
-	r = snap_find_lock(&st.cum, DEV, 11, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&st.cum, DEV, 11, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[0].count == 2 && r->wait[0].total_ns == 7 * MS);
-	r = snap_find_lock(&st.cum, DEV, 12, ILOCK_CLASS_I_RWSEM);
+	r = snap_find_lock(&st.cum, DEV, 12, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[0].count == 2 && r->wait[0].total_ns == 10 * MS);
 	top_store_free(&st);
 	snap_free(&delta);
@@ -536,8 +536,8 @@ static void test_view_sort(void)
 	CHECK_EQ_U(v.rows[0].ino, 300);
 	CHECK(v.rows[0].p99_known && v.rows[0].p99_ns <= 150 * MS && v.rows[0].p99_ns >= 128 * MS);
 	CHECK_EQ_U(v.sorted, 3);
-	CHECK_EQ_U(top_view_find(&v, DEV, 200, ILOCK_CLASS_XFS_ILOCK), 2);
-	CHECK(top_view_find(&v, DEV, 200, ILOCK_CLASS_I_RWSEM) < 0);
+	CHECK_EQ_U(top_view_find(&v, DEV, 200, 0, ILOCK_CLASS_XFS_ILOCK), 2);
+	CHECK(top_view_find(&v, DEV, 200, 0, ILOCK_CLASS_I_RWSEM) < 0);
 
 	CHECK_EQ_U(top_sort_next(SORT_WAIT_TIME, 1), SORT_WAITS);
 	CHECK_EQ_U(top_sort_next(SORT_WAIT_TIME, -1), SORT_EXCL);
@@ -710,7 +710,7 @@ static void test_rows_at_widths(void)
 		CHECK(n <= widths[i] && (int)strlen(hdr) == n);
 		CHECK(strstr(hdr, "WAIT s/s*") != NULL);
 		CHECK(strstr(hdr, "PATH") == hdr);
-		top_inode_label(label, sizeof(label), &iv, &s, &mt, v.rows[0].dev, v.rows[0].ino,
+		top_inode_label(label, sizeof(label), &iv, &s, &mt, v.rows[0].dev, v.rows[0].ino, v.rows[0].gen,
 				v.rows[0].has_hold);
 		CHECK_STR(label, "/srv/very/long/mount/point/for/databases/db/table.ibd");
 		n = top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv);
@@ -745,7 +745,7 @@ static void test_rows_at_widths(void)
 		const struct top_row *r = row_of(&v, 300);
 
 		top_layout_compute(&l, 160, false);
-		top_inode_label(label, sizeof(label), &iv, &s, &mt, r->dev, r->ino, r->has_hold);
+		top_inode_label(label, sizeof(label), &iv, &s, &mt, r->dev, r->ino, r->gen, r->has_hold);
 		CHECK_STR(label, "/srv/very/long/mount/point/for/databases/var/spool/q");
 		top_format_row(line, sizeof(line), &l, r, label, &iv);
 		CHECK(strstr(line, "inv_lock") != NULL);
@@ -989,7 +989,7 @@ static char *plain_detail(const struct snapshot *s, uint64_t ino, uint8_t class)
 	CHECK(f != NULL);
 	if (!f)
 		return strdup("");
-	top_format_detail(f, s, s, s, NULL, NULL, NULL, DEV, ino, class, 1.0, false);
+	top_format_detail(f, s, s, s, NULL, NULL, NULL, DEV, ino, 0, class, 1.0, false);
 	fclose(f);
 	return text;
 }
@@ -1022,7 +1022,7 @@ static void test_detail(void)
 	add(&h, 40 * MS);
 	snap_add_hold(&s, &k, &h);
 	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 2.0, false);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 2.0, false);
 	fclose(f);
 	CHECK(strstr(text, "ino 100") && strstr(text, "lock IOLOCK (i_rwsem)"));
 	CHECK(strstr(text, "shared 3 (1.5/s)") != NULL);
@@ -1050,7 +1050,7 @@ static void test_detail(void)
 
 	text = NULL;
 	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 300, ILOCK_CLASS_INVALIDATE, 1.0, true);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 300, 0, ILOCK_CLASS_INVALIDATE, 1.0, true);
 	fclose(f);
 	CHECK(strstr(text, "only XFS reports lock holds") != NULL);
 	CHECK(strstr(text, "since start") != NULL);
@@ -1108,7 +1108,7 @@ static void test_detail(void)
 
 		text = NULL;
 		f = open_memstream(&text, &size);
-		top_format_detail(f, &s, &s, &s, &st, &ks, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 1.0,
+		top_format_detail(f, &s, &s, &s, &st, &ks, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
 				  false);
 		fclose(f);
 		CHECK(strstr(text, "HOLDER STACKS") != NULL);
@@ -1122,7 +1122,7 @@ static void test_detail(void)
 		/* not read at all */
 		text = NULL;
 		f = open_memstream(&text, &size);
-		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, ILOCK_CLASS_I_RWSEM, 1.0,
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
 				  false);
 		fclose(f);
 		CHECK(strstr(text, "HOLDER STACKS since start (wait time caused while the holder was there)\n  (not read)") != NULL);

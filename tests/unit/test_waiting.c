@@ -224,8 +224,8 @@ static void test_render(void)
 		size_t len = 0;
 		FILE *f = open_memstream(&buf, &len);
 
-		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 131, ILOCK_CLASS_I_RWSEM);
-		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 132, ILOCK_CLASS_I_RWSEM);
+		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 131, 0, ILOCK_CLASS_I_RWSEM);
+		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 132, 0, ILOCK_CLASS_I_RWSEM);
 		fclose(f);
 		CHECK(strstr(buf, "\nWAITING NOW on this lock (in progress for 100 ms or more when "
 				  "last read, oldest first)\n  12.4 s    postgres[4242] shared, buffered-read 4.0 KiB at "
