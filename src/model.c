@@ -59,7 +59,8 @@ static uint64_t inode_hash(const void *e)
 {
 	const struct inode_meta *m = e;
 
-	return lock_hash(m->dev, m->ino, m->gen, 0xff);
+	/* not by gen: every file that had one number is on one probe chain */
+	return lock_hash(m->dev, m->ino, 0, 0xff);
 }
 
 /* Index slots hold array position + 1; 0 is empty. Capacity is a power of 2. */
@@ -271,7 +272,7 @@ const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev,
 
 	if (!s->inode_idx_cap)
 		return NULL;
-	h = lock_hash(dev, ino, gen, 0xff) & (s->inode_idx_cap - 1);
+	h = lock_hash(dev, ino, 0, 0xff) & (s->inode_idx_cap - 1);
 	while (s->inode_idx[h]) {
 		const struct inode_meta *m = &s->inodes[s->inode_idx[h] - 1];
 
@@ -301,8 +302,12 @@ int snap_add_inode(struct snapshot *s, const struct inode_meta *m)
 
 	if (old) {
 		/* keep the better of the two: a resolved path wins */
-		if (!old->path[0] && m->path[0])
+		if (!old->path[0] && m->path[0]) {
+			uint16_t reused = old->flags & INODE_META_NUMBER_REUSED;
+
 			*old = *m;
+			old->flags |= reused;
+		}
 		return 0;
 	}
 	arr = grow(s->inodes, &s->cap_inodes, s->ninodes, sizeof(*arr));
@@ -315,8 +320,16 @@ int snap_add_inode(struct snapshot *s, const struct inode_meta *m)
 		return -ENOMEM;
 	s->inodes[s->ninodes] = *m;
 	h = inode_hash(m) & (s->inode_idx_cap - 1);
-	while (s->inode_idx[h])
+	while (s->inode_idx[h]) {
+		/* the other files of this number, if any, are on the way */
+		struct inode_meta *o = &s->inodes[s->inode_idx[h] - 1];
+
+		if (o->dev == m->dev && o->ino == m->ino) {
+			o->flags |= INODE_META_NUMBER_REUSED;
+			s->inodes[s->ninodes].flags |= INODE_META_NUMBER_REUSED;
+		}
 		h = (h + 1) & (s->inode_idx_cap - 1);
+	}
 	s->inode_idx[h] = (uint32_t)++s->ninodes;
 	return 0;
 }

@@ -51,6 +51,12 @@ struct dio_row {
 	uint64_t count;
 };
 
+/*
+ * Set by snap_add_inode, never by BPF: another file (generation) with this
+ * dev:ino is in the snapshot too. Not written to recordings.
+ */
+#define INODE_META_NUMBER_REUSED 0x8000
+
 /* What we know of an inode beyond its number. */
 struct inode_meta {
 	uint64_t ino;

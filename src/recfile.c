@@ -1285,7 +1285,7 @@ static void enc_inode_def(struct enc *e, uint32_t id, bool is_new, const struct 
 	buf_u8(&e->defs, m != NULL);
 	if (m) {
 		rec_buf_varint(&e->defs, m->magic);
-		rec_buf_varint(&e->defs, m->flags);
+		rec_buf_varint(&e->defs, m->flags & ~INODE_META_NUMBER_REUSED);
 		rec_buf_str(&e->defs, m->path);
 	}
 	e->ndefs++;

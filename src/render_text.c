@@ -46,6 +46,8 @@ void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint
 	} else if (m->flags & ILOCK_INODE_TRUNCATED) {
 		v->note = "path truncated";
 	}
+	if (!v->note && (m->flags & INODE_META_NUMBER_REUSED))
+		v->note = "inode number reused";  /* another row has the other file */
 	if (m->flags & ILOCK_INODE_UNLINKED)
 		v->note = "deleted";
 }

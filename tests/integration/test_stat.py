@@ -500,6 +500,7 @@ def test_reused_inode_number_is_another_file(ext4, procs, helpers_dir, ilock_bin
     assert by_path["first"]["exclusive"]["waits"] == 1, rows
     assert by_path["second"]["exclusive"]["waits"] == 2, rows
     assert by_path["first"]["gen"] != by_path["second"]["gen"], rows
+    assert {x["path_note"] for x in rows} == {"inode number reused"}, rows
     # the pairs follow their own file
     gens = {x["gen"]: os.path.basename(x["path"]) for x in rows}
     waits = {"first": 0, "second": 0}

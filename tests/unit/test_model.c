@@ -4,6 +4,7 @@
 
 #include "hist.h"
 #include "model.h"
+#include "render.h"
 #include "mounts.h"
 #include "unit.h"
 
@@ -297,6 +298,21 @@ static void test_generations(void)
 	CHECK(r && r->gen == 3 && r->wait[ILOCK_MODE_EXCL].count == 1);
 	im = snap_find_inode(&s, k.dev, 50, 4);
 	CHECK(im && !strcmp(im->path, "/file4"));
+	CHECK(im && (im->flags & INODE_META_NUMBER_REUSED));
+	{
+		struct mount_table mt = {};
+		struct inode_view v;
+
+		CHECK(mounts_parse(&mt, "36 1 7:0 / /mnt/x rw - xfs /dev/loop0 rw\n") == 0);
+		describe_inode(&s, &mt, k.dev, 50, 3, false, &v);
+		CHECK(v.note && !strcmp(v.note, "inode number reused"));
+		CHECK_STR(v.path, "/mnt/x/file3");
+		m.ino = 51;
+		CHECK(snap_add_inode(&s, &m) == 0);
+		describe_inode(&s, &mt, k.dev, 51, m.gen, false, &v);
+		CHECK(!v.note);
+		mounts_free(&mt);
+	}
 	top = snap_top_holder(&s, k.dev, 50, 3, ILOCK_CLASS_I_RWSEM);
 	CHECK(top && top->k.holder_pid == 103);
 	top = snap_top_holder(&s, k.dev, 50, 4, ILOCK_CLASS_I_RWSEM);
@@ -304,7 +320,7 @@ static void test_generations(void)
 
 	CHECK(snap_fold_gens(&f, &s) == 0);
 	CHECK_EQ_U(f.nlocks, 1);
-	CHECK_EQ_U(f.ninodes, 1);
+	CHECK_EQ_U(f.ninodes, 2);  /* 50 once, and 51 */
 	CHECK_EQ_U(f.nedges, 2);
 	r = snap_find_lock(&f, k.dev, 50, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK(r && r->wait[ILOCK_MODE_EXCL].count == 2);
