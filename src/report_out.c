@@ -625,7 +625,7 @@ void report_csv(FILE *f, const struct report_ctx *c)
 	fprintf(f, "interval,t_start_s,duration_s,dev,ino,path,fs,class,"
 		   "shared_waits,shared_wait_ns,shared_max_ns,shared_p99_ns,"
 		   "exclusive_waits,exclusive_wait_ns,exclusive_max_ns,exclusive_p99_ns,"
-		   "hold_shared,hold_exclusive,hold_exclusive_p99_ns\n");
+		   "hold_shared,hold_exclusive,hold_exclusive_p99_ns,gen\n");
 	for (size_t i = c->i0; i < c->i1; i++) {
 		const struct rec_interval *iv = &r->iv[i];
 
@@ -648,12 +648,14 @@ void report_csv(FILE *f, const struct report_ctx *c)
 					(uint64_t)l->wait[m].count, (uint64_t)l->wait[m].total_ns,
 					(uint64_t)l->wait[m].max_ns, stats_percentile(&l->wait[m], 0.99));
 			if (l->has_hold)
-				fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "\n",
+				fprintf(f, ",%" PRIu64 ",%" PRIu64 ",%" PRIu64,
 					(uint64_t)l->hold[ILOCK_MODE_SHARED].count,
 					(uint64_t)l->hold[ILOCK_MODE_EXCL].count,
 					stats_percentile(&l->hold[ILOCK_MODE_EXCL], 0.99));
 			else
-				fprintf(f, ",,,\n");
+				fprintf(f, ",,,");
+			/* last: the columns before it keep their places (format 1.5) */
+			fprintf(f, ",%u\n", in->gen);
 		}
 	}
 }

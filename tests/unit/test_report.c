@@ -235,6 +235,9 @@ static void test_csv(void)
 	out = capture(report_csv, &fx.c);
 	CHECK(!strncmp(out, "interval,t_start_s,duration_s,dev,ino,path,fs,class,", 52));
 	CHECK_EQ_U(count(out, "\n"), 3);  /* header and intervals 1 and 3 */
+	/* the generation last, so the columns before it keep their places */
+	CHECK(strstr(out, ",hold_exclusive_p99_ns,gen\n") != NULL);
+	CHECK_EQ_U(count(out, ",0\n"), 2);
 	/* a path with a comma and quotes is one quoted field */
 	CHECK(strstr(out, ",\"/mnt/x/a,b/<b>&\"\"q\"\"\",xfs,i_rwsem,2,400000000,") != NULL);
 	free(out);
