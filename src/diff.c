@@ -345,7 +345,6 @@ static void reachability(struct diff_result *d)
 struct entity {
 	uint32_t dev;
 	uint64_t ino;
-	uint32_t gen;             /* one file: a reused inode number is another */
 	uint32_t magic;
 	bool has_rel, has_path;
 	char rel[ILOCK_PATH_MAX];
@@ -363,6 +362,12 @@ struct side {
 
 static const struct recording *g_sort_rec;  /* qsort has no context */
 
+/* "" when the recording has no path for it */
+static const char *rec_inode_rel(const struct rec_inode *in)
+{
+	return in->has_meta ? in->meta.path : "";
+}
+
 static int cmp_inode_ids(const void *pa, const void *pb)
 {
 	const struct rec_inode *a = &g_sort_rec->inodes[*(const uint32_t *)pa];
@@ -372,7 +377,7 @@ static int cmp_inode_ids(const void *pa, const void *pb)
 		return a->dev < b->dev ? -1 : 1;
 	if (a->ino != b->ino)
 		return a->ino < b->ino ? -1 : 1;
-	return a->gen < b->gen ? -1 : a->gen > b->gen;
+	return strcmp(rec_inode_rel(a), rec_inode_rel(b));
 }
 
 static void side_free(struct side *s)
@@ -403,12 +408,17 @@ static int side_build(struct side *s, const struct recording *r)
 		const struct rec_inode *in = &r->inodes[ids[k]];
 		struct entity *e;
 
+		/*
+		 * One entity per dev:ino and path: the files that had one inode
+		 * number in turn (generations) under one name are one file to
+		 * compare, as a benchmark that lays its file out again means;
+		 * under two names they are two.
+		 */
 		if (!s->n || s->e[s->n - 1].dev != in->dev || s->e[s->n - 1].ino != in->ino ||
-		    s->e[s->n - 1].gen != in->gen) {
+		    strcmp(rec_inode_rel(&r->inodes[ids[k - 1]]), rec_inode_rel(in))) {
 			e = &s->e[s->n++];
 			e->dev = in->dev;
 			e->ino = in->ino;
-			e->gen = in->gen;
 			e->other = -1;
 		}
 		e = &s->e[s->n - 1];
@@ -456,8 +466,7 @@ static void match_entities(struct side *a, struct side *b)
 	for (size_t i = 0; i < a->n; i++)
 		for (size_t j = 0; j < b->n && a->e[i].other < 0; j++)
 			if (b->e[j].other < 0 && (!a->e[i].has_path || !b->e[j].has_path) &&
-			    a->e[i].dev == b->e[j].dev && a->e[i].ino == b->e[j].ino &&
-			    a->e[i].gen == b->e[j].gen)
+			    a->e[i].dev == b->e[j].dev && a->e[i].ino == b->e[j].ino)
 				link_pair(a, i, b, j, DMATCH_DEVINO);
 	/* the same file on another mount (before on XFS, after on ext4) */
 	for (size_t i = 0; i < a->n; i++)

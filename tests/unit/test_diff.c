@@ -629,6 +629,81 @@ static void test_matching(void)
 	rec_free(&b);
 }
 
+/*
+ * 12 intervals of 4 shared waits of 50 ms on ino 131: at interval `at` (and
+ * never if -1) the file is deleted and created again under its name with
+ * the same inode number (another generation); `other`, when set, is a
+ * third file that had the number first, under another name, with a wait.
+ */
+static void record_gens(struct recording *r, int at, const char *other)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, MNT_A);
+	snap_init(&d);
+	for (int i = 0; i < 12; i++) {
+		uint32_t gen = at >= 0 && i >= at ? 2 : 1;
+		struct inode_meta m = { .ino = 131, .dev = DEV_A, .gen = gen,
+					.magic = ILOCK_XFS_SB_MAGIC, .path = "/data" };
+		struct ilock_key k = { .ino = 131, .dev = DEV_A, .gen = gen,
+				       .class = ILOCK_CLASS_I_RWSEM, .mode = ILOCK_MODE_SHARED };
+		struct ilock_stats st = {};
+
+		snap_reset(&d);
+		synth_add(&st, 4, 200000000);
+		CHECK(snap_add_inode(&d, &m) == 0);
+		CHECK(snap_add_wait(&d, &k, &st) == 0);
+		if (other && i == 0) {
+			m.gen = k.gen = 3;
+			snprintf(m.path, sizeof(m.path), "%s", other);
+			CHECK(snap_add_inode(&d, &m) == 0);
+			CHECK(snap_add_wait(&d, &k, &st) == 0);
+		}
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+}
+
+/*
+ * A benchmark that lays its file out again mid-run: the two generations
+ * under one name are one file to compare, matched by path, with all their
+ * waits; a file that had the number under another name is another subject.
+ */
+static void test_generations(void)
+{
+	struct recording a, b;
+	struct diff_result d;
+	const struct diff_subject *s;
+	size_t inode_subjects = 0, before_only = 0;
+
+	record_gens(&a, 6, "/old");
+	record_gens(&b, -1, NULL);
+	run(&a, &b, &d);
+	for (size_t i = 0; i < d.n; i++) {
+		if (!d.s[i].is_inode || d.s[i].kind != DK_SHARED)
+			continue;
+		inode_subjects++;
+		before_only += d.s[i].match == DMATCH_BEFORE_ONLY;
+	}
+	CHECK_EQ_U(inode_subjects, 2);
+	CHECK_EQ_U(before_only, 1);
+	for (size_t i = 0; i < d.n; i++) {
+		s = &d.s[i];
+		if (!s->is_inode || s->kind != DK_SHARED || s->match == DMATCH_BEFORE_ONLY)
+			continue;
+		CHECK(s->match == DMATCH_PATH);
+		CHECK_STR(s->label, "/mnt/a/data");
+		/* all 12 intervals' waits on each side, not half of them */
+		CHECK(s->m[DM_WAIT_PER_S].has_before && s->m[DM_WAIT_PER_S].has_after);
+		CHECK(fabs(s->m[DM_WAIT_PER_S].before - s->m[DM_WAIT_PER_S].after) < 1e-9);
+		CHECK(s->m[DM_WAIT_PER_S].verdict != DV_HIGHER && s->m[DM_WAIT_PER_S].verdict != DV_LOWER);
+	}
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
 /* Readers behind a writer, per 1 s interval: disjoint and overlapping pairs (jittered). */
 static void record_ranges(struct recording *r, uint64_t disjoint_n, uint64_t overlap_n,
 			  const char *ops_mode)
@@ -1003,6 +1078,7 @@ int main(void)
 	test_matching();
 	test_ranges();
 	test_roles();
+	test_generations();
 	/* last: the synthetic jitter is one sequence, which the tests above were written against */
 	test_short_recordings();
 	test_samples_out_of_reach();
