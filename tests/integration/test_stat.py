@@ -6,10 +6,12 @@ until the test's time is up. Readers (`lockhold read`) or a second writer
 then wait behind it, and we know exactly who waited, behind whom, how long.
 """
 
+import fcntl
 import json
 import os
 import re
 import signal
+import struct
 import subprocess
 import time
 
@@ -73,6 +75,7 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin, tmp_p
     row = rows[0]
     assert row["fs"] == "xfs"
     assert row["path"] == path
+    assert row["gen"] == generation(path), row  # the file's, not a number read elsewhere
     assert row["shared"]["waits"] == 3
     assert row["exclusive"]["waits"] == 0
 
@@ -467,6 +470,16 @@ def test_starting_under_load_loses_no_wait(xfs, procs, ilock_bin):
     fio.kill()
 
 
+def generation(path):
+    """The inode's i_generation, as the kernel reports it (FS_IOC_GETVERSION)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        buf = fcntl.ioctl(fd, 0x80087601, b"\0" * 8)  # _IOR('v', 1, long)
+    finally:
+        os.close(fd)
+    return struct.unpack("<q", buf)[0] & 0xffffffff
+
+
 def test_reused_inode_number_is_another_file(ext4, procs, helpers_dir, ilock_bin, tmp_path):
     """ext4 gives a freed inode number to the next file created. The two
     files are told apart by i_generation: a row each, with its own path,
@@ -489,6 +502,8 @@ def test_reused_inode_number_is_another_file(ext4, procs, helpers_dir, ilock_bin
         if name == "first":
             os.unlink(path)
             os.sync()
+        else:
+            second = path
     time.sleep(1.5)  # a whole interval of the recording after the last wait
     doc = stop_stat(st)
     stop_record(r)
@@ -501,6 +516,7 @@ def test_reused_inode_number_is_another_file(ext4, procs, helpers_dir, ilock_bin
     assert by_path["second"]["exclusive"]["waits"] == 2, rows
     assert by_path["first"]["gen"] != by_path["second"]["gen"], rows
     assert {x["path_note"] for x in rows} == {"inode number reused"}, rows
+    assert by_path["second"]["gen"] == generation(second), rows
     # the pairs follow their own file
     gens = {x["gen"]: os.path.basename(x["path"]) for x in rows}
     waits = {"first": 0, "second": 0}

@@ -133,6 +133,9 @@ def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
                    f"got {[(l['dev'], l['ino'], l['class']) for l in doc['locks']]}"):
         return doc
     row = rows[0]
+    # i_generation, read by CO-RE on every kernel: random on XFS and ext4,
+    # 0 only if the read failed (1 in 2^32 otherwise); the pairs carry it too
+    c.check(row["gen"] != 0, f"{name}: the inode's generation read, got {row['gen']}")
     nwait = len(waiter["tids"])
     wmode = "shared" if waiter_kind == "read" else "exclusive"
     other = "exclusive" if wmode == "shared" else "shared"
@@ -148,6 +151,7 @@ def check_scenario(c, blocks, name, expect_attach, waiter_kind, expect_hold):
              if e["dev"] == dev and e["ino"] == ino and e["class"] == "i_rwsem"]
     c.check(sum(e["waits"] for e in edges) == nwait, f"{name}: {nwait} waits in edges: {edges}")
     for e in edges:
+        c.check(e["gen"] == row["gen"], f"{name}: the pair's generation is its lock's: {e['gen']}")
         c.check(e["holder"]["pid"] == htid and e["holder"]["tgid"] == hpid,
                 f"{name}: holder is the writer {hpid}/{htid}, got {e['holder']}")
         c.check(e["holder"]["mode"] == "exclusive", f"{name}: holder exclusive: {e['holder']}")
