@@ -917,20 +917,28 @@ int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
 	return 0;
 }
 
+bool edge_add_ranges(const struct edge_row *e, struct ilock_range_stats range[ILOCK_RANGE_MAX])
+{
+	if (!edge_has_ranges(&e->k) || e->k.range >= ILOCK_RANGE_MAX)
+		return false;
+	range[e->k.range].waits += e->s.count;
+	range[e->k.range].wait_ns += e->s.total_ns;
+	return true;
+}
+
 int snap_ranges_from_edges(struct snapshot *s)
 {
 	for (size_t i = 0; i < s->nedges; i++) {
 		const struct edge_row *e = &s->edges[i];
-		struct ilock_range_key k = { .ino = e->k.ino, .dev = e->k.dev, .gen = e->k.gen,
-					     .class = e->k.class, .range = e->k.range };
-		struct ilock_range_stats st = { e->s.count, e->s.total_ns };
-		int err;
+		struct lock_row *r;
 
-		if (!edge_has_ranges(&e->k))
+		if (!edge_has_ranges(&e->k) || e->k.range >= ILOCK_RANGE_MAX ||
+		    e->k.class >= ILOCK_CLASS_MAX)
 			continue;
-		err = snap_add_range(s, &k, &st);
-		if (err && err != -EINVAL)
-			return err;
+		r = snap_lock(s, e->k.dev, e->k.ino, e->k.gen, e->k.class);
+		if (!r)
+			return -ENOMEM;
+		edge_add_ranges(e, r->range);
 	}
 	return 0;
 }

@@ -210,6 +210,11 @@ static inline bool edge_has_ranges(const struct ilock_edge_key *k)
 	return class_has_ranges(k->class) && !ilock_op_is_namespace(k->holder_op) &&
 	       !ilock_op_is_namespace(k->waiter_op);
 }
+/*
+ * range[its range class] += the pair's waits, when it has one (the only
+ * way a lock's range sums are made, from its pairs). false: it has none.
+ */
+bool edge_add_ranges(const struct edge_row *e, struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 /* The same over a lock's (or a pair's) waits by range class. */
 double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 

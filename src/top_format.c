@@ -776,7 +776,7 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
  * its edges (docs/ranges.md): would a range lock have let them through?
  */
 static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
-			 uint32_t gen,  uint8_t class)
+			  uint32_t gen, uint8_t class)
 {
 	struct lock_row lr = { 0 };
 	struct ilock_range_stats unk;
@@ -794,19 +794,15 @@ static void detail_ranges(FILE *f, const struct snapshot *win, uint32_t dev, uin
 			   "file's bytes would not apply)\n");
 		return;
 	}
-	/* the lock's range sums, from its pairs, as snap_ranges_from_edges does */
+	/* the lock's range sums, from its pairs, as snap_ranges_from_edges makes them */
 	for (size_t i = 0; i < win->nedges; i++) {
 		const struct edge_row *e = &win->edges[i];
 
 		if (e->k.dev != dev || e->k.ino != ino || e->k.gen != gen || e->k.class != class ||
 		    e->k.range >= ILOCK_RANGE_MAX)
 			continue;
-		if (!edge_has_ranges(&e->k)) {
+		if (!edge_add_ranges(e, lr.range))
 			names += e->s.count;
-			continue;
-		}
-		lr.range[e->k.range].waits += e->s.count;
-		lr.range[e->k.range].wait_ns += e->s.total_ns;
 	}
 	if (!row_range_waits(&lr)) {
 		fprintf(f, names ? "  (waits over names in a directory: no byte ranges, a range lock "
