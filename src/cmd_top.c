@@ -88,7 +88,8 @@ int top_app_rebuild(struct top_app *a)
 	/* a path filter needs every candidate's path: look up the missing ones once */
 	if (a->filter.text[0])
 		for (size_t i = 0; i < win->nlocks; i++)
-			sampler_ensure_inode(&a->smp, win->locks[i].dev, win->locks[i].ino, win->locks[i].gen);
+			sampler_ensure_inode(&a->smp, win->locks[i].dev, win->locks[i].ino,
+					     win->locks[i].gen);
 	err = top_view_build(&a->view, win, edges, latest, &a->mt, secs, a->cumulative, &a->filter);
 	if (err)
 		return err;
@@ -107,7 +108,8 @@ void top_app_prepare_rows(struct top_app *a, size_t from, size_t to)
 {
 	top_view_prepare(&a->view, to);
 	for (size_t i = from; i < to && i < a->view.nrows; i++)
-		sampler_ensure_inode(&a->smp, a->view.rows[i].dev, a->view.rows[i].ino, a->view.rows[i].gen);
+		sampler_ensure_inode(&a->smp, a->view.rows[i].dev, a->view.rows[i].ino,
+				     a->view.rows[i].gen);
 }
 
 void top_app_status(const struct top_app *a, struct top_status *st)
@@ -146,7 +148,8 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 		struct inode_view v;
 
 		st->stall = w;
-		top_inode_label(label, sizeof(label), &v, latest, &a->mt, w->key.dev, w->key.ino, w->key.gen, false);
+		top_inode_label(label, sizeof(label), &v, latest, &a->mt, w->key.dev, w->key.ino,
+				w->key.gen, false);
 		/* short from the left, so that the line still has room for the holder */
 		snprintf(st->stall_lock, sizeof(st->stall_lock), "%s %s",
 			 fmt_path_left(path, sizeof(path), label, 40),
@@ -201,7 +204,8 @@ static void print_batch(struct top_app *a, FILE *f, long iteration)
 		char label[2 * ILOCK_PATH_MAX + 64];
 		struct inode_view v;
 
-		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->gen, r->has_hold);
+		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->gen,
+				r->has_hold);
 		top_format_row(line, sizeof(line), &l, r, label, &v);
 		fprintf(f, "%s\n", line);
 	}

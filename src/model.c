@@ -352,8 +352,8 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 
 	for (size_t i = 0; i < cur->nlocks; i++) {
 		const struct lock_row *c = &cur->locks[i];
-		const struct lock_row *p = prev ? snap_find_lock(prev, c->dev, c->ino, c->gen, c->class)
-						: NULL;
+		const struct lock_row *p =
+			prev ? snap_find_lock(prev, c->dev, c->ino, c->gen, c->class) : NULL;
 		struct lock_row d = { .dev = c->dev, .ino = c->ino, .gen = c->gen, .class = c->class,
 				      .has_hold = c->has_hold };
 		struct lock_row *r;

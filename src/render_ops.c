@@ -301,7 +301,8 @@ static int cmp_folded(const void *pa, const void *pb)
 static char *fold_one(const struct snapshot *s, const struct stack_row *r,
 		      const struct ilock_stack_frames *fr, struct ksyms *ks)
 {
-	const struct inode_meta *im = snap_find_inode(s, r->k.edge.dev, r->k.edge.ino, r->k.edge.gen);
+	const struct inode_meta *im = snap_find_inode(s, r->k.edge.dev, r->k.edge.ino,
+						      r->k.edge.gen);
 	size_t cap = 256, n;
 	uint32_t top = ksyms_first_shown(ks, fr);
 	char *line = malloc(cap), name[128];

@@ -411,7 +411,8 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 		char label[2 * ILOCK_PATH_MAX + 64];
 		double h = row_headroom(w.top);
 
-		describe_inode(s, m->mounts, w.top->dev, w.top->ino, w.top->gen, w.top->has_hold, &v);
+		describe_inode(s, m->mounts, w.top->dev, w.top->ino, w.top->gen, w.top->has_hold,
+			       &v);
 		inode_label(label, sizeof(label), &v, w.top->dev, w.top->ino);
 		fprintf(f, "  most on %s %s: %s tasks (%.0f%%)", label,
 			class_display_name(w.top->class, v.magic), fmt_tasks(a, sizeof(a), w.top_tasks),

@@ -214,8 +214,10 @@ void report_timeline_text(FILE *f, const struct report_ctx *c)
 			total += w;
 			secs += (double)c->r->iv[c->i0 + i].dur_ns / 1e9;
 		}
-		describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->gen, l->has_hold, &iv);
-		report_label(c->merged, c->meta, l->dev, l->ino, l->gen, l->has_hold, label, sizeof(label));
+		describe_inode(c->merged, c->meta->mounts, l->dev, l->ino, l->gen, l->has_hold,
+			       &iv);
+		report_label(c->merged, c->meta, l->dev, l->ino, l->gen, l->has_hold, label,
+			     sizeof(label));
 		cols = report_sparkline(spark, sizeof(spark), v, n, TIMELINE_WIDTH);
 		fprintf(f, "  %-40s %-9s |%s|%*s  %10s %10s\n",
 			fmt_path_left(path, sizeof(path), label, 40),
@@ -637,8 +639,8 @@ void report_csv(FILE *f, const struct report_ctx *c)
 
 			if (!rec_lock_match(r, l, c->f))
 				continue;
-			report_label(c->merged, c->meta, in->dev, in->ino, in->gen, l->has_hold, label,
-				     sizeof(label));
+			report_label(c->merged, c->meta, in->dev, in->ino, in->gen, l->has_hold,
+				     label, sizeof(label));
 			fprintf(f, "%zu,%.6f,%.6f,%s,%" PRIu64 ",", i, (double)iv->t_start_ns / 1e9,
 				(double)iv->dur_ns / 1e9, fmt_kdev(d, sizeof(d), in->dev), in->ino);
 			csv_field(f, label);

@@ -147,7 +147,8 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 	/* one pass over the edges: each lock's costliest holder, comm hits */
 	for (size_t i = 0; i < edges->nedges; i++) {
 		const struct edge_row *e = &edges->edges[i];
-		const struct lock_row *l = snap_find_lock(win, e->k.dev, e->k.ino, e->k.gen, e->k.class);
+		const struct lock_row *l = snap_find_lock(win, e->k.dev, e->k.ino, e->k.gen,
+							  e->k.class);
 		struct top_row *r;
 		int32_t ri;
 
@@ -180,8 +181,8 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 			struct inode_view iv;
 
 			if (!r->comm_hit) {
-				top_inode_label(label, sizeof(label), &iv, meta, mt, r->dev, r->ino, r->gen,
-						r->has_hold);
+				top_inode_label(label, sizeof(label), &iv, meta, mt, r->dev, r->ino,
+						r->gen, r->has_hold);
 				if (!strstr(label, f->text))
 					continue;
 			}

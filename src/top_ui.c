@@ -191,7 +191,8 @@ static void draw_table(struct top_app *a, int y0, int y1)
 		char label[2 * ILOCK_PATH_MAX + 64];
 		struct inode_view v;
 
-		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->gen, r->has_hold);
+		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->gen,
+				r->has_hold);
 		top_format_row(line, sizeof(line), &l, r, label, &v);
 		put_line(y0, line, i == a->sel ? A_REVERSE | A_BOLD : 0);
 	}
@@ -217,8 +218,8 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 	}
 	if (!a->stacks_read) {
 		a->stacks_read = true;
-		a->stacks_ok = sampler_read_stacks(&a->smp, a->detail_id.dev, a->detail_id.ino, a->detail_id.gen,
-						   &a->stacks) == 0;
+		a->stacks_ok = sampler_read_stacks(&a->smp, a->detail_id.dev, a->detail_id.ino,
+						   a->detail_id.gen, &a->stacks) == 0;
 	}
 	top_format_detail(f, win, edges, sampler_latest(&a->smp), a->stacks_ok ? &a->stacks : NULL,
 			  a->have_ksyms ? &a->ksyms : NULL, &a->mt, a->detail_id.dev,
@@ -473,7 +474,8 @@ static void key_list(struct top_app *a, int ch)
 		const struct waiting_set *ws = &sampler_latest(&a->smp)->waiting;
 
 		if (waiting_over(ws, WAITING_ALARM_NS))
-			open_detail(a, ws->w[0].key.dev, ws->w[0].key.ino, ws->w[0].key.gen, ws->w[0].key.class);
+			open_detail(a, ws->w[0].key.dev, ws->w[0].key.ino, ws->w[0].key.gen,
+				    ws->w[0].key.class);
 		break;
 	}
 	default:
