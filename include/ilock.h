@@ -246,16 +246,7 @@ static __always_inline __u8 ilock_range_class(const struct ilock_op_info *h,
 	return ILOCK_RANGE_DISJOINT;
 }
 
-/* Per (dev, ino, class, range class): waits and their time. */
-struct ilock_range_key {
-	__u64 ino;
-	__u32 dev;
-	__u32 gen;      /* i_generation: see struct ilock_key */
-	__u8 class;
-	__u8 range;     /* enum ilock_range */
-	__u8 pad[6];
-};
-
+/* Waits and their time in one range class (a lock's sums come from its pairs). */
 struct ilock_range_stats {
 	__u64 waits;
 	__u64 wait_ns;

@@ -902,21 +902,6 @@ static void table_free(const struct table *t)
 #define DIOS(s) TABLE((struct snapshot *)(s), dios, ndios, cap_dios, dio_idx, dio_idx_cap, \
 		      struct dio_row, sizeof(struct ilock_dio_key))
 
-int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
-		   const struct ilock_range_stats *st)
-{
-	struct lock_row *r;
-
-	if (k->class >= ILOCK_CLASS_MAX || k->range >= ILOCK_RANGE_MAX)
-		return -EINVAL;
-	r = snap_lock(s, k->dev, k->ino, k->gen, k->class);
-	if (!r)
-		return -ENOMEM;
-	r->range[k->range].waits += st->waits;
-	r->range[k->range].wait_ns += st->wait_ns;
-	return 0;
-}
-
 bool edge_add_ranges(const struct edge_row *e, struct ilock_range_stats range[ILOCK_RANGE_MAX])
 {
 	if (!edge_has_ranges(&e->k) || e->k.range >= ILOCK_RANGE_MAX)
@@ -930,15 +915,16 @@ int snap_ranges_from_edges(struct snapshot *s)
 {
 	for (size_t i = 0; i < s->nedges; i++) {
 		const struct edge_row *e = &s->edges[i];
+		struct ilock_range_stats add[ILOCK_RANGE_MAX] = {};
 		struct lock_row *r;
 
-		if (!edge_has_ranges(&e->k) || e->k.range >= ILOCK_RANGE_MAX ||
-		    e->k.class >= ILOCK_CLASS_MAX)
+		/* first, so that a pair without ranges makes no row */
+		if (!edge_add_ranges(e, add))
 			continue;
 		r = snap_lock(s, e->k.dev, e->k.ino, e->k.gen, e->k.class);
 		if (!r)
 			return -ENOMEM;
-		edge_add_ranges(e, r->range);
+		ranges_merge(r->range, add);
 	}
 	return 0;
 }

@@ -162,8 +162,6 @@ const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, u
 uint64_t snap_lost_sum(const struct snapshot *s, bool (*which)(int c));
 
 /* Operations, ranges and stacks. */
-int snap_add_range(struct snapshot *s, const struct ilock_range_key *k,
-		   const struct ilock_range_stats *st);
 int snap_add_stack(struct snapshot *s, const struct ilock_stack_key *k,
 		   const struct ilock_stack_stats *st);
 /*

@@ -35,6 +35,18 @@ static void add_wait(struct snapshot *s, uint64_t ino, uint8_t class, uint8_t mo
 		snap_add_wait(s, &k, &st);
 }
 
+/* n waits of ns in all to the range class `range` of ino's i_rwsem row */
+static void add_range(struct snapshot *s, uint64_t ino, uint8_t range, uint64_t n, uint64_t ns)
+{
+	struct lock_row *r = snap_lock(s, ILOCK_KDEV(7, 0), ino, 0, ILOCK_CLASS_I_RWSEM);
+
+	CHECK(r != NULL);
+	if (r) {
+		r->range[range].waits += n;
+		r->range[range].wait_ns += ns;
+	}
+}
+
 static void build(struct snapshot *s)
 {
 	static const uint64_t sh[] = { 300000, 420000, 800000, 1200000, 16200000 };
@@ -189,9 +201,6 @@ static void test_in_short(void)
 	struct report_meta m;
 	struct mount_table mt;
 	struct wait_load w;
-	struct ilock_range_key rk = { .ino = 131, .dev = ILOCK_KDEV(7, 0),
-				      .class = ILOCK_CLASS_I_RWSEM, .range = ILOCK_RANGE_DISJOINT };
-	struct ilock_range_stats rs = { 3, 6000000000ULL };
 	char *text, *json;
 
 	meta(&m, &mt);
@@ -241,7 +250,7 @@ static void test_in_short(void)
 	add_wait(&s, 99, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_EXCL, short_waits, 1, false);
 	/* and 2 s of fsync waiting for the journal: apart */
 	add_wait(&s, 12, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, long_waits + 2, 1, false);
-	CHECK(snap_add_range(&s, &rk, &rs) == 0);
+	add_range(&s, 131, ILOCK_RANGE_DISJOINT, 3, 6000000000ULL);
 	/* writers held the readers up for 6 of the lock's 8 s; a reader held a writer up 1 s */
 	for (int i = 0; i < 3; i++) {
 		struct ilock_edge_key ek = { .ino = 131, .dev = ILOCK_KDEV(7, 0),
@@ -485,17 +494,12 @@ static void test_headroom_rest(void)
 	char *text;
 
 	for (int all_overlap = 0; all_overlap < 2; all_overlap++) {
-		struct ilock_range_key rk = { .ino = 131, .dev = ILOCK_KDEV(7, 0),
-					      .class = ILOCK_CLASS_I_RWSEM };
-		struct ilock_range_stats rs = { 1, 1720000000ULL };
-
 		snap_init(&s);
 		add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, waits, 2, false);
-		rk.range = all_overlap ? ILOCK_RANGE_OVERLAP : ILOCK_RANGE_DISJOINT;
-		CHECK(snap_add_range(&s, &rk, &rs) == 0);
-		rk.range = all_overlap ? ILOCK_RANGE_OVERLAP : ILOCK_RANGE_NO_HOLDER;
-		rs.wait_ns = 280000000ULL;
-		CHECK(snap_add_range(&s, &rk, &rs) == 0);
+		add_range(&s, 131, all_overlap ? ILOCK_RANGE_OVERLAP : ILOCK_RANGE_DISJOINT, 1,
+			  1720000000ULL);
+		add_range(&s, 131, all_overlap ? ILOCK_RANGE_OVERLAP : ILOCK_RANGE_NO_HOLDER, 1,
+			  280000000ULL);
 		text = render(render_text, &s, &m);
 		CHECK(strstr(text, all_overlap
 			? ", 0% of it between disjoint byte ranges (a range lock would not have "
