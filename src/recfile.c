@@ -1271,7 +1271,6 @@ struct enc {
 	struct rec_buf defs;   /* inode defs */
 	uint64_t ndefs;
 	struct rec_buf gens;   /* (1.5) the generation of each new inode def, in order */
-	uint64_t ngens;
 };
 
 static void enc_inode_def(struct enc *e, uint32_t id, bool is_new, const struct inode_meta *m,
@@ -1329,7 +1328,6 @@ static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t gen, ui
 	w->inode_has_meta[*id] = rank;
 	enc_inode_def(e, *id, true, m, dev, ino);
 	rec_buf_varint(&e->gens, gen);
-	e->ngens++;
 	return add_pending_dev(w, dev);
 }
 
@@ -1623,6 +1621,7 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 {
 	static const struct ilock_edge_stats no_waits;
 	struct enc e = { .w = w, .inodes = inodes };
+	size_t first_new = w->inode_ids.n;  /* the ids this block defines follow */
 	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {}, ops = {}, stalls = {};
 	uint64_t nmounts = 0, ntasks = 0;
 	const struct ilock_edge_key **extra = NULL;
@@ -1725,7 +1724,7 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	if ((err = enc_stacks(w, raw, delta, row_edge)))
 		goto out;
 	rec_buf_put(raw, stalls.p, stalls.len);
-	rec_buf_varint(raw, e.ngens);
+	rec_buf_varint(raw, w->inode_ids.n - first_new);
 	rec_buf_put(raw, e.gens.p, e.gens.len);
 	if (raw->oom || e.defs.oom || e.gens.oom || mounts.oom || tasks.oom || locks.oom || edges.oom ||
 	    ops.oom || stalls.oom)
