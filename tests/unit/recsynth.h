@@ -112,14 +112,21 @@ static inline void synth_add(struct ilock_stats *st, uint64_t n, uint64_t ns)
 		st->max_ns = ns;
 }
 
-static inline void synth_wait(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class, uint8_t mode,
-		       uint64_t n, uint64_t ns)
+/* n waits of ns each on one file: its dev, ino and generation; snap_add_wait's result */
+static inline int synth_wait_gen(struct snapshot *s, uint32_t dev, uint64_t ino, uint32_t gen,
+				  uint8_t class, uint8_t mode, uint64_t n, uint64_t ns)
 {
-	struct ilock_key k = { .ino = ino, .dev = dev, .class = class, .mode = mode };
+	struct ilock_key k = { .ino = ino, .dev = dev, .gen = gen, .class = class, .mode = mode };
 	struct ilock_stats st = {};
 
 	synth_add(&st, n, ns);
-	snap_add_wait(s, &k, &st);
+	return snap_add_wait(s, &k, &st);
+}
+
+static inline void synth_wait(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class, uint8_t mode,
+		       uint64_t n, uint64_t ns)
+{
+	synth_wait_gen(s, dev, ino, 0, class, mode, n, ns);
 }
 
 static inline void synth_hold(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class, uint8_t mode,
@@ -132,13 +139,20 @@ static inline void synth_hold(struct snapshot *s, uint32_t dev, uint64_t ino, ui
 	snap_add_hold(s, &k, &st);
 }
 
+/* snap_add_inode's result */
+static inline int synth_inode_gen(struct snapshot *s, uint32_t dev, uint64_t ino, uint32_t gen,
+				   uint32_t magic, const char *path)
+{
+	struct inode_meta m = { .ino = ino, .dev = dev, .gen = gen, .magic = magic };
+
+	snprintf(m.path, sizeof(m.path), "%s", path);
+	return snap_add_inode(s, &m);
+}
+
 static inline void synth_inode(struct snapshot *s, uint32_t dev, uint64_t ino, uint32_t magic,
 			const char *path)
 {
-	struct inode_meta m = { .ino = ino, .dev = dev, .magic = magic };
-
-	snprintf(m.path, sizeof(m.path), "%s", path);
-	snap_add_inode(s, &m);
+	synth_inode_gen(s, dev, ino, 0, magic, path);
 }
 
 /* xorshift: deterministic noise for the statistics tests */

@@ -644,21 +644,15 @@ static void record_gens(struct recording *r, int at, const char *other)
 	snap_init(&d);
 	for (int i = 0; i < 12; i++) {
 		uint32_t gen = at >= 0 && i >= at ? 2 : 1;
-		struct inode_meta m = { .ino = 131, .dev = DEV_A, .gen = gen,
-					.magic = ILOCK_XFS_SB_MAGIC, .path = "/data" };
-		struct ilock_key k = { .ino = 131, .dev = DEV_A, .gen = gen,
-				       .class = ILOCK_CLASS_I_RWSEM, .mode = ILOCK_MODE_SHARED };
-		struct ilock_stats st = {};
 
 		snap_reset(&d);
-		synth_add(&st, 4, 200000000);
-		CHECK(snap_add_inode(&d, &m) == 0);
-		CHECK(snap_add_wait(&d, &k, &st) == 0);
+		CHECK(synth_inode_gen(&d, DEV_A, 131, gen, ILOCK_XFS_SB_MAGIC, "/data") == 0);
+		CHECK(synth_wait_gen(&d, DEV_A, 131, gen, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED,
+				     4, 200000000) == 0);
 		if (other && i == 0) {
-			m.gen = k.gen = 3;
-			snprintf(m.path, sizeof(m.path), "%s", other);
-			CHECK(snap_add_inode(&d, &m) == 0);
-			CHECK(snap_add_wait(&d, &k, &st) == 0);
+			CHECK(synth_inode_gen(&d, DEV_A, 131, 3, ILOCK_XFS_SB_MAGIC, other) == 0);
+			CHECK(synth_wait_gen(&d, DEV_A, 131, 3, ILOCK_CLASS_I_RWSEM,
+					     ILOCK_MODE_SHARED, 4, 200000000) == 0);
 		}
 		synth_interval(&s, &d);
 	}

@@ -1098,27 +1098,18 @@ static void test_generations(void)
 	struct synth s;
 	struct snapshot d, m;
 	struct recording r;
-	struct inode_meta im = { .ino = 131, .dev = DEV_X, .gen = 7, .magic = ILOCK_XFS_SB_MAGIC };
-	struct ilock_key k = { .ino = 131, .dev = DEV_X, .gen = 7, .class = ILOCK_CLASS_I_RWSEM,
-			       .mode = ILOCK_MODE_EXCL };
-	struct ilock_stats st = {};
 	const struct lock_row *row;
 	const struct inode_meta *got;
 	size_t offs[8], n;
 
-	synth_add(&st, 2, 4000);
 	synth_begin(&s, 1000000000ULL, MOUNTINFO);
 	snap_init(&d);
-	snprintf(im.path, sizeof(im.path), "/old");
-	snap_add_inode(&d, &im);
-	snap_add_wait(&d, &k, &st);
+	CHECK(synth_inode_gen(&d, DEV_X, 131, 7, ILOCK_XFS_SB_MAGIC, "/old") == 0);
+	CHECK(synth_wait_gen(&d, DEV_X, 131, 7, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 2, 4000) == 0);
 	synth_interval(&s, &d);
 	snap_reset(&d);
-	im.gen = k.gen = 9;
-	snprintf(im.path, sizeof(im.path), "/new");
-	snap_add_inode(&d, &im);
-	snap_add_wait(&d, &k, &st);
-	snap_add_wait(&d, &k, &st);
+	CHECK(synth_inode_gen(&d, DEV_X, 131, 9, ILOCK_XFS_SB_MAGIC, "/new") == 0);
+	CHECK(synth_wait_gen(&d, DEV_X, 131, 9, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 4, 4000) == 0);
 	synth_interval(&s, &d);
 	synth_end(&s);
 	CHECK(s.ok);
