@@ -237,6 +237,7 @@ struct task_state {
 	u64 noted_ino;
 	u32 noted_gen;
 	u64 regs;            /* my saved user registers' address; 0: not found yet (my_regs_addr) */
+	u64 self;            /* my task_struct's address, as a number; 0: not asked yet */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "ilock.bpf.h"
 #include "inode.bpf.h"
 #include "opview.bpf.h"
+#include "opdecode.bpf.h"
 
 /*
  * The spinlock this CPU is waiting for, so that its contention_end can leave

@@ -373,12 +373,49 @@ static int check_pid(uint32_t pid)
 /* start() when the task iterator is what failed to load: try again without it */
 #define START_WITHOUT_WALK 1
 
+/*
+ * -v: what the verifier checked, per program, largest first. It refuses a
+ * program past 1,000,000 instructions, and the time it takes is most of
+ * a start: the margin to watch when the programs grow.
+ */
+static void log_verified(struct tracer *t, uint64_t load_ns)
+{
+	struct { const char *name; uint32_t insns; } v[64], tmp;
+	char line[2048], n[32];
+	struct bpf_program *prog;
+	size_t nv = 0, at;
+
+	bpf_object__for_each_program(prog, t->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || nv == sizeof(v) / sizeof(v[0]) || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		v[nv].name = bpf_program__name(prog);
+		v[nv++].insns = info.verified_insns;
+	}
+	for (size_t i = 1; i < nv; i++)
+		for (size_t j = i; j > 0 && v[j].insns > v[j - 1].insns; j--) {
+			tmp = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = tmp;
+		}
+	at = (size_t)snprintf(line, sizeof(line), "%zu programs loaded in %.0f ms; instructions "
+			      "verified (1,000,000 allowed each):", nv, load_ns / 1e6);
+	for (size_t i = 0; i < nv && at < sizeof(line); i++)
+		at += (size_t)snprintf(line + at, sizeof(line) - at, "%s %s %s", i ? "," : "",
+				       v[i].name, fmt_count(n, sizeof(n), v[i].insns));
+	log_info("verifier: %s", line);
+}
+
 static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
 	struct strategy_req req = { .holds = o->holds };
 	enum attach_mode tp_mode;
 	char fstype[32] = "";
+	uint64_t load_ns;
 	int err;
 
 	memset(t, 0, sizeof(*t));
@@ -470,7 +507,9 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 	if (err)
 		goto fail;
 
+	load_ns = now_monotonic_ns();
 	err = ilock_bpf__load(t->skel);
+	load_ns = now_monotonic_ns() - load_ns;
 	if (err && walk) {
 		/* an extra must not stop the tracing: the caller retries without it */
 		tracer_stop(t);
@@ -481,6 +520,8 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 			  strerror(-err));
 		goto fail;
 	}
+	if (o->verbose)
+		log_verified(t, load_ns);
 	if ((err = map_slots(t->skel->maps.wait_slots, sizeof(struct ilock_key), &t->waits)) ||
 	    (err = map_slots(t->skel->maps.edge_slots, sizeof(struct ilock_edge_key), &t->edges)))
 		goto fail;

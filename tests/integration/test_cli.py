@@ -262,3 +262,37 @@ def test_max_inodes_too_big_for_the_machine_is_refused(ilock_bin, procs):
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
     assert "more than half of the" in lines[0] and "lower --max-inodes (now 4194304)" in lines[0]
+
+
+def verified(stderr):
+    """-v's verifier line: {program: instructions verified}, and the load time."""
+    m = re.search(r"^ilock: verifier: (\d+) programs loaded in (\d+) ms; instructions "
+                  r"verified \(1,000,000 allowed each\): (.*)$", stderr, re.M)
+    assert m, stderr[-2000:]
+    progs = {}
+    for item in m.group(3).split(", "):
+        name, n = item.rsplit(" ", 1)
+        progs[name] = int(n.replace(",", ""))
+    assert len(progs) == int(m.group(1)), m.group(0)
+    return progs, int(m.group(2))
+
+
+@pytest.mark.parametrize("env,args,begin", [
+    ({}, [], "contention_begin_btf"),
+    ({}, ["--ops=all", "--holds=xfs"], "contention_begin_btf"),
+    ({"ILOCK_FORCE_RAW_TP": "1"}, [], "contention_begin_raw"),
+])
+def test_verifier_keeps_its_margin(ilock_bin, env, args, begin):
+    """The verifier refuses a program past 1,000,000 instructions, and its
+    time is most of a start. contention_begin once took 820,000 and 2.7 s,
+    its syscall decoder verified again for every state its callers reached
+    it in: a quarter of the limit is the line, in every mode (the decoder's
+    fast and slow paths alike)."""
+    r = run([ilock_bin, "stat", "-v", "-d", "0.1", "-j", *args],
+            env={**os.environ, **env})
+    assert r.returncode == 0, r.stderr[-2000:]
+    progs, _ = verified(r.stderr)
+    assert begin in progs, progs
+    worst = max(progs, key=progs.get)
+    assert progs[worst] < 250000, (worst, progs[worst])
+    assert progs[begin] > 1000, progs  # the decoder is in it, not left out
