@@ -91,7 +91,7 @@ helpers: $(HELPER_BINS)
 # loader and the metadata load. `make bench` installs perf and bpftrace via
 # scripts/bench/deps.sh; BENCH_ARGS passes options (e.g. BENCH_ARGS=--quick).
 BENCH_BINS := $(OUT)/bench/floor.bpf.o $(OUT)/bench/bpfload $(OUT)/bench/metaload \
-	$(OUT)/bench/faultloop
+	$(OUT)/bench/faultloop $(OUT)/bench/jitdump
 
 $(OUT)/bench/metaload: scripts/bench/metaload.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
@@ -112,6 +112,10 @@ $(OUT)/bench/floor.bpf.o $(OUT)/bench/anatomy.bpf.o: $(OUT)/bench/%.bpf.o: scrip
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUT)/bench/bpfload: scripts/bench/bpfload.c | $(OUT)/bench
+	$(CC) $(CFLAGS) $< -o $@ -lbpf
+
+# A loaded program's JIT image and line info, for scripts/bench/bpf_profile.
+$(OUT)/bench/jitdump: scripts/bench/jitdump.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@ -lbpf
 
 $(OUT)/bpf $(OUT)/src $(OUT)/tests $(OUT)/helpers $(OUT)/bench $(OUT)/san:
