@@ -42,6 +42,9 @@ struct pending_wait {
 	u64 holder_stack;    /* hash of the holder's frames; 0: none */
 	s64 waiter_stack;    /* stack map id; < 0: none */
 	u32 weight;          /* waits this one stands for: 1, or the wait sampling rate */
+	u32 wait_slot;       /* the wait's slot number + 1, found at begin; 0: none */
+	u32 edge_slot;       /* the pair's, when edge_found */
+	u8 edge_found;       /* the pair's slot was looked for at begin (ops known then) */
 };
 
 /* Inode rwsems this thread holds (--holds=all: rwsem_hold.bpf.c). */
@@ -700,9 +703,9 @@ static __always_inline bool index_find(void *index, const void *key, u32 *hint, 
  * changes once written: a hint that matches is right, a stale or
  * overwritten one just sends us to the index.
  */
-static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32 max,
-					const void *key, u32 ksz, enum ilock_counter lost,
-					u32 *hints)
+static __always_inline char *slot_find(void *index, void *slots, u32 *used, u32 max,
+				       const void *key, u32 ksz, enum ilock_counter lost,
+				       u32 *hints, u32 *num)
 {
 	u32 *hint = &hints[hint_of(key, ksz)];
 	u32 n = *hint;
@@ -712,10 +715,12 @@ static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32
 		n--;
 		slot = bpf_map_lookup_elem(slots, &n);
 		if (slot && key_equal(slot, key, ksz))
-			return slot_after_key(slot, ksz);
+			goto found;
 	}
-	if (index_find(index, key, hint, &n))
-		return slot_after_key(bpf_map_lookup_elem(slots, &n), ksz);
+	if (index_find(index, key, hint, &n)) {
+		slot = bpf_map_lookup_elem(slots, &n);
+		goto found;
+	}
 	/* checked first so that a full map stops moving the counter */
 	if (*(volatile u32 *)used >= max)
 		goto full;
@@ -726,14 +731,26 @@ static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32
 	__builtin_memcpy(slot, key, ksz);
 	if (!bpf_map_update_elem(index, key, &n, BPF_NOEXIST)) {
 		*hint = n + 1;
-		return slot_after_key(slot, ksz);
+		goto found;
 	}
 	/* someone indexed it first, or the index is full */
 	if (index_find(index, key, hint, &n) && (slot = bpf_map_lookup_elem(slots, &n)))
-		return slot_after_key(slot, ksz);
+		goto found;
 full:
 	count(lost);
 	return NULL;
+found:
+	*num = n;
+	return slot;
+}
+
+static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32 max,
+					const void *key, u32 ksz, enum ilock_counter lost,
+					u32 *hints)
+{
+	u32 n;
+
+	return slot_after_key(slot_find(index, slots, used, max, key, ksz, lost, hints, &n), ksz);
 }
 
 static __always_inline struct ilock_stats *wait_stats(const struct ilock_key *k)
@@ -746,6 +763,37 @@ static __always_inline struct ilock_edge_stats *edge_stats(const struct ilock_ed
 {
 	return slot_stats(&edge_index, &edge_slots, &edge_slots_used, cfg_edge_slots, k,
 			  sizeof(*k), ILOCK_LOST_EDGE_MAP_FULL, edge_hints);
+}
+
+/*
+ * A wait's slots are found at contention_begin and kept by number
+ * (pending_wait.wait_slot, .edge_slot: the number + 1; 0: none, the loss
+ * counted then), so that contention_end only adds to them. The end runs
+ * with the lock taken: a key compared there reads a line the other CPUs
+ * keep writing, inside the hold (docs/PERFORMANCE.md).
+ */
+static __always_inline u32 wait_slot_of(const struct ilock_key *k)
+{
+	u32 n;
+
+	return slot_find(&wait_index, &wait_slots, &wait_slots_used, cfg_wait_slots, k, sizeof(*k),
+			 ILOCK_LOST_WAIT_MAP_FULL, wait_hints, &n) ? n + 1 : 0;
+}
+
+static __always_inline u32 edge_slot_of(const struct ilock_edge_key *k)
+{
+	u32 n;
+
+	return slot_find(&edge_index, &edge_slots, &edge_slots_used, cfg_edge_slots, k, sizeof(*k),
+			 ILOCK_LOST_EDGE_MAP_FULL, edge_hints, &n) ? n + 1 : 0;
+}
+
+/* The slot of a number wait_slot_of() or edge_slot_of() gave; NULL for 0. */
+static __always_inline char *slot_at(void *slots, u32 num1)
+{
+	u32 n = num1 - 1;
+
+	return num1 ? bpf_map_lookup_elem(slots, &n) : NULL;
 }
 
 /* Atomic max; bounded retries, and a counted give-up rather than a silent one. */
@@ -896,17 +944,22 @@ static __always_inline struct hold_entry *hold_lookup(u64 task, u32 dev, u64 ino
 	return b ? hold_find(b, task, dev, ino, class) : NULL;
 }
 
+/* One wait of ns standing for w on a pair's stats. */
+static __always_inline void edge_stats_add(struct ilock_edge_stats *es, u64 ns, u64 w)
+{
+	__sync_fetch_and_add(&es->count, w);
+	__sync_fetch_and_add(&es->total_ns, ns * w);
+	atomic_max(&es->max_ns, ns);
+}
+
 /* One wait of ns standing for w on the pair k; its stats, NULL when the map is full. */
 static __always_inline struct ilock_edge_stats *edge_add(const struct ilock_edge_key *k, u64 ns,
 							 u64 w)
 {
 	struct ilock_edge_stats *es = edge_stats(k);
 
-	if (!es)
-		return NULL;
-	__sync_fetch_and_add(&es->count, w);
-	__sync_fetch_and_add(&es->total_ns, ns * w);
-	atomic_max(&es->max_ns, ns);
+	if (es)
+		edge_stats_add(es, ns, w);
 	return es;
 }
 

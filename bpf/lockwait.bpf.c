@@ -243,6 +243,13 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	read_holder(lock, me, p, fast);
 	ops_wait_begin(ctx, btf, ts, p, inode, me, p->start_ns);
 	note_inode(inode, &p->key, ts);
+	pair_find(p, me);
+	/*
+	 * Both slots are found here, not at the end: the end runs with the
+	 * lock taken (and a writer's end with it held exclusive), a reader's
+	 * begin on its way to sleep (wait_slot_of()).
+	 */
+	p->wait_slot = wait_slot_of(&p->key);
 	count(ILOCK_EV_WAIT_BEGUN);
 	p->lock = (u64)lock;
 	timed_begins(p->lock);
@@ -321,7 +328,7 @@ static __always_inline int on_end(void *lock, bool btf)
 	now = bpf_ktime_get_ns();
 	ns = now - p->start_ns;
 	count(ILOCK_EV_WAIT);
-	s = wait_stats(&p->key);
+	s = slot_after_key(slot_at(&wait_slots, p->wait_slot), sizeof(p->key));
 	if (s)
 		stats_add_w(s, ns, p->weight);
 	ops_wait_end(ts, p, me, ns);

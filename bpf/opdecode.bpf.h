@@ -378,6 +378,15 @@ static __always_inline s64 user_off(bool cur, u64 uptr)
 	return off;
 }
 
+/* A syscall that does one fixed op through its fd, on [pos, pos + len). */
+static __always_inline void fixed_op(struct fd_try *t, u8 op, s64 pos, u64 len)
+{
+	t->rw = 0;
+	t->op = op;
+	t->pos = pos;
+	t->len = len;
+}
+
 /*
  * The op a task's syscall implies on `inode`. User memory (iovecs, iocbs,
  * offset pointers) is readable only for the current task. The switch only
@@ -424,38 +433,26 @@ static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
 		break;
 	case NR_fsync:
 	case NR_fdatasync:
-		t[0].rw = 0;
-		t[0].op = sa->nr == NR_fsync ? ILOCK_OP_FSYNC : ILOCK_OP_FDATASYNC;
-		t[0].pos = 0;
+		fixed_op(&t[0], sa->nr == NR_fsync ? ILOCK_OP_FSYNC : ILOCK_OP_FDATASYNC, 0, 0);
 		break;
 	case NR_sync_file_range:
-		t[0].rw = 0;
-		t[0].op = ILOCK_OP_FDATASYNC;
-		t[0].pos = a[1];
-		t[0].len = a[2];
+		fixed_op(&t[0], ILOCK_OP_FDATASYNC, a[1], a[2]);
 		break;
 	case NR_ftruncate:
-		t[0].rw = 0;
-		t[0].op = ILOCK_OP_TRUNCATE;
-		t[0].pos = 0;
+		fixed_op(&t[0], ILOCK_OP_TRUNCATE, 0, 0);
 		break;
 	case NR_fallocate: {
 		u32 mode = a[1];
 
-		t[0].rw = 0;
-		t[0].op = mode & ILOCK_FALLOC_PUNCH_HOLE ? ILOCK_OP_PUNCH_HOLE :
-			  mode & ILOCK_FALLOC_ZERO_RANGE ? ILOCK_OP_ZERO_RANGE :
-			  mode & (ILOCK_FALLOC_COLLAPSE_RANGE | ILOCK_FALLOC_INSERT_RANGE) ?
-			  ILOCK_OP_SHIFT_RANGE : ILOCK_OP_FALLOCATE;
-		t[0].pos = a[2];
-		t[0].len = a[3];
+		fixed_op(&t[0], mode & ILOCK_FALLOC_PUNCH_HOLE ? ILOCK_OP_PUNCH_HOLE :
+				mode & ILOCK_FALLOC_ZERO_RANGE ? ILOCK_OP_ZERO_RANGE :
+				mode & (ILOCK_FALLOC_COLLAPSE_RANGE | ILOCK_FALLOC_INSERT_RANGE) ?
+				ILOCK_OP_SHIFT_RANGE : ILOCK_OP_FALLOCATE, a[2], a[3]);
 		t[0].keep_size = !!(mode & ILOCK_FALLOC_KEEP_SIZE);
 		break;
 	}
 	case NR_ioctl:
-		t[0].rw = 0;
-		t[0].op = ILOCK_OP_OTHER;
-		t[0].pos = 0;
+		fixed_op(&t[0], ILOCK_OP_OTHER, 0, 0);
 		break;
 	case NR_io_submit:
 		return cur && decode_io_submit(task, sa, inode, o, fast);

@@ -304,31 +304,79 @@ static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack
 	__sync_fetch_and_add(&st->total_ns, ns * w);
 }
 
-/*
- * Everything keyed by what the waiter did: edge, range class, stacks. The
- * per-lock range classes are not kept apart: userspace adds them up from
- * the edges, whose keys carry the class (snap_ranges_from_edges), so a
- * wait costs one hash update less while the winner holds the lock.
- */
-static __always_inline void account_wait(struct ilock_edge_key *ek, const struct ilock_op_info *hop,
-					 const struct ilock_op_info *wop, u64 ns, u64 holder_stack,
-					 s64 waiter_stack, u32 w)
+/* The pair key of wait p, whose waiter is me, without ops (edge_key_ops). */
+static __always_inline void edge_key_of(struct ilock_edge_key *ek, const struct pending_wait *p,
+					struct task_struct *me)
 {
-	u8 range = ilock_range_class(hop, wop);
-	struct ilock_edge_stats *es;
+	__builtin_memset(ek, 0, sizeof(*ek));
+	ek->ino = p->key.ino;
+	ek->dev = p->key.dev;
+	ek->gen = p->key.gen;
+	ek->class = p->key.class;
+	ek->holder_mode = p->holder_mode;
+	ek->waiter_mode = p->key.mode;
+	ek->holder_pid = p->holder_pid;
+	ek->holder_tgid = p->holder_tgid;
+	ek->waiter_pid = me->pid;
+	ek->waiter_tgid = me->tgid;
+	__builtin_memcpy(ek->holder_comm, p->holder_comm, sizeof(ek->holder_comm));
+	/* NUL-padded (strscpy_pad), so two loads, not a helper call that copies */
+	__builtin_memcpy(ek->waiter_comm, me->comm, sizeof(ek->waiter_comm));
+}
 
+/*
+ * What each side did, and how their byte ranges met, in the pair key. The
+ * per-lock range classes are not kept apart: userspace adds them up from
+ * the pairs, whose keys carry the class (snap_ranges_from_edges).
+ */
+static __always_inline void edge_key_ops(struct ilock_edge_key *ek, const struct ilock_op_info *hop,
+					 const struct ilock_op_info *wop)
+{
 	ek->holder_op = hop->op;
 	ek->holder_op_flags = hop->flags & ILOCK_OPF_KEY_MASK;
 	ek->waiter_op = wop->op;
 	ek->waiter_op_flags = wop->flags & ILOCK_OPF_KEY_MASK;
-	ek->range = range;
-	es = edge_add(ek, ns, w);
+	ek->range = ilock_range_class(hop, wop);
+}
+
+/* A wait's stacks, on pair ek (es: its stats; NULL when the pair map was full). */
+static __always_inline void pair_stacks(const struct ilock_edge_key *ek, struct ilock_edge_stats *es,
+					u64 ns, u64 holder_stack, s64 waiter_stack, u32 w)
+{
 	if (!cfg_ops)
 		return;
 	if (waiter_stack >= 0 && !(es && edge_wstack_add(es, (u64)waiter_stack, ns, w)))
 		add_stack(ek, (u64)waiter_stack, ILOCK_STACK_WAITER, ns, w);
 	if (holder_stack)
 		add_stack(ek, holder_stack, ILOCK_STACK_HOLDER, ns, w);
+}
+
+/* Everything keyed by what the waiter did: the pair with its ops and range class, stacks. */
+static __always_inline void account_wait(struct ilock_edge_key *ek, const struct ilock_op_info *hop,
+					 const struct ilock_op_info *wop, u64 ns, u64 holder_stack,
+					 s64 waiter_stack, u32 w)
+{
+	edge_key_ops(ek, hop, wop);
+	pair_stacks(ek, edge_add(ek, ns, w), ns, holder_stack, waiter_stack, w);
+}
+
+/*
+ * At contention_begin, once both sides' ops are known: the pair's slot,
+ * found now and kept by number (wait_slot_of(): why). Under --ops io a
+ * waiter whose op is not known yet is paired at its next I/O event instead.
+ */
+static __always_inline void pair_find(struct pending_wait *p, struct task_struct *me)
+{
+	struct ilock_edge_key ek;
+
+	p->edge_found = 0;
+	p->edge_slot = 0;
+	if (cfg_ops && cfg_ops_io && p->wop.op == ILOCK_OP_UNKNOWN)
+		return;
+	edge_key_of(&ek, p, me);
+	edge_key_ops(&ek, &p->hop, &p->wop);
+	p->edge_slot = edge_slot_of(&ek);
+	p->edge_found = 1;
 }
 
 /* Pair up a deferred wait with the op its waiter (whose op slot is o) turned out to do. */
@@ -355,37 +403,38 @@ static __always_inline void op_seen(struct task_state *ts, struct cur_op *o, u64
 	finish_deferred(ts, o, ts->deferred.inode == inode ? &w : &zero_op);
 }
 
-/* At contention_end, instead of a bare edge: an edge with ops and ranges. */
+/* At contention_end: the pair, with ops and ranges, in the slot found at begin. */
 static __always_inline void ops_wait_end(struct task_state *ts, const struct pending_wait *p,
 					 struct task_struct *me, u64 ns)
 {
+	struct ilock_edge_key ek;
 	struct cur_op *o;
-	struct ilock_edge_key ek = {
-		.ino = p->key.ino,
-		.dev = p->key.dev,
-		.gen = p->key.gen,
-		.class = p->key.class,
-		.holder_mode = p->holder_mode,
-		.waiter_mode = p->key.mode,
-		.holder_pid = p->holder_pid,
-		.holder_tgid = p->holder_tgid,
-		.waiter_pid = me->pid,
-		.waiter_tgid = me->tgid,
-	};
+	char *slot;
 
-	__builtin_memcpy(ek.holder_comm, p->holder_comm, sizeof(ek.holder_comm));
-	/* NUL-padded (strscpy_pad), so two loads, not a helper call that copies */
-	__builtin_memcpy(ek.waiter_comm, me->comm, sizeof(ek.waiter_comm));
-	/*
-	 * Only the I/O events of --ops io fire after the lock is taken; without
-	 * them no op would come to a deferred wait, which would then sit in
-	 * task storage, unreported, until the thread's next one.
-	 */
-	if (!cfg_ops || !cfg_ops_io || p->wop.op != ILOCK_OP_UNKNOWN) {
-		account_wait(&ek, &p->hop, &p->wop, ns, p->holder_stack, p->waiter_stack, p->weight);
+	if (p->edge_found) {
+		slot = slot_at(&edge_slots, p->edge_slot);
+		if (slot) {
+			struct ilock_edge_stats *es = slot_after_key(slot, sizeof(ek));
+
+			edge_stats_add(es, ns, p->weight);
+			pair_stacks((const void *)slot, es, ns, p->holder_stack, p->waiter_stack,
+				    p->weight);
+			return;
+		}
+		/* the pair map was full at begin (counted then): its stacks still count */
+		edge_key_of(&ek, p, me);
+		edge_key_ops(&ek, &p->hop, &p->wop);
+		pair_stacks(&ek, NULL, ns, p->holder_stack, p->waiter_stack, p->weight);
 		return;
 	}
-	/* one deferred wait per thread: an older one never got its op */
+	/*
+	 * The waiter's op is not known yet (--ops io): one deferred wait per
+	 * thread, an older one never got its op. Only the I/O events of
+	 * --ops io fire after the lock is taken; without them no op would come
+	 * to a deferred wait, which would sit in task storage, unreported,
+	 * until the thread's next one.
+	 */
+	edge_key_of(&ek, p, me);
 	o = op_claim(me->pid);
 	finish_deferred(ts, o, &zero_op);
 	count(ILOCK_EV_OP_DEFERRED);
