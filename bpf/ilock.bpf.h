@@ -45,6 +45,12 @@ struct pending_wait {
 	u32 wait_slot;       /* the wait's slot number + 1, found at begin; 0: none */
 	u32 edge_slot;       /* the pair's, when edge_found */
 	u8 edge_found;       /* the pair's slot was looked for at begin (ops known then) */
+	/*
+	 * The pair's key, when edge_found. Built here, not on the stack: 6.1
+	 * counts contention_begin's stack with the decoder's it calls, and
+	 * 72 more bytes took them past 512.
+	 */
+	struct ilock_edge_key ek;
 };
 
 /* Inode rwsems this thread holds (--holds=all: rwsem_hold.bpf.c). */

@@ -367,15 +367,13 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
  */
 static __always_inline void pair_find(struct pending_wait *p, struct task_struct *me)
 {
-	struct ilock_edge_key ek;
-
 	p->edge_found = 0;
 	p->edge_slot = 0;
 	if (cfg_ops && cfg_ops_io && p->wop.op == ILOCK_OP_UNKNOWN)
 		return;
-	edge_key_of(&ek, p, me);
-	edge_key_ops(&ek, &p->hop, &p->wop);
-	p->edge_slot = edge_slot_of(&ek);
+	edge_key_of(&p->ek, p, me);
+	edge_key_ops(&p->ek, &p->hop, &p->wop);
+	p->edge_slot = edge_slot_of(&p->ek);
 	p->edge_found = 1;
 }
 
@@ -422,9 +420,7 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 			return;
 		}
 		/* the pair map was full at begin (counted then): its stacks still count */
-		edge_key_of(&ek, p, me);
-		edge_key_ops(&ek, &p->hop, &p->wop);
-		pair_stacks(&ek, NULL, ns, p->holder_stack, p->waiter_stack, p->weight);
+		pair_stacks(&p->ek, NULL, ns, p->holder_stack, p->waiter_stack, p->weight);
 		return;
 	}
 	/*

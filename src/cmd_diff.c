@@ -120,8 +120,8 @@ static int load(const char *path, struct recording *r)
 		return -1;
 	}
 	if (r->status != REC_OK)
-		fprintf(stderr, "ilock diff: %s: %s; comparing the %zu intervals before it\n", path,
-			r->msg, r->niv);
+		fprintf(stderr, "ilock diff: %s: %s; comparing the %zu interval%s before it\n", path,
+			r->msg, r->niv, plural(r->niv));
 	return 0;
 }
 

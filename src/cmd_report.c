@@ -231,12 +231,14 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	if (rec.status != REC_OK)
-		fprintf(stderr, "ilock report: %s: %s; reporting the %zu intervals before it "
-			"(%.1f s), %" PRIu64 " bytes after it lost\n", a.file, rec.msg, rec.niv,
-			(double)rec_end_ns(&rec) / 1e9, rec.file_size - rec.good_bytes);
+		fprintf(stderr, "ilock report: %s: %s; reporting the %zu interval%s before it "
+			"(%.1f s), %" PRIu64 " byte%s after it lost\n", a.file, rec.msg, rec.niv,
+			plural(rec.niv), (double)rec_end_ns(&rec) / 1e9, rec.file_size - rec.good_bytes,
+			plural(rec.file_size - rec.good_bytes));
 	else if (!rec.has_end)
 		fprintf(stderr, "ilock report: note: %s has no end block (the recorder was killed, "
-			"ran out of space, or is still running); read all %zu complete intervals\n", a.file, rec.niv);
+			"ran out of space, or is still running); read all %zu complete interval%s\n", a.file, rec.niv,
+			plural(rec.niv));
 	if (a.f.tgid || a.f.comm_on)
 		fprintf(stderr, "ilock report: note: -p/-c select holder->waiter pairs; lock totals "
 			"are per inode\n");
