@@ -152,7 +152,8 @@ test-all: all helpers bench-tools $(UNIT_BINS)
 
 # Boot Debian's 6.1 and 6.12 cloud kernels under qemu (tcg) and run ilock
 # probe and the XFS scenario in each; the host kernel's scenario runs too.
-# Downloads are cached in .cache/kernels/ (docs/kernels.md). ~4 minutes.
+# Downloads are cached in .cache/kernels/ (docs/kernels.md). ~2 minutes: the
+# guests boot side by side.
 .PHONY: test-kernels
 test-kernels:
 	@$(AS_ROOT); $(MAKE) --no-print-directory all helpers && sh scripts/test-kernels.sh
