@@ -224,49 +224,81 @@ static __always_inline bool iov_len(u64 uiov, u64 cnt, u64 *len)
 	return cnt <= ILOCK_IOV_MAX;
 }
 
+/* struct iocb (include/uapi/linux/aio_abi.h) */
+struct iocb___ilock {
+	u64 data;
+	u32 key, rw_flags;
+	u16 opcode;
+	s16 prio;
+	u32 fd;
+	u64 buf, nbytes;
+	s64 offset;
+};
+
+/*
+ * The decoder's working memory, per CPU: the syscall's arguments, the op
+ * it decodes, the fds it tries and an iocb. Off the stack: 6.1 and 6.12
+ * add contention_begin's stack to resolve_op()'s and try_fd()'s, and the
+ * three came to the 512 bytes allowed, so that a change of a few bytes
+ * failed there. Only contention_begin calls the decoder, and a program
+ * never runs nested in itself on one CPU.
+ */
+struct decode_scratch {
+	struct sysargs sa;
+	struct opdec dec;
+	struct fd_try t[2];
+	struct iocb___ilock cb;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, struct decode_scratch);
+} decode_scratch SEC(".maps");
+
 /* io_submit: the first iocb on the lock's inode (current task only). */
-static __always_inline bool decode_io_submit(u64 task, const struct sysargs *sa,
-					     u64 inode, struct opdec *o, bool fast)
+static __always_inline bool decode_io_submit(u64 task, struct decode_scratch *sc, u64 inode,
+					     bool fast)
 {
-	u64 nr = sa->a[1];
+	struct iocb___ilock *cb = &sc->cb;
+	struct fd_try *t = &sc->t[0];
+	u64 nr = sc->sa.a[1];
 
 #pragma clang loop unroll(disable)
 	for (int i = 0; i < ILOCK_IOCB_MAX; i++) {
-		/* struct iocb (include/uapi/linux/aio_abi.h) */
-		struct { u64 data; u32 key, rw_flags; u16 opcode; s16 prio; u32 fd;
-			 u64 buf, nbytes; s64 offset; } cb;
-		struct fd_try t = {};
 		u64 ptr;
 
 		if ((u64)i >= nr)
 			break;
-		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)(sa->a[2] + i * sizeof(ptr))) ||
-		    bpf_probe_read_user(&cb, sizeof(cb), (void *)ptr))
+		if (bpf_probe_read_user(&ptr, sizeof(ptr), (void *)(sc->sa.a[2] + i * sizeof(ptr))) ||
+		    bpf_probe_read_user(cb, sizeof(*cb), (void *)ptr))
 			continue;
-		t.fd = cb.fd;
-		t.pos = cb.offset;
-		switch (cb.opcode) {
+		__builtin_memset(t, 0, sizeof(*t));
+		t->fd = cb->fd;
+		t->pos = cb->offset;
+		switch (cb->opcode) {
 		case 0: /* IOCB_CMD_PREAD */
 		case 1: /* IOCB_CMD_PWRITE */
-			t.rw = 1;
-			t.write = cb.opcode == 1;
-			t.len = cb.nbytes;
+			t->rw = 1;
+			t->write = cb->opcode == 1;
+			t->len = cb->nbytes;
 			break;
 		case 7: /* IOCB_CMD_PREADV: nbytes counts segments */
 		case 8: /* IOCB_CMD_PWRITEV */
-			t.rw = 1;
-			t.write = cb.opcode == 8;
-			t.partial = 1;
+			t->rw = 1;
+			t->write = cb->opcode == 8;
+			t->partial = 1;
 			break;
 		case 2: /* IOCB_CMD_FSYNC */
 		case 3: /* IOCB_CMD_FDSYNC */
-			t.op = cb.opcode == 2 ? ILOCK_OP_FSYNC : ILOCK_OP_FDATASYNC;
-			t.pos = 0;
+			t->op = cb->opcode == 2 ? ILOCK_OP_FSYNC : ILOCK_OP_FDATASYNC;
+			t->pos = 0;
 			break;
 		default:
 			continue;
 		}
-		if (try_fd(task, &t, inode, o, fast))
+		if (try_fd(task, t, inode, &sc->dec, fast))
 			return true;
 	}
 	return false;
@@ -378,6 +410,22 @@ static __always_inline s64 user_off(bool cur, u64 uptr)
 	return off;
 }
 
+/*
+ * One end of a copy between two fds: len bytes at the offset the user
+ * pointer uoff names (0: the file's position). Another task's pointer
+ * cannot be read: its position is then known only to be somewhere.
+ */
+static __always_inline void copy_end(struct fd_try *t, bool cur, s64 fd, bool write, u64 uoff,
+				     u64 len)
+{
+	t->fd = fd;
+	t->rw = 1;
+	t->write = write;
+	t->pos = user_off(cur, uoff);
+	t->partial = !cur && uoff;
+	t->len = len;
+}
+
 /* A syscall that does one fixed op through its fd, on [pos, pos + len). */
 static __always_inline void fixed_op(struct fd_try *t, u8 op, s64 pos, u64 len)
 {
@@ -394,13 +442,17 @@ static __always_inline void fixed_op(struct fd_try *t, u8 op, s64 pos, u64 len)
  * program stays small.
  */
 static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
-					   const struct sysargs *sa, u64 inode, struct opdec *o)
+					   struct decode_scratch *sc, u64 inode)
 {
 #if defined(__TARGET_ARCH_x86)
-	struct fd_try t[2] = {};
+	const struct sysargs *sa = &sc->sa;
+	struct opdec *o = &sc->dec;
+	struct fd_try *t = sc->t;
 	const u64 *a = sa->a;
 	u64 len = 0;
 	int n = 1;
+
+	__builtin_memset(sc->t, 0, sizeof(sc->t));
 
 	if (!sa->in_syscall)
 		return false;
@@ -455,7 +507,7 @@ static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
 		fixed_op(&t[0], ILOCK_OP_OTHER, 0, 0);
 		break;
 	case NR_io_submit:
-		return cur && decode_io_submit(task, sa, inode, o, fast);
+		return cur && decode_io_submit(task, sc, inode, fast);
 	case NR_open:
 	case NR_openat:
 	case NR_creat:
@@ -475,29 +527,14 @@ static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
 	case NR_copy_file_range:
 	case NR_splice:
 		/* (fd_in, off_in *, fd_out, off_out *, len): the writing end first */
-		t[0].fd = a[2];
-		t[0].write = 1;
-		t[0].pos = user_off(cur, a[3]);
-		t[0].partial = !cur && a[3];
-		t[0].len = a[4];
-		t[1] = t[0];
-		t[1].fd = a[0];
-		t[1].write = 0;
-		t[1].pos = user_off(cur, a[1]);
-		t[1].partial = !cur && a[1];
+		copy_end(&t[0], cur, a[2], true, a[3], a[4]);
+		copy_end(&t[1], cur, a[0], false, a[1], a[4]);
 		n = 2;
 		break;
 	case NR_sendfile:
-		/* (out_fd, in_fd, off_t *offset, count) */
-		t[0].fd = a[1];
-		t[0].pos = user_off(cur, a[2]);
-		t[0].partial = !cur && a[2];
-		t[0].len = a[3];
-		t[1] = t[0];
-		t[1].fd = a[0];
-		t[1].write = 1;
-		t[1].pos = -1;
-		t[1].partial = 0;
+		/* (out_fd, in_fd, off_t *offset, count): in_fd's offset, out_fd's position */
+		copy_end(&t[0], cur, a[1], false, a[2], a[3]);
+		copy_end(&t[1], cur, a[0], true, 0, a[3]);
 		n = 2;
 		break;
 	default:
@@ -550,10 +587,10 @@ __noinline int resolve_op(u64 task, u32 how, u64 regs, const struct cur_op *st,
 {
 	bool fast = (how & RESOLVE_FAST) && bpf_rdonly_cast;
 	bool cur = how & RESOLVE_CUR;
-	struct opdec dec = {};
+	struct decode_scratch *sc;
 	struct ilock_op_info *o;
-	struct sysargs sa;
 	bool have_dec, have_st;
+	u32 zero = 0;
 	u64 inode;
 
 	if (!p || (!cur && !(fast && task)))
@@ -562,13 +599,17 @@ __noinline int resolve_op(u64 task, u32 how, u64 regs, const struct cur_op *st,
 	inode = p->inode;
 	o->op = ILOCK_OP_UNKNOWN;
 	o->flags = 0;
-	read_sysargs(decoded_task(task, fast), fast ? RESOLVE_FAST : 0, regs, &sa);
-	have_dec = decode_syscall(task, cur, fast, &sa, inode, &dec);
+	sc = bpf_map_lookup_elem(&decode_scratch, &zero);
+	if (!sc)
+		return 0;
+	__builtin_memset(&sc->dec, 0, sizeof(sc->dec));
+	read_sysargs(decoded_task(task, fast), fast ? RESOLVE_FAST : 0, regs, &sc->sa);
+	have_dec = decode_syscall(task, cur, fast, sc, inode);
 	have_st = st && st->inode == inode && st->info.op != ILOCK_OP_UNKNOWN &&
-		  (st->sysnr == sa.nr || (have_dec && st->sysnr == ILOCK_SYSNR_UNSET));
+		  (st->sysnr == sc->sa.nr || (have_dec && st->sysnr == ILOCK_SYSNR_UNSET));
 	if (have_dec) {
-		*o = dec.i;
-		if (have_st && same_call(st, &dec)) {
+		*o = sc->dec.i;
+		if (have_st && same_call(st, &sc->dec)) {
 			o->op = st->info.op;
 			o->flags |= st->info.flags & ILOCK_OPF_EXCL_LOCK;
 		}

@@ -13,6 +13,7 @@
  *   lockhold truncate FILE DIRTY_BYTES NEW_SIZE
  *   lockhold rloop  FILE OFFSET LEN NTHREADS MS
  *   lockhold fsync  FILE
+ *   lockhold copy   FILE OTHER sendfile|copy OFFSET LEN
  *
  * "write" holds the inode's i_rwsem exclusive for HOLD_MS: a buffered
  * write faults its user buffer in while holding i_rwsem, and our buffer is
@@ -34,6 +35,10 @@
  * NEW_SIZE: XFS writes the dirty data back under the IOLOCK first.
  * "rloop" preads [OFFSET, OFFSET+LEN) in a loop on NTHREADS threads for MS.
  * "fsync" fsyncs FILE once and says how long it took (busybox has no fsync).
+ * "copy" moves LEN bytes between FILE and OTHER once, by the two syscalls
+ * whose ranges come through user pointers: sendfile(OTHER, FILE, &OFFSET)
+ * reads FILE at OFFSET; copy_file_range(OTHER at 0, FILE at &OFFSET)
+ * writes FILE there. It says how long that took.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +51,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +59,7 @@
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -78,8 +85,9 @@ static void usage(void)
 		"       %s dsparse FILE NTHREADS ITER\n"
 		"       %s truncate FILE DIRTY_BYTES NEW_SIZE\n"
 		"       %s rloop FILE OFFSET LEN NTHREADS MS\n"
-		"       %s fsync FILE\n",
-		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
+		"       %s fsync FILE\n"
+		"       %s copy FILE OTHER sendfile|copy OFFSET LEN\n",
+		prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
 	exit(2);
 }
 
@@ -967,6 +975,42 @@ static int cmd_fsync(int argc, char **argv)
 	return 0;
 }
 
+/* ------------------------------------------------------------------ copy */
+
+static int cmd_copy(int argc, char **argv)
+{
+	bool send;
+	uint64_t t0, len;
+	loff_t off, zero = 0;
+	ssize_t n;
+	int fd, other;
+
+	if (argc != 7)
+		usage();
+	send = !strcmp(argv[4], "sendfile");
+	if (!send && strcmp(argv[4], "copy"))
+		usage();
+	off = (loff_t)parse_u64(argv[5]);
+	len = parse_u64(argv[6]);
+	arm_alarm(120);
+	fd = open(argv[2], (send ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+	if (fd < 0)
+		die("open %s: %s", argv[2], strerror(errno));
+	other = open(argv[3], (send ? O_WRONLY | O_CREAT | O_TRUNC : O_RDONLY) | O_CLOEXEC, 0644);
+	if (other < 0)
+		die("open %s: %s", argv[3], strerror(errno));
+	t0 = now_ns();
+	n = send ? sendfile(other, fd, &off, len) : copy_file_range(other, &zero, fd, &off, len, 0);
+	if (n < 0)
+		die("%s: %s", argv[4], strerror(errno));
+	printf("{\"pid\": %d, \"tids\": [%d], \"bytes\": %zd, \"ns\": %" PRIu64 "}\n",
+	       (int)getpid(), (int)gettid(), n, now_ns() - t0);
+	fflush(stdout);
+	close(other);
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -993,5 +1037,7 @@ int main(int argc, char **argv)
 		return cmd_rloop(argc, argv);
 	if (!strcmp(argv[1], "fsync"))
 		return cmd_fsync(argc, argv);
+	if (!strcmp(argv[1], "copy"))
+		return cmd_copy(argc, argv);
 	usage();
 }

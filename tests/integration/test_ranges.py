@@ -276,6 +276,38 @@ def test_diff_compares_ranges(xfs, procs, helpers_dir, ilock_bin, tmp_path):
             in text.stdout), text.stdout
 
 
+@pytest.mark.parametrize("how,off,op,mode,rng", [
+    ("sendfile", 8 * MiB, "buffered-read", "shared", "disjoint"),
+    ("sendfile", 0, "buffered-read", "shared", "overlapping"),
+    ("copy", 8 * MiB, "buffered-write", "exclusive", "disjoint"),
+    ("copy", MiB // 2, "buffered-write", "exclusive", "overlapping"),
+])
+def test_xfs_copy_syscalls_range_from_user_pointer(xfs, procs, helpers_dir, ilock_bin, how, off,
+                                                   op, mode, rng):
+    """sendfile reads the held file at the offset its pointer argument
+    holds, copy_file_range writes it at its off_out: the decoder reads the
+    waiter's memory for them. A writer holds [0, 1 MiB) exclusive, so a
+    64 KiB copy at 8 MiB is disjoint from it and one inside it overlaps."""
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 16 * MiB)
+    other = os.path.join(xfs.mnt, "other.dat")
+    if how == "copy":
+        make_file(other, MiB)
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    holder, htid = hold_write(procs, helpers_dir, path, 0, MiB, 600)
+    w = procs.start([lockhold(helpers_dir), "copy", path, other, how, off, 65536])
+    r = json.loads(w.communicate(timeout=20)[0])
+    finish(holder)
+    doc = stop_stat(st)
+    assert r["bytes"] == 65536, r
+    edges = [e for e in edges_for(doc, xfs.majmin, ino_of(path)) if e["waiter"]["tgid"] == r["pid"]]
+    assert sum(e["waits"] for e in edges) == 1, edges
+    (e,) = edges
+    assert e["holder"]["pid"] == htid
+    assert (e["holder"]["op"], e["holder"]["mode"]) == ("buffered-write", "exclusive")
+    assert (e["waiter"]["op"], e["waiter"]["mode"]) == (op, mode), e
+    assert e["ranges"][rng]["waits"] == 1, e["ranges"]
+
+
 def test_xfs_truncate_is_whole_file(xfs, procs, helpers_dir, ilock_bin):
     """XFS writes dirty data back under the IOLOCK before a size change:
     readers of [8 MiB, 9 MiB) wait behind the truncate, and a truncate
