@@ -469,7 +469,7 @@ extern const volatile __u32 cfg_wait_burst;       /* ... and keeps at most */
 /* Slots handed out so far; userspace reads these to know how far to look. */
 extern __u32 wait_slots_used;
 extern __u32 edge_slots_used;
-/* Slot number + 1 by hash of the key, in front of each index (slot_stats). */
+/* Slot number + 1 by hash of the key, in front of each index (slot_find). */
 #define ILOCK_HINT_SLOTS 16384
 extern __u32 wait_hints[ILOCK_HINT_SLOTS];
 extern __u32 edge_hints[ILOCK_HINT_SLOTS];
@@ -691,10 +691,10 @@ static __always_inline bool index_find(void *index, const void *key, u32 *hint, 
 }
 
 /*
- * The stats of key in an index + slots pair, creating them race-free: a
- * slot number is claimed (fetch-add), the key written into the slot, and
- * only then does the index make the slot findable, so a reader who sees a
- * count in a slot also sees its key. A CPU that loses the insert race to
+ * The slot of key in an index + slots pair (and its number, in *num),
+ * made race-free when new: a slot number is claimed (fetch-add), the key
+ * written into the slot, and only then does the index make the slot
+ * findable, so a reader who sees a count in a slot also sees its key. A CPU that loses the insert race to
  * another one inserting the same key leaves its slot empty (count 0, which
  * readers skip) and uses the winner's. ksz is a constant after inlining;
  * the stats follow the key in both slot types.
@@ -750,27 +750,6 @@ found:
 	return slot;
 }
 
-static __always_inline void *slot_stats(void *index, void *slots, u32 *used, u32 max,
-					const void *key, u32 ksz, enum ilock_counter lost,
-					u32 *hints)
-{
-	u32 n;
-
-	return slot_after_key(slot_find(index, slots, used, max, key, ksz, lost, hints, &n), ksz);
-}
-
-static __always_inline struct ilock_stats *wait_stats(const struct ilock_key *k)
-{
-	return slot_stats(&wait_index, &wait_slots, &wait_slots_used, cfg_wait_slots, k,
-			  sizeof(*k), ILOCK_LOST_WAIT_MAP_FULL, wait_hints);
-}
-
-static __always_inline struct ilock_edge_stats *edge_stats(const struct ilock_edge_key *k)
-{
-	return slot_stats(&edge_index, &edge_slots, &edge_slots_used, cfg_edge_slots, k,
-			  sizeof(*k), ILOCK_LOST_EDGE_MAP_FULL, edge_hints);
-}
-
 /*
  * A wait's slots are found at contention_begin and kept by number
  * (pending_wait.wait_slot, .edge_slot: the number + 1; 0: none, the loss
@@ -800,6 +779,17 @@ static __always_inline char *slot_at(void *slots, u32 num1)
 	u32 n = num1 - 1;
 
 	return num1 ? bpf_map_lookup_elem(slots, &n) : NULL;
+}
+
+/* A key's stats, found (or made) now: for the waits whose end finds its own slot (jbd2). */
+static __always_inline struct ilock_stats *wait_stats(const struct ilock_key *k)
+{
+	return slot_after_key(slot_at(&wait_slots, wait_slot_of(k)), sizeof(*k));
+}
+
+static __always_inline struct ilock_edge_stats *edge_stats(const struct ilock_edge_key *k)
+{
+	return slot_after_key(slot_at(&edge_slots, edge_slot_of(k)), sizeof(*k));
 }
 
 /* Atomic max; bounded retries, and a counted give-up rather than a silent one. */

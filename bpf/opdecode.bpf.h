@@ -452,10 +452,9 @@ static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
 	u64 len = 0;
 	int n = 1;
 
-	__builtin_memset(sc->t, 0, sizeof(sc->t));
-
 	if (!sa->in_syscall)
 		return false;
+	__builtin_memset(sc->t, 0, sizeof(sc->t));
 	t[0].fd = a[0];
 	t[0].pos = -1;
 	t[0].rw = 1;

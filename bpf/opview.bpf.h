@@ -367,11 +367,11 @@ static __always_inline void account_wait(struct ilock_edge_key *ek, const struct
  */
 static __always_inline void pair_find(struct pending_wait *p, struct task_struct *me)
 {
+	edge_key_of(&p->ek, p, me);
 	p->edge_found = 0;
 	p->edge_slot = 0;
 	if (cfg_ops && cfg_ops_io && p->wop.op == ILOCK_OP_UNKNOWN)
 		return;
-	edge_key_of(&p->ek, p, me);
 	edge_key_ops(&p->ek, &p->hop, &p->wop);
 	p->edge_slot = edge_slot_of(&p->ek);
 	p->edge_found = 1;
@@ -401,26 +401,22 @@ static __always_inline void op_seen(struct task_state *ts, struct cur_op *o, u64
 	finish_deferred(ts, o, ts->deferred.inode == inode ? &w : &zero_op);
 }
 
-/* At contention_end: the pair, with ops and ranges, in the slot found at begin. */
+/*
+ * At contention_end: the pair, with ops and ranges, in the slot found at
+ * begin; its key, for the stacks, from the pending wait, not the slot's
+ * line. A pair map found full at begin (counted then) still counts stacks.
+ */
 static __always_inline void ops_wait_end(struct task_state *ts, const struct pending_wait *p,
 					 struct task_struct *me, u64 ns)
 {
-	struct ilock_edge_key ek;
+	struct ilock_edge_stats *es;
 	struct cur_op *o;
-	char *slot;
 
 	if (p->edge_found) {
-		slot = slot_at(&edge_slots, p->edge_slot);
-		if (slot) {
-			struct ilock_edge_stats *es = slot_after_key(slot, sizeof(ek));
-
+		es = slot_after_key(slot_at(&edge_slots, p->edge_slot), sizeof(p->ek));
+		if (es)
 			edge_stats_add(es, ns, p->weight);
-			pair_stacks((const void *)slot, es, ns, p->holder_stack, p->waiter_stack,
-				    p->weight);
-			return;
-		}
-		/* the pair map was full at begin (counted then): its stacks still count */
-		pair_stacks(&p->ek, NULL, ns, p->holder_stack, p->waiter_stack, p->weight);
+		pair_stacks(&p->ek, es, ns, p->holder_stack, p->waiter_stack, p->weight);
 		return;
 	}
 	/*
@@ -430,11 +426,10 @@ static __always_inline void ops_wait_end(struct task_state *ts, const struct pen
 	 * to a deferred wait, which would sit in task storage, unreported,
 	 * until the thread's next one.
 	 */
-	edge_key_of(&ek, p, me);
 	o = op_claim(me->pid);
 	finish_deferred(ts, o, &zero_op);
 	count(ILOCK_EV_OP_DEFERRED);
-	ts->deferred.ek = ek;
+	ts->deferred.ek = p->ek;
 	ts->deferred.hop = p->hop;
 	ts->deferred.inode = p->inode;
 	ts->deferred.ns = ns;

@@ -340,7 +340,7 @@ struct ilock_wait_slot {
 	struct ilock_stats s;
 };
 
-/* The BPF side hashes and compares keys a 64-bit word at a time (slot_stats). */
+/* The BPF side hashes and compares keys a 64-bit word at a time (slot_find). */
 _Static_assert(sizeof(struct ilock_key) % 8 == 0, "ilock_key: whole 64-bit words");
 _Static_assert(sizeof(struct ilock_edge_key) % 8 == 0, "ilock_edge_key: whole 64-bit words");
 
@@ -363,7 +363,7 @@ struct ilock_edge_slot {
 	struct ilock_edge_wstack w;
 };
 
-/* From a slot's stats, as slot_stats() and slots_scan() hand them out, to its w. */
+/* From a slot's stats, as wait_stats()/edge_stats() and slots_scan() hand them out, to its w. */
 #define ILOCK_EDGE_WSTACK_FROM_STATS \
 	(offsetof(struct ilock_edge_slot, w) - offsetof(struct ilock_edge_slot, s))
 
