@@ -177,15 +177,17 @@ def test_screen_top_row_sort_detail_quit(term, workload, ilocktop_bin):
 
     # s: the sort key moves to the next one, and the header marks it
     t.keys("s")
-    s = t.wait_re(r"^sort: waits\b")
+    s = t.wait(lambda s: re.search(r"^sort: waits\b", s, re.M) and
+               "SH/s*" in (_table_rows(s)[0] or ""), "sorted by waits")
     header, _ = _table_rows(s)
-    assert "SH/s*" in header and "EX/s*" in header and "WAIT s/s*" not in header
+    assert "EX/s*" in header and "WAIT s/s*" not in header
     t.keys("s")
-    s = t.wait_re(r"^sort: max wait\b")
-    assert "MAX*" in _table_rows(s)[0]
+    # each wait takes the whole of a repaint: the sort line and the header it marks
+    t.wait(lambda s: re.search(r"^sort: max wait\b", s, re.M) and
+           "MAX*" in (_table_rows(s)[0] or ""), "sorted by max wait")
     t.keys("S", "S")
-    s = t.wait_re(r"^sort: wait time\b")
-    assert "WAIT s/s*" in _table_rows(s)[0]
+    t.wait(lambda s: re.search(r"^sort: wait time\b", s, re.M) and
+           "WAIT s/s*" in (_table_rows(s)[0] or ""), "sorted by wait time")
 
     # Enter on the top row: that inode's histograms
     t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(hot), "hot file on top again")
@@ -214,9 +216,9 @@ def test_screen_top_row_sort_detail_quit(term, workload, ilocktop_bin):
     assert seen_heading and seen_row, s
     # the end of the detail: the kernel stacks behind this inode's waits
     t.keys("End")
-    s = t.wait_re(r"^WAITER STACKS since start")
-    assert "HOLDER STACKS since start" in s
-    assert re.search(r"^\s+\S+ \S+\s+[\d,]+ waits  \S+", s, re.M), "no stack line"
+    t.wait(lambda s: re.search(r"^WAITER STACKS since start", s, re.M) and
+           "HOLDER STACKS since start" in s and
+           re.search(r"^\s+\S+ \S+\s+[\d,]+ waits  \S+", s, re.M), "both stack lists, with a stack")
     t.keys("Escape")
     t.wait(lambda s: _table_rows(s)[0] is not None, "back to the table")
 
@@ -271,8 +273,10 @@ def test_screen_keys_filter_cumulative_pause_resize(term, workload, ilocktop_bin
 
     # ?: the help screen over the table; any key brings the table back
     t.keys("?")
-    s = t.wait_re(r"^ilocktop: keys and columns")
-    assert "DISJ " in s and not _table_rows(s)[0]
+    # the screen may be caught half repainted: wait for the help's columns too
+    s = t.wait(lambda s: re.search(r"^ilocktop: keys and columns", s, re.M) and "DISJ " in s,
+               "help screen")
+    assert not _table_rows(s)[0]
     t.keys("x")
     t.wait(lambda s: "ilocktop: keys" not in s and any(r.startswith(hot) for r in _table_rows(s)[1]),
            "table after help")
