@@ -125,6 +125,48 @@ def test_verdict_judges_on_an_interval():
     assert m.verdict([_seed(m, {"floor": [0.01] * 5})]).startswith("verdict: not judged")
 
 
+def test_verdict_judges_bpf_time_per_io():
+    """The 2x-floor target in BPF time: each round's ilock run against the
+    same round's floor run, counted in the head once 5 rounds judge it."""
+    m = _overhead_module()
+    costs = {"ilock": [0.01] * 5, "floor": [0.01] * 5}
+
+    def runs(ns_per_op):
+        # two programs, whose run times add up; 1,000 ops a run
+        return [{"ops": 1000, "progs": {"a": (10, 400 * n), "b": (10, 600 * n)}}
+                for n in ns_per_op]
+
+    seed = _seed(m, costs)
+    assert "BPF time" not in m.verdict([seed])      # no bpf_stats pass: no clause
+    seed["stats_runs"] = {"floor": runs([40, 40, 50, 40, 40]),
+                          "ilock": runs([100, 120, 110, 100, 130])}
+    v = m.verdict([seed])
+    assert v.startswith("verdict (seed workload): 1 of 3 TARGETS MISSED (2 not judged"), v
+    assert "; <= 2x floor in BPF time per I/O (ilock 110 ns, floor 40 ns, 2.50x [2.20-3.25]): " \
+        "MISS (margin -50..-10 ns; 5 of 5 rounds above 2x);" in v, v
+    seed["stats_runs"]["ilock"] = runs([70, 80, 90, 60, 70])
+    v = m.verdict([seed])
+    assert v.startswith("verdict (seed workload): ALL 3 JUDGED TARGETS MET"), v
+    assert ": PASS (margin +0..+20 ns; 0 of 5 rounds above 2x);" in v, v
+    seed["stats_runs"]["ilock"] = runs([70, 90, 90, 60, 70])
+    v = m.verdict([seed])
+    assert v.startswith("verdict (seed workload): 1 UNRESOLVED"), v
+    assert ": UNRESOLVED (margin -10..+20 ns; 1 of 5 rounds above 2x);" in v, v
+    # three rounds (the default pass) cannot reach the 90% interval: shown, not counted
+    seed["stats_runs"] = {"floor": runs([40] * 3), "ilock": runs([100] * 3)}
+    v = m.verdict([seed])
+    assert v.startswith("verdict (seed workload): ALL 2 JUDGED TARGETS MET"), v
+    assert "2.50x [2.50-2.50]): not judged (3 of 3 rounds above 2x; 5 rounds or more " \
+        "are judged);" in v, v
+    # a round whose workload did nothing is left out, not divided by
+    seed["stats_runs"]["floor"][0]["ops"] = 0
+    assert "(2 of 2 rounds above 2x" in m.verdict([seed])
+    # without the floor's IOPS rounds the target is not judged at all
+    seed = _seed(m, {"ilock": [0.01] * 5})
+    seed["stats_runs"] = {"floor": runs([40] * 5), "ilock": runs([100] * 5)}
+    assert "BPF time" not in m.verdict([seed])
+
+
 def test_quick_runs_and_reports(tmp_path):
     base = tmp_path / "images"
     base.mkdir()
@@ -145,6 +187,9 @@ def test_quick_runs_and_reports(tmp_path):
     assert verdict.startswith("verdict (seed workload): "), verdict
     # one round allows no 90% interval: nothing can be resolved
     assert len(re.findall(r": UNRESOLVED\b", verdict)) == 4, verdict
+    # the 2x target in BPF time, from the one bpf_stats round: shown, not judged
+    assert re.search(r"<= 2x floor in BPF time per I/O \(ilock \d+ ns, floor \d+ ns, [\d.]+x "
+                     r"\[[\d.]+-[\d.]+\]\): not judged \([01] of 1 rounds above 2x;", verdict), verdict
 
     doc = json.loads(out_json.read_text())
     assert doc["verdict"] == verdict
