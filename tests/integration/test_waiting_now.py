@@ -116,9 +116,9 @@ def test_ilocktop_alarms_on_a_stall(term, xfs, procs, helpers_dir, ilocktop_bin)
     holder, hpid, htid = hold(procs, helpers_dir, path, 5000)
     reader = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1])
     rtid = blocked_tid(reader.pid)
-    s = t.wait_re(r"^STALLED [\d.]+m?s: lockhold\[%d\] shared on .*hot\.dat IOLOCK, held now by "
-                  r"lockhold\[%d\] excl \([SD]\)" % (rtid, htid))
-    assert "STALLED" in s and "(w: its lock)" in s
+    # the whole line, hint included: tmux may capture a line half drawn
+    t.wait_re(r"^STALLED [\d.]+m?s: lockhold\[%d\] shared on .*hot\.dat IOLOCK, held now by "
+              r"lockhold\[%d\] excl \([SD]\).*\(w: its lock\)" % (rtid, htid))
     # w opens the stalled lock, which has no row until one of its waits ends
     t.keys("w")
     s = t.wait(lambda s: re.search(r"^WAITING NOW on this lock", s, re.M) and
