@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+#include <stdbool.h>
 #include <string.h>
 
 #include "hist.h"
@@ -62,9 +63,56 @@ uint64_t hist_percentile(const __u64 *h, double q, uint64_t max_ns)
 	return max_ns;
 }
 
+/*
+ * With every wait in one slot the exact mean says more than the slot: the
+ * spread assumed is even over the widest range inside the slot (and under
+ * the max) whose mean is the mean. One wait, or many of one length, then
+ * report that length, not a point inside the slot below all of them.
+ */
+static bool one_slot_range(const struct ilock_stats *s, double *a, double *b)
+{
+	double lo, hi, m;
+	int only = -1;
+
+	for (unsigned i = 0; i < ILOCK_HIST_SLOTS; i++) {
+		if (!s->hist[i])
+			continue;
+		if (only >= 0)
+			return false;
+		only = (int)i;
+	}
+	if (only < 0 || s->hist[only] != s->count)
+		return false;
+	lo = (double)hist_slot_lo((unsigned)only);
+	hi = (double)hist_slot_hi((unsigned)only);
+	if (s->max_ns && (double)s->max_ns < hi)
+		hi = (double)s->max_ns;
+	m = (double)s->total_ns / (double)s->count;
+	if (m < lo || m > hi)
+		return false;  /* counts from different reads: trust the slot alone */
+	if (2 * m - lo <= hi) {
+		*a = lo;
+		*b = 2 * m - lo;
+	} else {
+		*a = 2 * m - hi;
+		*b = hi;
+	}
+	return true;
+}
+
 uint64_t stats_percentile(const struct ilock_stats *s, double q)
 {
-	return hist_percentile(s->hist, q, s->max_ns);
+	double a, b, rank;
+
+	if (!one_slot_range(s, &a, &b))
+		return hist_percentile(s->hist, q, s->max_ns);
+	if (q >= 1.0 && s->max_ns)
+		return s->max_ns;
+	/* the rank as hist_percentile() takes it */
+	rank = q * (double)s->count;
+	if (rank < 1.0)
+		rank = 1.0;
+	return (uint64_t)(a + rank / (double)s->count * (b - a));
 }
 
 void stats_merge(struct ilock_stats *dst, const struct ilock_stats *src)

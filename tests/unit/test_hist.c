@@ -63,6 +63,47 @@ static void test_percentiles(void)
 	CHECK_EQ_U(stats_percentile(&one, 1.0), 5000);
 }
 
+/* Every wait in one slot: the exact mean decides where in the slot. */
+static void test_percentiles_one_slot(void)
+{
+	struct ilock_stats s = {};
+
+	/* one wait, or many of one length: that length, not a point below it */
+	add(&s, 5000);
+	CHECK_EQ_U(stats_percentile(&s, 0.5), 5000);
+	CHECK_EQ_U(stats_percentile(&s, 0.99), 5000);
+	for (int i = 0; i < 9; i++)
+		add(&s, 5000);
+	CHECK_EQ_U(stats_percentile(&s, 0.5), 5000);
+	/* the histogram alone put it at 4548: inside the slot, under every wait */
+	CHECK_EQ_U(hist_percentile(s.hist, 0.5, s.max_ns), 4548);
+
+	/* mean above the middle: an even spread from 2 x mean - max up to max */
+	s = (struct ilock_stats){};
+	add(&s, 4100);
+	add(&s, 8000);
+	CHECK_EQ_U(stats_percentile(&s, 0.5), 6050);
+	CHECK_EQ_U(stats_percentile(&s, 1.0), 8000);
+
+	/* mean below it: an even spread from the slot's start up to 2 x mean - start */
+	s = (struct ilock_stats){};
+	for (int i = 0; i < 9; i++)
+		add(&s, 4100);
+	add(&s, 8000);                                  /* mean 4490 */
+	CHECK_EQ_U(stats_percentile(&s, 0.5), 4490);    /* 4096 + 0.5 x 788 */
+	CHECK_EQ_U(stats_percentile(&s, 0.99), 4876);
+	CHECK_EQ_U(stats_percentile(&s, 1.0), 8000);    /* the max is exact */
+
+	/* a count the histogram does not add up to: the slot alone, as before */
+	s.count++;
+	CHECK_EQ_U(stats_percentile(&s, 0.5), hist_percentile(s.hist, 0.5, s.max_ns));
+	/* two slots: the slot alone, as before */
+	s = (struct ilock_stats){};
+	add(&s, 5000);
+	add(&s, 9000);
+	CHECK_EQ_U(stats_percentile(&s, 0.5), hist_percentile(s.hist, 0.5, s.max_ns));
+}
+
 static void test_merge_delta(void)
 {
 	struct ilock_stats a = {}, b = {}, m, d;
@@ -134,6 +175,7 @@ int main(void)
 {
 	test_slots();
 	test_percentiles();
+	test_percentiles_one_slot();
 	test_merge_delta();
 	test_print();
 	UNIT_DONE();
