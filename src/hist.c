@@ -26,7 +26,12 @@ uint64_t hist_total(const __u64 *h)
 	return t;
 }
 
-uint64_t hist_percentile(const __u64 *h, double q, uint64_t max_ns)
+/*
+ * The q-quantile, interpolated inside the slot holding it; `only`, when
+ * given, is the range a histogram with a single slot is spread over
+ * instead of that slot's bounds (one_slot_range()).
+ */
+static uint64_t quantile(const __u64 *h, double q, uint64_t max_ns, const double *only)
 {
 	uint64_t total = hist_total(h), cum = 0;
 	double rank;
@@ -47,8 +52,8 @@ uint64_t hist_percentile(const __u64 *h, double q, uint64_t max_ns)
 			cum += h[i];
 			continue;
 		}
-		lo = (double)hist_slot_lo(i);
-		hi = (double)hist_slot_hi(i);
+		lo = only ? only[0] : (double)hist_slot_lo(i);
+		hi = only ? only[1] : (double)hist_slot_hi(i);
 		/* the open-ended last slot, or one holding the max, ends at max */
 		if (max_ns && (double)max_ns < hi)
 			hi = (double)max_ns;
@@ -63,13 +68,18 @@ uint64_t hist_percentile(const __u64 *h, double q, uint64_t max_ns)
 	return max_ns;
 }
 
+uint64_t hist_percentile(const __u64 *h, double q, uint64_t max_ns)
+{
+	return quantile(h, q, max_ns, NULL);
+}
+
 /*
  * With every wait in one slot the exact mean says more than the slot: the
  * spread assumed is even over the widest range inside the slot (and under
  * the max) whose mean is the mean. One wait, or many of one length, then
  * report that length, not a point inside the slot below all of them.
  */
-static bool one_slot_range(const struct ilock_stats *s, double *a, double *b)
+static bool one_slot_range(const struct ilock_stats *s, double range[2])
 {
 	double lo, hi, m;
 	int only = -1;
@@ -91,28 +101,23 @@ static bool one_slot_range(const struct ilock_stats *s, double *a, double *b)
 	if (m < lo || m > hi)
 		return false;  /* counts from different reads: trust the slot alone */
 	if (2 * m - lo <= hi) {
-		*a = lo;
-		*b = 2 * m - lo;
+		range[0] = lo;
+		range[1] = 2 * m - lo;
 	} else {
-		*a = 2 * m - hi;
-		*b = hi;
+		range[0] = 2 * m - hi;
+		range[1] = hi;
 	}
 	return true;
 }
 
 uint64_t stats_percentile(const struct ilock_stats *s, double q)
 {
-	double a, b, rank;
+	double range[2];
 
-	if (!one_slot_range(s, &a, &b))
-		return hist_percentile(s->hist, q, s->max_ns);
-	if (q >= 1.0 && s->max_ns)
-		return s->max_ns;
-	/* the rank as hist_percentile() takes it */
-	rank = q * (double)s->count;
-	if (rank < 1.0)
-		rank = 1.0;
-	return (uint64_t)(a + rank / (double)s->count * (b - a));
+	/* the top is the exact max, which the slot path returns */
+	if (!(q >= 1.0 && s->max_ns) && one_slot_range(s, range))
+		return quantile(s->hist, q, s->max_ns, range);
+	return hist_percentile(s->hist, q, s->max_ns);
 }
 
 void stats_merge(struct ilock_stats *dst, const struct ilock_stats *src)
