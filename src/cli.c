@@ -42,7 +42,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 {
 	if (cmd == CLI_TOP) {
 		fprintf(f,
-"usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--ino N] [--fs xfs|ext4]\n"
+"usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--ino N] [--fs TYPE]\n"
 "                [--class C] [-b] [-n ITERATIONS] [--rows N] [-o SORTKEY]\n"
 "       ilock top [same options]\n"
 "\n"
@@ -55,7 +55,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "  -c, --comm COMM         only waits of tasks with this command name\n"
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
-"      --fs xfs|ext4       only this filesystem type\n"
+"      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
 CLI_CLASS_HELP
 "  -o, --sort KEY          wait (default), waits, max, p99, shared, exclusive\n"
 "  -b, --batch             plain text, one table per interval (automatic when\n"
@@ -81,7 +81,7 @@ CLI_MAX_INODES_HELP
 	}
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
-"                  [--fs xfs|ext4] [--class C] [-n TOP] [--holds=off|xfs|all] [-j|--json|--folded]\n"
+"                  [--fs TYPE] [--class C] [-n TOP] [--holds=off|xfs|all] [-j|--json|--folded]\n"
 "                  [--ops syscalls|io|all|off] [--no-stacks] [--max-inodes N]\n"
 "                  [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
 "                  [--wait-exact-rate R] [-v]\n"
@@ -95,7 +95,7 @@ CLI_MAX_INODES_HELP
 "  -c, --comm COMM         only tasks with this command name\n"
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
-"      --fs xfs|ext4       only this filesystem type\n"
+"      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
 CLI_CLASS_HELP
 "  -n, --top N             rows in the tables (default 10)\n"
 "  -j, --json              one JSON document (docs/json-schema.md)\n"
@@ -245,7 +245,10 @@ int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, s
 		return 1;
 	case OPT_FS:
 		if (!fs_magic_from_name(optarg, &f->fs_magic)) {
-			snprintf(err, errlen, "--fs %s: unknown filesystem (try xfs or ext4)", optarg);
+			char names[128];
+
+			fs_name_list(names, sizeof(names));
+			snprintf(err, errlen, "--fs %s: unknown filesystem (one of %s)", optarg, names);
 			return -1;
 		}
 		return 1;

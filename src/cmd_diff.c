@@ -36,7 +36,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ilock diff BEFORE AFTER [--from T] [--to T] [-p PID] [-c COMM] [-D DEV|PATH]\n"
-"                  [--ino N] [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json]\n"
+"                  [--ino N] [--fs TYPE] [--class C] [-n TOP] [-j|--json]\n"
 "\n"
 "Compare two recordings of `ilock record`, per lock class and mode and per\n"
 "inode (matched by path, else by dev:ino): waits/s, wait time/s, p50, p99,\n"

@@ -73,7 +73,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
 "                    [--max-pairs N] [--http-timeout SECONDS] [--no-bpf-stats]\n"
-"                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs xfs|ext4]\n"
+"                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs TYPE]\n"
 "                    [--class C] [--max-inodes N] [--ops syscalls|io|all|off]\n"
 "                    [--holds=off|xfs|all] [--hold-sample N]\n"
 "                    [--hold-exact-rate R] [--wait-sample N] [--wait-exact-rate R]\n"

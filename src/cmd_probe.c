@@ -10,7 +10,7 @@
 #include "probe.h"
 
 #define PROBE_USAGE \
-	"usage: ilock probe [-j] [--holds=off|xfs|all] [-D DEV|MOUNTPOINT] [--fs xfs|ext4] [--class C]\n"
+	"usage: ilock probe [-j] [--holds=off|xfs|all] [-D DEV|MOUNTPOINT] [--fs TYPE] [--class C]\n"
 
 static void usage(FILE *f)
 {

@@ -49,7 +49,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ilock report FILE [--from T] [--to T] [-p PID] [-c COMM] [-D DEV|PATH] [--ino N]\n"
-"                    [--fs xfs|ext4] [--class C] [-n TOP] [-j|--json] [--csv] [--folded]\n"
+"                    [--fs TYPE] [--class C] [-n TOP] [-j|--json] [--csv] [--folded]\n"
 "                    [--html OUT.html]\n"
 "\n"
 "Show what `ilock record` wrote: the views of `ilock stat` (top inodes,\n"
@@ -65,7 +65,7 @@ static void usage(FILE *f)
 "                          totals are per inode: record with -p for per-process totals)\n"
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
-"      --fs xfs|ext4       only this filesystem type\n"
+"      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
 CLI_CLASS_HELP
 "  -n, --top N             rows in the tables and timelines (default 10)\n"
 "  -j, --json              the `ilock stat --json` document plus recording, window\n"

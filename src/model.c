@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -750,6 +751,23 @@ const char *fs_name(uint32_t magic)
 		if (fs_names[i].magic == magic)
 			return fs_names[i].name;
 	return magic ? "other" : "unknown";
+}
+
+/* "xfs, ext4, ...": the names --fs takes, for its error message. */
+void fs_name_list(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	if (!len)
+		return;
+	buf[0] = 0;
+	for (size_t i = 0; i < sizeof(fs_names) / sizeof(fs_names[0]) && off < len; i++) {
+		int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", fs_names[i].name);
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+	}
 }
 
 bool fs_magic_from_name(const char *name, uint32_t *magic)

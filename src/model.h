@@ -242,6 +242,7 @@ const char *mode_name(uint8_t mode);
 bool class_from_name(const char *name, uint8_t *class);
 const char *fs_name(uint32_t magic);
 bool fs_magic_from_name(const char *name, uint32_t *magic);
+void fs_name_list(char *buf, size_t len);
 const char *sort_key_name(enum sort_key k);
 
 #endif

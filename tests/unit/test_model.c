@@ -230,6 +230,14 @@ static void test_names(void)
 	CHECK(!class_from_name("mmap_lock", &c));
 	CHECK(fs_magic_from_name("ext4", &m) && m == ILOCK_EXT4_SB_MAGIC);
 	CHECK(!fs_magic_from_name("ntfs", &m));
+	{
+		char names[128], tiny[6];
+
+		fs_name_list(names, sizeof(names));
+		CHECK(!strncmp(names, "xfs, ext4, ", 11) && strstr(names, "tmpfs") && !strstr(names, "unknown"));
+		fs_name_list(tiny, sizeof(tiny));
+		CHECK_STR(tiny, "xfs, ");
+	}
 	CHECK_STR(mode_name(ILOCK_MODE_READERS), "readers");
 }
 
