@@ -127,7 +127,8 @@ def test_verdict_judges_on_an_interval():
 
 def test_verdict_judges_bpf_time_per_io():
     """The 2x-floor target in BPF time: each round's ilock run against the
-    same round's floor run, counted in the head once 5 rounds judge it."""
+    same round's floor run. The head counts targets: a miss in either
+    measure misses the target, a pass in one with no miss meets it."""
     m = _overhead_module()
     costs = {"ilock": [0.01] * 5, "floor": [0.01] * 5}
 
@@ -141,17 +142,25 @@ def test_verdict_judges_bpf_time_per_io():
     seed["stats_runs"] = {"floor": runs([40, 40, 50, 40, 40]),
                           "ilock": runs([100, 120, 110, 100, 130])}
     v = m.verdict([seed])
-    assert v.startswith("verdict (seed workload): 1 of 3 TARGETS MISSED (2 not judged"), v
+    # IOPS pass, BPF time misses: the target is missed
+    assert v.startswith("verdict (seed workload): 1 of 2 TARGETS MISSED (2 not judged"), v
+    assert "<= 2x floor (1.0%): PASS" in v, v
     assert "; <= 2x floor in BPF time per I/O (ilock 110 ns, floor 40 ns, 2.50x [2.20-3.25]): " \
         "MISS (margin -50..-10 ns; 5 of 5 rounds above 2x);" in v, v
     seed["stats_runs"]["ilock"] = runs([70, 80, 90, 60, 70])
     v = m.verdict([seed])
-    assert v.startswith("verdict (seed workload): ALL 3 JUDGED TARGETS MET"), v
+    assert v.startswith("verdict (seed workload): ALL 2 JUDGED TARGETS MET"), v
     assert ": PASS (margin +0..+20 ns; 0 of 5 rounds above 2x);" in v, v
     seed["stats_runs"]["ilock"] = runs([70, 90, 90, 60, 70])
     v = m.verdict([seed])
-    assert v.startswith("verdict (seed workload): 1 UNRESOLVED"), v
+    # unresolved in BPF time, met in IOPS: met
+    assert v.startswith("verdict (seed workload): ALL 2 JUDGED TARGETS MET"), v
     assert ": UNRESOLVED (margin -10..+20 ns; 1 of 5 rounds above 2x);" in v, v
+    seed["iops"]["floor"] = [100.0, 99.0, 98.0, 99.5, 100.5]     # IOPS unresolved too
+    v = m.verdict([seed])
+    assert v.startswith("verdict (seed workload): 1 UNRESOLVED"), v
+    assert "<= 2x floor (1.0%): UNRESOLVED" in v, v
+    seed["iops"]["floor"] = [99.0] * 5
     # three rounds (the default pass) cannot reach the 90% interval: shown, not counted
     seed["stats_runs"] = {"floor": runs([40] * 3), "ilock": runs([100] * 3)}
     v = m.verdict([seed])
@@ -165,6 +174,59 @@ def test_verdict_judges_bpf_time_per_io():
     seed = _seed(m, {"ilock": [0.01] * 5})
     seed["stats_runs"] = {"floor": runs([40] * 5), "ilock": runs([100] * 5)}
     assert "BPF time" not in m.verdict([seed])
+
+
+def test_verdict_judges_bpftrace_in_bpf_time_and_perf_in_cpu():
+    """Below bpftrace in BPF time per I/O, and perf/3 in CPU per I/O (the
+    workload's threads and the tracer's process over the baseline's), each
+    round against the same round's run; shown but not counted under 5."""
+    m = _overhead_module()
+    # IOPS cannot tell ilock (2%) from bpftrace (3%) or perf/3 (3%) here
+    costs = {"ilock": [0.00, 0.02, 0.02, 0.01, 0.025],
+             "bpftrace": [0.03, 0.00, 0.06, 0.03, 0.02],
+             "perf": [0.09, 0.06, 0.12, 0.09, 0.03]}
+    seed = _seed(m, costs)
+    v = m.verdict([seed])
+    assert v.startswith("verdict (seed workload): 2 UNRESOLVED (1 not judged"), v
+    assert "in BPF time" not in v and "in CPU per I/O" not in v, v
+
+    def stats(ns_per_op):
+        return [{"ops": 1000, "progs": {"a": (10, 1000 * n)}} for n in ns_per_op]
+
+    seed["stats_runs"] = {"ilock": stats([110, 100, 120, 130, 100]),
+                          "bpftrace": stats([390, 400, 350, 500, 400])}
+    v = m.verdict([seed])
+    assert "; < bpftrace in BPF time per I/O (ilock 110 ns, bpftrace 400 ns, 0.26x " \
+        "[0.25-0.34]): PASS (margin +230..+370 ns; 0 of 5 rounds at or above it)" in v, v
+    assert v.startswith("verdict (seed workload): 1 UNRESOLVED (1 not judged"), v
+    seed["stats_runs"]["bpftrace"] = stats([90, 100, 350, 500, 400])
+    assert "0.34x [0.25-1.22]): UNRESOLVED (margin -20..+370 ns; 2 of 5 rounds at or above it)" \
+        in m.verdict([seed])
+    seed["stats_runs"]["bpftrace"] = stats([90, 90, 100, 100, 90])
+    v = m.verdict([seed])
+    assert ": MISS (margin -30..-10 ns; 5 of 5 rounds at or above it)" in v, v
+    assert v.startswith("verdict (seed workload): 1 of 3 TARGETS MISSED, 1 UNRESOLVED"), v
+
+    def runs(cpu_us):
+        # per round: the workload's CPU per I/O, the tracer's own seconds, 1e6 I/Os
+        return [{"ops": 10 ** 6, "cpu_per_op_us": w, "cpu_run_s": t} for w, t in cpu_us]
+
+    seed["runs"] = {"baseline": runs([(10.0, 0)] * 5),
+                    "ilock": runs([(10.1, 0.1), (10.3, 0.0), (10.2, 0.1), (10.0, 0.2), (10.2, 0.0)]),
+                    "perf": runs([(11.5, 1.0), (11.8, 0.5), (12.0, 0.9), (11.9, 1.1), (12.2, 0.7)])}
+    v = m.verdict([seed])
+    # ilock +2% to +3% a round, perf +23% to +30%: perf/3 - ilock is +4.7 to +8.0 points
+    assert "; <= perf/3 in CPU per I/O (ilock +2.0%, perf +29.0%): PASS (margin +4.7..+8.0 pts; " \
+        "0 of 5 rounds above perf/3)" in v, v
+    assert v.startswith("verdict (seed workload): 1 of 3 TARGETS MISSED (1 not judged"), v
+    assert abs(m.cpu_costs(seed, "ilock")[0] - 0.02) < 1e-12   # the tracer's own 0.1 s counted
+    seed["runs"]["ilock"][0]["ops"] = 0          # a round with no I/O is left out
+    assert "(4 rounds" not in m.verdict([seed]) and "of 4 rounds above perf/3" in m.verdict([seed])
+    # three rounds: shown, not counted
+    for k in seed["runs"]:
+        seed["runs"][k] = seed["runs"][k][:3]
+    assert "not judged (0 of 2 rounds above perf/3; 5 rounds or more are judged)" in \
+        m.verdict([seed])
 
 
 def test_quick_runs_and_reports(tmp_path):
