@@ -413,6 +413,14 @@ typedef struct {
 	__type(value, struct journal_hist);
 } journal_map_t;
 
+/* --cgroup: the one cgroup (v2) whose tasks, and its descendants', are traced. */
+typedef struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, u32);
+	__type(value, u32);
+} cgroup_filter_t;
+
 extern wait_index_t wait_index SEC(".maps");
 extern wait_slots_t wait_slots SEC(".maps");
 extern stats_map_t lock_holds SEC(".maps");
@@ -438,10 +446,12 @@ extern hold_sweeper_map_t hold_sweepers SEC(".maps");
  */
 extern hold_rate_map_t wait_rates SEC(".maps");
 extern journal_map_t journal_commits SEC(".maps");
+extern cgroup_filter_t cgroup_filter SEC(".maps");
 
 /* Filters and switches, set by userspace between open and load. */
 extern const volatile __u32 cfg_tgid;          /* 0: any process */
 extern const volatile __u32 cfg_comm_on;
+extern const volatile __u32 cfg_cgroup_on;    /* cgroup_filter holds the --cgroup */
 extern const volatile char cfg_comm[ILOCK_COMM_LEN];
 extern const volatile __u32 cfg_dev;           /* 0: any device */
 extern const volatile __u64 cfg_ino;           /* 0: any inode */
@@ -590,6 +600,9 @@ static __always_inline bool task_selected(u64 pid_tgid)
 		if (!comm_matches(comm))
 			return false;
 	}
+	/* 1: under it; 0: not; < 0: no cgroup in the map, which userspace never leaves */
+	if (cfg_cgroup_on && bpf_current_task_under_cgroup(&cgroup_filter, 0) != 1)
+		return false;
 	return true;
 }
 

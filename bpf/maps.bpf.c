@@ -23,9 +23,11 @@ hold_rate_map_t hold_rates SEC(".maps");
 hold_sweeper_map_t hold_sweepers SEC(".maps");
 hold_rate_map_t wait_rates SEC(".maps");
 journal_map_t journal_commits SEC(".maps");
+cgroup_filter_t cgroup_filter SEC(".maps");
 
 const volatile __u32 cfg_tgid = 0;
 const volatile __u32 cfg_comm_on = 0;
+const volatile __u32 cfg_cgroup_on = 0;
 const volatile char cfg_comm[ILOCK_COMM_LEN] = {};
 const volatile __u32 cfg_dev = 0;
 const volatile __u64 cfg_ino = 0;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "cli.h"
@@ -43,7 +44,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 	if (cmd == CLI_TOP) {
 		fprintf(f,
 "usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--ino N] [--fs TYPE]\n"
-"                [--class C] [-b] [-n ITERATIONS] [--rows N] [-o SORTKEY]\n"
+"                [--class C] [--cgroup DIR] [-b] [-n ITERATIONS] [--rows N] [-o SORTKEY]\n"
 "       ilock top [same options]\n"
 "\n"
 "Live view of inode lock contention: one row per (inode, lock) with shared and\n"
@@ -57,6 +58,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "      --ino N             only this inode number\n"
 "      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
 CLI_CLASS_HELP
+CLI_CGROUP_HELP
 "  -o, --sort KEY          wait (default), waits, max, p99, shared, exclusive\n"
 "  -b, --batch             plain text, one table per interval (automatic when\n"
 "                          stdout is not a terminal)\n"
@@ -81,9 +83,9 @@ CLI_MAX_INODES_HELP
 	}
 	fprintf(f,
 "usage: ilock stat [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|MOUNTPOINT] [--ino N]\n"
-"                  [--fs TYPE] [--class C] [-n TOP] [--holds=off|xfs|all] [-j|--json|--folded]\n"
-"                  [--ops syscalls|io|all|off] [--no-stacks] [--max-inodes N]\n"
-"                  [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
+"                  [--fs TYPE] [--class C] [--cgroup DIR] [-n TOP] [--holds=off|xfs|all]\n"
+"                  [-j|--json|--folded] [--ops syscalls|io|all|off] [--no-stacks]\n"
+"                  [--max-inodes N] [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
 "                  [--wait-exact-rate R] [-v]\n"
 "\n"
 "Trace inode lock waits and show, per inode: which lock, shared and exclusive\n"
@@ -97,6 +99,7 @@ CLI_MAX_INODES_HELP
 "      --ino N             only this inode number\n"
 "      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
 CLI_CLASS_HELP
+CLI_CGROUP_HELP
 "  -n, --top N             rows in the tables (default 10)\n"
 "  -j, --json              one JSON document (docs/json-schema.md)\n"
 "      --folded            waiter stacks weighted by wait time, folded for\n"
@@ -144,6 +147,58 @@ bool parse_dev_arg(const char *arg, uint32_t *kdev, char *err, size_t errlen)
 	return true;
 }
 
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/*
+ * --cgroup: a directory of a cgroup2 filesystem. The BPF side asks whether
+ * the current task is in it or below (bpf_current_task_under_cgroup), which
+ * works on the v2 hierarchy only; on a hybrid host that is the one mounted
+ * at /sys/fs/cgroup/unified.
+ */
+/* Where a cgroup2 filesystem is mounted, for the error message. */
+static bool cgroup2_mount(char *buf, size_t len)
+{
+	char line[1024], dir[512], type[64];
+	bool found = false;
+	FILE *m = fopen("/proc/self/mounts", "re");
+
+	if (!m)
+		return false;
+	while (!found && fgets(line, sizeof(line), m))
+		if (sscanf(line, "%*s %511s %63s", dir, type) == 2 && !strcmp(type, "cgroup2")) {
+			snprintf(buf, len, "%s", dir);
+			found = true;
+		}
+	fclose(m);
+	return found;
+}
+
+static int parse_cgroup_arg(const char *arg, struct filters *f, char *err, size_t errlen)
+{
+	struct statfs sfs;
+	struct stat st;
+
+	if (stat(arg, &st) || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "--cgroup %s: not a directory", arg);
+		return -1;
+	}
+	if (statfs(arg, &sfs) || (unsigned long)sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		char mnt[256];
+
+		if (cgroup2_mount(mnt, sizeof(mnt)))
+			snprintf(err, errlen, "--cgroup %s: not a cgroup v2 directory (cgroup2 is "
+				 "mounted at %s)", arg, mnt);
+		else
+			snprintf(err, errlen, "--cgroup %s: not a cgroup v2 directory (no cgroup2 "
+				 "filesystem is mounted)", arg);
+		return -1;
+	}
+	f->cgroup = arg;
+	return 1;
+}
+
 static bool parse_sort(const char *s, enum sort_key *k)
 {
 	for (int i = 0; i < SORT_KEY_MAX; i++) {
@@ -185,6 +240,8 @@ void cli_filters_text(const struct filters *f, char *buf, size_t len)
 	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
 		if (f->class_mask & (1U << c))
 			ADD(" --class %s", class_name(c));
+	if (f->cgroup)
+		ADD(" --cgroup %s", f->cgroup);
 #undef ADD
 	if (o >= len)
 		buf[len - 1] = 0;
@@ -252,6 +309,8 @@ int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, s
 			return -1;
 		}
 		return 1;
+	case OPT_CGROUP:
+		return parse_cgroup_arg(optarg, f, err, errlen);
 	case OPT_CLASS:
 		if (!class_from_name(optarg, &class)) {
 			snprintf(err, errlen, "--class %s: not one of i_rwsem, invalidate_lock, xfs_ilock, "
@@ -263,6 +322,17 @@ int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, s
 	default:
 		return 0;
 	}
+}
+
+int cli_offline_filter_option(int c, const char *optarg, struct filters *f, char *err,
+			      size_t errlen)
+{
+	if (c == OPT_CGROUP) {
+		snprintf(err, errlen, "--cgroup selects tasks while tracing; a recording keeps no "
+			 "cgroups (record with --cgroup instead)");
+		return -1;
+	}
+	return cli_filter_option(c, optarg, f, err, errlen);
 }
 
 bool filters_match_lock(const struct filters *f, uint32_t dev, uint64_t ino, uint8_t class,

@@ -22,6 +22,7 @@ struct filters {
 	uint64_t ino;                  /* --ino */
 	uint32_t fs_magic;             /* --fs */
 	uint32_t class_mask;           /* --class, may repeat */
+	const char *cgroup;            /* --cgroup: a cgroup v2 directory; NULL: any */
 };
 
 struct ilock_opts {
@@ -82,6 +83,11 @@ enum {
 	"                          (or IOLOCK, MMAPLOCK, ILOCK), or jbd2_wait (ext4\n"    \
 	"                          fsync waiting for the journal); may repeat\n"
 
+/* --cgroup in every tracing command's help. */
+#define CLI_CGROUP_HELP                                                               \
+	"      --cgroup DIR        only tasks in this cgroup v2 directory or below it\n" \
+	"                          (/sys/fs/cgroup/system.slice/mysql.service)\n"
+
 #define CLI_HOLDS_HELP                                                                  \
 	"      --holds=off|xfs|all hold times: none (default; waits and pairs alone),\n"  \
 	"                          from the XFS tracepoints (2-3 events per XFS I/O,\n"    \
@@ -139,11 +145,12 @@ enum cli_cmd { CLI_STAT, CLI_TOP };
 
 /*
  * The filter flags every tracing or reading subcommand accepts:
- * -p PID, -c COMM, -D DEV|PATH, --ino N, --fs FS, --class C.
+ * -p PID, -c COMM, -D DEV|PATH, --ino N, --fs FS, --class C, --cgroup DIR
+ * (which the subcommands that read a recording refuse: cli_offline_filter_option()).
  * Put CLI_FILTER_LONGOPTS in a getopt_long table and CLI_FILTER_SHORTOPTS
  * in the short-option string, then pass each option to cli_filter_option().
  */
-enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
+enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS, OPT_CGROUP,
        OPT_CLI_FIRST_FREE = 300 };
 #define CLI_FILTER_SHORTOPTS "p:c:D:"
 /* --max-inodes in every tracing command's help: what it sizes, what it costs. */
@@ -158,7 +165,8 @@ enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS,
 	{ "dev", required_argument, NULL, 'D' },                \
 	{ "ino", required_argument, NULL, OPT_INO },            \
 	{ "fs", required_argument, NULL, OPT_FS },              \
-	{ "class", required_argument, NULL, OPT_CLASS }
+	{ "class", required_argument, NULL, OPT_CLASS },        \
+	{ "cgroup", required_argument, NULL, OPT_CGROUP }
 /*
  * The one-line message for what getopt_long returned on a bad flag: ':'
  * (its value is missing; needs a ':'-prefixed optstring) or '?' (unknown).
@@ -179,6 +187,9 @@ void cli_bad_value(int c, const char *value, const struct option *long_opts, con
 		   char *err, size_t errlen);
 /* 1: handled; 0: not a filter option; -1: bad value, reason in err. */
 int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen);
+/* The same for a subcommand reading a recording: --cgroup is refused (-1, err). */
+int cli_offline_filter_option(int c, const char *optarg, struct filters *f, char *err,
+			      size_t errlen);
 /* Does an inode lock row / an edge pass the filters (for recorded data)? */
 bool filters_match_lock(const struct filters *f, uint32_t dev, uint64_t ino, uint8_t class,
 			uint32_t magic);

@@ -142,7 +142,7 @@ int cmd_diff(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":" CLI_FILTER_SHORTOPTS "n:jh", long_opts, NULL)) != -1) {
-		r = cli_filter_option(c, optarg, &f, err, sizeof(err));
+		r = cli_offline_filter_option(c, optarg, &f, err, sizeof(err));
 		if (r < 0)
 			goto bad;
 		if (r > 0)

@@ -74,7 +74,7 @@ static void usage(FILE *f)
 "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
 "                    [--max-pairs N] [--http-timeout SECONDS] [--no-bpf-stats]\n"
 "                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs TYPE]\n"
-"                    [--class C] [--max-inodes N] [--ops syscalls|io|all|off]\n"
+"                    [--class C] [--cgroup DIR] [--max-inodes N] [--ops syscalls|io|all|off]\n"
 "                    [--holds=off|xfs|all] [--hold-sample N]\n"
 "                    [--hold-exact-rate R] [--wait-sample N] [--wait-exact-rate R]\n"
 "                    [-v]\n"
@@ -93,7 +93,7 @@ static void usage(FILE *f)
 "      --http-timeout SECONDS  close a connection idle this long (default %d)\n"
 "      --no-bpf-stats      do not turn on the kernel's BPF run-time stats\n"
 "                          (ilock_bpf_run_seconds_total is then not exported)\n"
-"  -p, -c, -D, --ino, --fs, --class   filters, as for ilock stat\n"
+"  -p, -c, -D, --ino, --fs, --class, --cgroup   filters, as for ilock stat\n"
 CLI_MAX_INODES_HELP
 "      --ops MODE          what each side was doing, as for ilock stat: the byte\n"
 "                          ranges of ilock_range_wait_* (off: all unknown); no\n"

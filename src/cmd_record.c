@@ -53,7 +53,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
-"                    [--ino N] [--fs TYPE] [--class C] [--max-inodes N]\n"
+"                    [--ino N] [--fs TYPE] [--class C] [--cgroup DIR] [--max-inodes N]\n"
 "                    [--ops syscalls|io|all|off] [--no-stacks] [--holds=off|xfs|all]\n"
 "                    [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
 "                    [--wait-exact-rate R] [-f] [-v]\n"
@@ -71,6 +71,7 @@ static void usage(FILE *f)
 "      --ino N             only this inode number\n"
 "      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
 CLI_CLASS_HELP
+CLI_CGROUP_HELP
 CLI_MAX_INODES_HELP
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
 "                          syscalls (default; no event on every buffered I/O),\n"

@@ -105,7 +105,7 @@ static int parse(int argc, char **argv, struct report_args *a, char *err, size_t
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":" CLI_FILTER_SHORTOPTS "n:jh", long_opts, NULL)) != -1) {
-		r = cli_filter_option(c, optarg, &a->f, err, errlen);
+		r = cli_offline_filter_option(c, optarg, &a->f, err, errlen);
 		if (r < 0)
 			return -1;
 		if (r > 0)

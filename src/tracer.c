@@ -105,6 +105,7 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 
 	s->rodata->cfg_tgid = f->tgid;
 	s->rodata->cfg_comm_on = f->comm_on;
+	s->rodata->cfg_cgroup_on = f->cgroup != NULL;
 	memcpy((char *)s->rodata->cfg_comm, f->comm, sizeof(f->comm));
 	s->rodata->cfg_dev = f->kdev;
 	s->rodata->cfg_ino = f->ino;
@@ -409,6 +410,33 @@ static void log_verified(struct tracer *t, uint64_t load_ns)
 	log_info("verifier: %s", line);
 }
 
+/*
+ * --cgroup, into the map the programs ask (before they are attached: with
+ * the map empty they would drop everything). The map keeps its own
+ * reference to the cgroup, so the directory's fd is closed at once.
+ */
+static int set_cgroup(struct tracer *t, const char *path)
+{
+	uint32_t k = 0;
+	int fd, err;
+
+	if (!path)
+		return 0;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		log_error("--cgroup %s: %s", path, strerror(-err));
+		return err;
+	}
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.cgroup_filter), &k, &fd, BPF_ANY);
+	if (err) {
+		err = -errno;
+		log_error("--cgroup %s: cannot select it: %s", path, strerror(-err));
+	}
+	close(fd);
+	return err;
+}
+
 static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
@@ -523,7 +551,8 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 	if (o->verbose)
 		log_verified(t, load_ns);
 	if ((err = map_slots(t->skel->maps.wait_slots, sizeof(struct ilock_key), &t->waits)) ||
-	    (err = map_slots(t->skel->maps.edge_slots, sizeof(struct ilock_edge_key), &t->edges)))
+	    (err = map_slots(t->skel->maps.edge_slots, sizeof(struct ilock_edge_key), &t->edges)) ||
+	    (err = set_cgroup(t, o->f.cgroup)))
 		goto fail;
 	err = attach_all(t);
 	if (err)

@@ -305,6 +305,55 @@ def test_filters_pid_and_ino(xfs, procs, helpers_dir, ilock_bin):
     assert sum(l["shared"]["waits"] for l in di["locks"]) == 2
 
 
+def cgroup2_root():
+    """Where the cgroup v2 hierarchy is mounted (/sys/fs/cgroup, or
+    /sys/fs/cgroup/unified on a hybrid host like this project's VM)."""
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            dev, mnt, fstype = line.split()[:3]
+            if fstype == "cgroup2":
+                return mnt
+    raise AssertionError("no cgroup2 filesystem is mounted: --cgroup cannot be tested")
+
+
+def test_filter_cgroup(xfs, procs, helpers_dir, ilock_bin):
+    """--cgroup keeps the waits of tasks in that cgroup, whoever holds the lock."""
+    root = cgroup2_root()
+    cg = os.path.join(root, f"ilock-test-{os.getpid()}")
+    os.mkdir(cg)
+    try:
+        a = make_file(os.path.join(xfs.mnt, "a.dat"), 1 << 20)
+        b = make_file(os.path.join(xfs.mnt, "b.dat"), 1 << 20)
+        ra = gated(procs, [lockhold(helpers_dir), "read", a, 0, 4096, 2])
+        rb = gated(procs, [lockhold(helpers_dir), "read", b, 0, 4096, 2])
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write(str(ra.pid))
+        st = start_stat(procs, ilock_bin, "--cgroup", cg, "-D", xfs.mnt)
+        ha, _, _ = hold(procs, helpers_dir, a)   # the holders are outside it
+        hb, _, _ = hold(procs, helpers_dir, b)
+        go(ra)
+        go(rb)
+        ra.communicate(timeout=20)
+        rb.communicate(timeout=20)
+        finish(ha)
+        finish(hb)
+        doc = stop_stat(st)
+    finally:
+        # anything still in it goes back to the root, or rmdir fails
+        with open(os.path.join(cg, "cgroup.procs")) as f:
+            left = f.read().split()
+        for pid in left:
+            try:
+                with open(os.path.join(root, "cgroup.procs"), "w") as f:
+                    f.write(pid)
+            except OSError:
+                pass
+        os.rmdir(cg)
+    assert {l["ino"] for l in doc["locks"] if l["shared"]["waits"]} == {ino_of(a)}, doc["locks"]
+    assert sum(l["shared"]["waits"] for l in doc["locks"]) == 2
+    assert doc["edges"] and all(e["waiter"]["tgid"] == ra.pid for e in doc["edges"])
+
+
 def test_filter_dev(fs_factory, procs, helpers_dir, ilock_bin):
     one, two = fs_factory("xfs"), fs_factory("xfs")
     f1 = make_file(os.path.join(one.mnt, "f"), 1 << 20)
