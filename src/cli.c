@@ -151,12 +151,6 @@ bool parse_dev_arg(const char *arg, uint32_t *kdev, char *err, size_t errlen)
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
-/*
- * --cgroup: a directory of a cgroup2 filesystem. The BPF side asks whether
- * the current task is in it or below (bpf_current_task_under_cgroup), which
- * works on the v2 hierarchy only; on a hybrid host that is the one mounted
- * at /sys/fs/cgroup/unified.
- */
 /* Where a cgroup2 filesystem is mounted, for the error message. */
 static bool cgroup2_mount(char *buf, size_t len)
 {
@@ -175,6 +169,12 @@ static bool cgroup2_mount(char *buf, size_t len)
 	return found;
 }
 
+/*
+ * --cgroup: a directory of a cgroup2 filesystem. The BPF side asks whether
+ * the current task is in it or below (bpf_current_task_under_cgroup), which
+ * works on the v2 hierarchy only; on a hybrid host that is the one mounted
+ * at /sys/fs/cgroup/unified.
+ */
 static int parse_cgroup_arg(const char *arg, struct filters *f, char *err, size_t errlen)
 {
 	struct statfs sfs;
