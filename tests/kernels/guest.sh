@@ -9,7 +9,8 @@
 #   xfs-default   readers blocked by a writer on XFS, the chosen strategy
 #   xfs-sampled   same, with --wait-sample 16 (the waits are under its exact rate)
 #   xfs-fentry    same, rwsem slow paths with fentry (act as before 5.19)
-#   xfs-kprobe    same, rwsem slow paths with kprobes
+#   xfs-kprobe    same, rwsem slow paths with kprobes, and --cgroup (the
+#                 root cgroup: every wait kept, through the cgroup helper)
 #   ext4-holds    a writer blocked by a writer on ext4, --holds=all
 #   xfs-stall     ilock stopped while a reader still waits: the task
 #                 iterator must list the wait in progress (waiting_now)
@@ -32,6 +33,8 @@ mount -t tmpfs tmpfs /tmp
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mkdir -p /sys/fs/bpf && mount -t bpf bpf /sys/fs/bpf
+# the v2 hierarchy, for --cgroup (its root holds every task)
+mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
 echo 1 > /proc/sys/kernel/printk 2>/dev/null
 
 say() { echo "@@ILOCK $*"; }
@@ -264,7 +267,8 @@ if can fentry; then
 	scenario ext4-holds ext4 pwrite -- --holds=all
 fi
 if can kprobe; then
-	scenario xfs-kprobe xfs read ILOCK_NO_CONTENTION_TP=1 ILOCK_NO_FENTRY=1 -- --holds=xfs
+	scenario xfs-kprobe xfs read ILOCK_NO_CONTENTION_TP=1 ILOCK_NO_FENTRY=1 -- --holds=xfs \
+		--cgroup /sys/fs/cgroup
 fi
 
 say "all done"
