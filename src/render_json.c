@@ -117,6 +117,7 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	json_double(&j, "duration_s", m->duration_s);
 	json_str(&j, "kernel", m->kernel);
 	json_str(&j, "hostname", m->hostname);
+	json_str(&j, "filters", m->filters ? m->filters : "none");
 	json_obj_begin(&j, "attach");
 	for (int i = 0; i < m->nattach; i++)
 		json_str(&j, m->attach[i].probe, m->attach[i].mode);

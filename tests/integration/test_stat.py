@@ -352,6 +352,7 @@ def test_filter_cgroup(xfs, procs, helpers_dir, ilock_bin):
     assert {l["ino"] for l in doc["locks"] if l["shared"]["waits"]} == {ino_of(a)}, doc["locks"]
     assert sum(l["shared"]["waits"] for l in doc["locks"]) == 2
     assert doc["edges"] and all(e["waiter"]["tgid"] == ra.pid for e in doc["edges"])
+    assert doc["filters"] == f"-D {xfs.majmin} --cgroup {cg}"
 
 
 def test_filter_dev(fs_factory, procs, helpers_dir, ilock_bin):
