@@ -141,6 +141,7 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->paused = a->paused;
 	st->sort = a->sort;
 	st->filter = a->filter.text;
+	st->traced = a->traced;
 	st->stalled = waiting_over(&latest->waiting, WAITING_ALARM_NS);
 	if (st->stalled) {
 		const struct ilock_waiting *w = &latest->waiting.w[0];
@@ -393,6 +394,7 @@ int cmd_top(int argc, char **argv)
 	if (gethostname(a->host, sizeof(a->host)))
 		snprintf(a->host, sizeof(a->host), "?");
 	a->host[sizeof(a->host) - 1] = 0;
+	cli_filters_text(&a->o.f, a->traced, sizeof(a->traced));
 	top_view_init(&a->view);
 
 	signals_setup(ui_emergency_restore);

@@ -83,6 +83,7 @@ struct top_app {
 	enum sort_key sort;
 	bool cumulative, paused;
 	char host[256];
+	char traced[512];              /* the command line's filters (cli_filters_text) */
 	/* screen state */
 	long sel, top;                 /* selected row, first row shown */
 	struct lock_id sel_id;         /* the selection follows its lock across re-sorts */

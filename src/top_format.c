@@ -640,6 +640,9 @@ int top_format_status(const struct top_status *st, int width,
 		addf(&l, "showing: rates over the last %.2f s", st->window_s);
 	if (st->filter && st->filter[0])
 		addf(&l, "   filter: \"%s\"", st->filter);
+	/* what was never traced: no key brings it back, so it is always said */
+	if (st->traced && st->traced[0] && strcmp(st->traced, "none"))
+		addf(&l, "   traced: %s", st->traced);
 	flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 	return count;
 }

@@ -77,6 +77,7 @@ struct top_status {
 	bool cumulative, paused;
 	enum sort_key sort;
 	const char *filter;            /* NULL or "" : none */
+	const char *traced;            /* the command line's filters as options; NULL or "none": none */
 	/* the oldest wait in progress, when it calls for the alarm (WAITING_ALARM_NS); NULL: none */
 	const struct ilock_waiting *stall;
 	size_t stalled;                /* waits in progress that long */

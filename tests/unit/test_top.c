@@ -971,6 +971,18 @@ static void test_status(void)
 	}
 	CHECK(strstr(l.text[0], "[PAUSED]") != NULL);
 	CHECK(strstr(l.text[5], "totals since start") && strstr(l.text[5], "filter: \"fio\""));
+	CHECK(!strstr(l.text[5], "traced:"));
+	{
+		struct lines l3 = {};
+
+		st.traced = "none";
+		top_format_status(&st, 200, collect, &l3);
+		CHECK(!strstr(l3.text[5], "traced:"));
+		memset(&l3, 0, sizeof(l3));
+		st.traced = "-p 42 --cgroup /sys/fs/cgroup/db.slice";
+		top_format_status(&st, 200, collect, &l3);
+		CHECK(strstr(l3.text[5], "   traced: -p 42 --cgroup /sys/fs/cgroup/db.slice") != NULL);
+	}
 	CHECK(strstr(l.text[2], "(3.13 tasks waiting in the rows matched)") != NULL);
 	/* every line fits the width asked for */
 	memset(&l, 0, sizeof(l));
