@@ -277,6 +277,9 @@ SCENARIOS = {
                     "read", False, None),
     "xfs-fentry": ({"contention_begin": "off", "rwsem_down_read_slowpath": "fentry",
                     "xfs_ilock": "tp_btf"}, "read", True, "fentry"),
+    # the cgroup helper in fentry programs; the root cgroup keeps every wait
+    "xfs-fentry-cgroup": ({"contention_begin": "off", "rwsem_down_read_slowpath": "fentry"},
+                          "read", False, "fentry"),
     "xfs-kprobe": ({"contention_begin": "off", "rwsem_down_read_slowpath": "kprobe",
                     "xfs_ilock": "tp_btf"}, "read", True, "kprobe"),
     "ext4-holds": ({"contention_begin": "tp_btf", "rwsem_holds": "fentry"}, "pwrite", True,

@@ -9,6 +9,7 @@
 #   xfs-default   readers blocked by a writer on XFS, the chosen strategy
 #   xfs-sampled   same, with --wait-sample 16 (the waits are under its exact rate)
 #   xfs-fentry    same, rwsem slow paths with fentry (act as before 5.19)
+#   xfs-fentry-cgroup  same, with --cgroup on the root cgroup
 #   xfs-kprobe    same, rwsem slow paths with kprobes, and --cgroup (the
 #                 root cgroup: every wait kept, through the cgroup helper)
 #   ext4-holds    a writer blocked by a writer on ext4, --holds=all
@@ -264,6 +265,7 @@ dir_create() {
 dir_create
 if can fentry; then
 	scenario xfs-fentry xfs read ILOCK_NO_CONTENTION_TP=1 -- --holds=xfs
+	scenario xfs-fentry-cgroup xfs read ILOCK_NO_CONTENTION_TP=1 -- --cgroup /sys/fs/cgroup
 	scenario ext4-holds ext4 pwrite -- --holds=all
 fi
 if can kprobe; then
