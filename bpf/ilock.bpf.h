@@ -588,6 +588,15 @@ static __always_inline u64 pid_tgid_of(struct task_struct *t)
 	return (u64)t->tgid << 32 | (u32)t->pid;
 }
 
+/*
+ * Is any task filter set? Paths that would call a helper only to get
+ * task_selected()'s argument ask this first.
+ */
+static __always_inline bool task_filters_on(void)
+{
+	return cfg_tgid || cfg_comm_on || cfg_cgroup_on;
+}
+
 /* Task filters first: they are the cheapest way to drop an event. */
 static __always_inline bool task_selected(u64 pid_tgid)
 {

@@ -24,7 +24,7 @@ static __always_inline int hold_begin(struct rw_semaphore *sem, u8 mode)
 	int slot = -1;
 	u8 class = 0;
 
-	if ((cfg_tgid || cfg_comm_on || cfg_cgroup_on) && !task_selected(bpf_get_current_pid_tgid()))
+	if (task_filters_on() && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
 	inode = classify_lock(sem, &class, false);
 	if (!inode)

@@ -217,7 +217,7 @@ static __always_inline int on_lock(struct xfs_inode *ip, bool btf, u32 flags, bo
 	if (!ip || !hold_wanted(ip, btf, flags))
 		return 0;
 	/* the hottest path in ilock: no helper call unless a filter needs it */
-	if ((cfg_tgid || cfg_comm_on || cfg_cgroup_on) && !task_selected(bpf_get_current_pid_tgid()))
+	if (task_filters_on() && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
 	xfs_inode_id(ip, btf, &dev, &ino);
 	w = hold_weight(dev, ino);
@@ -281,7 +281,7 @@ static __always_inline int on_unlock(struct xfs_inode *ip, bool btf, u32 flags, 
 			count(ILOCK_LOST_HOLD_NO_START);
 		return 0;
 	}
-	if ((cfg_tgid || cfg_comm_on || cfg_cgroup_on) && !task_selected(bpf_get_current_pid_tgid()))
+	if (task_filters_on() && !task_selected(bpf_get_current_pid_tgid()))
 		return 0;
 	/* first of the rest, so that the hold ends before our own work */
 	now = bpf_ktime_get_ns();
