@@ -66,6 +66,18 @@ $(OUT)/ilock.skel.h: $(OUT)/ilock.bpf.o
 $(OUT)/src/%.o: src/%.c $(OUT)/ilock.skel.h | $(OUT)/src
 	$(CC) $(CFLAGS) -c $< -o $@
 
+# The commit built, for --version; rewritten only when it changes, so that
+# an unchanged tree does not rebuild main.o.
+$(OUT)/version.h: FORCE | $(OUT)/src
+	@v=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
+	printf '#define ILOCK_GIT "%s"\n' "$$v" > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+$(OUT)/src/main.o: $(OUT)/version.h
+
+.PHONY: FORCE
+FORCE:
+
 $(OUT)/ilock: $(OUT)/src/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 

@@ -3,12 +3,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include <bpf/libbpf.h>
+
 #include "commands.h"
 #include "ilock.h"
+#include "version.h"
 
 static const struct {
 	const char *name;
@@ -60,11 +64,26 @@ static int output_status(int ret)
 	return 1;
 }
 
+/* What a bug report needs: the release, the commit built, the libbpf linked. */
+static int version(void)
+{
+	printf("ilock %s (git %s, libbpf %s)\n", ILOCK_VERSION_STR, ILOCK_GIT, libbpf_version_string());
+	return 0;
+}
+
+static bool is_version(const char *arg)
+{
+	return !strcmp(arg, "--version") || !strcmp(arg, "-V");
+}
+
 static int run(int argc, char **argv)
 {
 	/* installed as a link named ilocktop: that name means `ilock top` */
-	if (argc > 0 && !strcmp(basename(argv[0]), "ilocktop"))
+	if (argc > 0 && !strcmp(basename(argv[0]), "ilocktop")) {
+		if (argc == 2 && is_version(argv[1]))
+			return version();
 		return cmd_top(argc, argv);
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -73,10 +92,8 @@ static int run(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
-		printf("ilock %s\n", ILOCK_VERSION_STR);
-		return 0;
-	}
+	if (is_version(argv[1]) || !strcmp(argv[1], "version"))
+		return version();
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].fn(argc - 1, argv + 1);

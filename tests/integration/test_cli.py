@@ -207,7 +207,16 @@ def test_install(tmp_path):
     assert r.returncode == 0, r.stderr
     assert os.access(tmp_path / "bin" / "ilock", os.X_OK)
     assert os.readlink(tmp_path / "bin" / "ilocktop") == "ilock"
-    assert run([tmp_path / "bin" / "ilock", "--version"]).stdout.startswith("ilock ")
+    # the release, the commit and the libbpf, by either name
+    head = subprocess.run(["git", "-C", repo, "describe", "--always", "--dirty"],
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+    for argv in (["ilock", "--version"], ["ilock", "version"], ["ilocktop", "--version"],
+                 ["ilocktop", "-V"]):
+        r = run([tmp_path / "bin" / argv[0], *argv[1:]])
+        assert r.returncode == 0, (argv, r.stderr)
+        assert re.fullmatch(r"ilock \d+\.\d+\.\d+ \(git (\S+), libbpf v\d+\.\d+\)\n",
+                            r.stdout), (argv, r.stdout)
+        assert f"(git {head}," in r.stdout, (head, r.stdout)
 
 
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
