@@ -43,7 +43,7 @@ PURE_SRCS += src/strategy.c src/probe_report.c
 PURE_SRCS += src/recfile.c src/recview.c src/report_out.c src/report_html.c src/sigtest.c src/diff.c
 PURE_SRCS += src/top_model.c src/top_format.c src/top_store.c src/slots.c src/mapmem.c
 PURE_SRCS += src/prom.c src/prom_series.c src/waiting.c src/render_waiting.c
-SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
 HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUT)/helpers/%,$(HELPER_SRCS))
@@ -174,15 +174,18 @@ test-kernels:
 demo:
 	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory all helpers && sh scripts/demo.sh
 
-# The recording reader under libFuzzer, for a bounded time. Seeds in
+# The recording reader and every view of report and diff (tests/fuzz/fuzz_one.h)
+# under libFuzzer, for a bounded time; undefined behaviour stops it too. Seeds in
 # tests/fuzz/corpus; a crash leaves its input in build/fuzz/ and fails make:
 # keep it in tests/fuzz/crashers/, where the unit tests replay it.
 FUZZ_TIME ?= 20
 FUZZ_SRCS := src/recfile.c src/recview.c src/model.c src/hist.c src/mounts.c src/cli.c \
-	src/counters.c src/util.c src/ksyms.c src/waiting.c
-$(OUT)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c $(FUZZ_SRCS) | $(OUT)/fuzz
+	src/counters.c src/util.c src/ksyms.c src/waiting.c src/render_text.c src/render_json.c \
+	src/render_ops.c src/render_json_ops.c src/render_waiting.c src/json.c src/ops.c \
+	src/report_out.c src/report_html.c src/diff.c src/sigtest.c
+$(OUT)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c tests/fuzz/fuzz_one.h $(FUZZ_SRCS) | $(OUT)/fuzz
 	$(CLANG) -g -O1 $(WARN) -std=gnu11 -Iinclude -Isrc -D_GNU_SOURCE \
-		-fsanitize=fuzzer,address,undefined $< $(FUZZ_SRCS) -o $@ -lz -lm
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@ -lz -lm
 
 .PHONY: fuzz
 fuzz: $(OUT)/fuzz/fuzz_recfile

@@ -63,7 +63,7 @@ static uint64_t quantile(const __u64 *h, double q, uint64_t max_ns, const double
 		v = lo + frac * (hi - lo);
 		if (max_ns && v > (double)max_ns)
 			v = (double)max_ns;
-		return (uint64_t)v;
+		return u64_of(v);
 	}
 	return max_ns;
 }

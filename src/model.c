@@ -1034,7 +1034,8 @@ static int cmp_stacks(const void *pa, const void *pb)
 
 void snap_sort_stacks(struct snapshot *s)
 {
-	qsort(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stacks);
+	if (s->nstacks)  /* qsort's base may not be NULL, even for none */
+		qsort(s->stacks, s->nstacks, sizeof(*s->stacks), cmp_stacks);
 	if (s->stack_idx) {
 		free(s->stack_idx);
 		s->stack_idx = NULL;

@@ -249,7 +249,7 @@ static void timeline_svg(FILE *f, const struct report_ctx *c, const struct repor
 	fprintf(f, "<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", CHART_LEFT,
 		10 + plot_h, CHART_LEFT + plot_w, 10 + plot_h);
 	fprintf(f, "<text x=\"%d\" y=\"16\" text-anchor=\"end\">%s/s</text>\n", CHART_LEFT - 4,
-		fmt_ns(lbl, sizeof(lbl), (uint64_t)peak));
+		fmt_ns(lbl, sizeof(lbl), u64_of(peak)));
 	fprintf(f, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>\n", CHART_LEFT - 4,
 		10 + plot_h);
 	fprintf(f, "<text x=\"%d\" y=\"%d\">%.1f s</text>\n", CHART_LEFT, CHART_H - 4,

@@ -222,8 +222,8 @@ void report_timeline_text(FILE *f, const struct report_ctx *c)
 		fprintf(f, "  %-40s %-9s |%s|%*s  %10s %10s\n",
 			fmt_path_left(path, sizeof(path), label, 40),
 			class_display_name(l->class, iv.magic), spark, TIMELINE_WIDTH - cols, "",
-			fmt_ns(pk, sizeof(pk), (uint64_t)peak),
-			fmt_ns(mean, sizeof(mean), secs > 0 ? (uint64_t)(total / secs) : 0));
+			fmt_ns(pk, sizeof(pk), u64_of(peak)),
+			fmt_ns(mean, sizeof(mean), secs > 0 ? u64_of(total / secs) : 0));
 	}
 	free(v);
 }

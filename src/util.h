@@ -30,6 +30,17 @@ void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen);
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);
 
+/*
+ * A double as a u64, saturating: a rate or a mean computed from a damaged
+ * recording can exceed 2^64 (or be NaN), where a cast is undefined.
+ */
+static inline uint64_t u64_of(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
+}
+
 /* "s" unless one: "1 wait", "2 waits". */
 static inline const char *plural(uint64_t n)
 {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "hist.h"
+#include "util.h"
 #include "unit.h"
 
 static void test_slots(void)
@@ -61,6 +62,28 @@ static void test_percentiles(void)
 	CHECK(stats_percentile(&one, 0.99) <= 5000);
 	CHECK(stats_percentile(&one, 0.99) >= 4096);
 	CHECK_EQ_U(stats_percentile(&one, 1.0), 5000);
+	/*
+	 * The open-ended last slot with no max (only a damaged recording has
+	 * counts and no max): the top of the slot is past 2^64, and the cast
+	 * that was undefined there saturates.
+	 */
+	__u64 h[ILOCK_HIST_SLOTS] = {};
+
+	h[ILOCK_HIST_SLOTS - 1] = 3;
+	CHECK_EQ_U(hist_percentile(h, 1.0, 0), UINT64_MAX);
+	CHECK(hist_percentile(h, 0.01, 0) >= hist_slot_lo(ILOCK_HIST_SLOTS - 1));
+}
+
+/* Doubles as u64: rates and means from a damaged recording can exceed 2^64. */
+static void test_u64_of(void)
+{
+	CHECK_EQ_U(u64_of(5.9), 5);
+	CHECK_EQ_U(u64_of(0.0), 0);
+	CHECK_EQ_U(u64_of(-3.0), 0);
+	CHECK_EQ_U(u64_of(0.0 / 0.0), 0);
+	CHECK_EQ_U(u64_of(1e30), UINT64_MAX);
+	CHECK_EQ_U(u64_of(18446744073709551616.0), UINT64_MAX);
+	CHECK_EQ_U(u64_of(9007199254740992.0), 9007199254740992ULL);
 }
 
 /* Every wait in one slot: the exact mean decides where in the slot. */
@@ -175,6 +198,7 @@ int main(void)
 {
 	test_slots();
 	test_percentiles();
+	test_u64_of();
 	test_percentiles_one_slot();
 	test_merge_delta();
 	test_print();
