@@ -170,6 +170,12 @@ test-all: all helpers bench-tools $(UNIT_BINS)
 test-kernels:
 	@$(AS_ROOT); $(MAKE) --no-print-directory all helpers && sh scripts/test-kernels.sh
 
+# The integration tests against ilock built with ASan and UBSan, in a
+# temporary worktree (scripts/test-asan.sh); not part of `make test`.
+.PHONY: test-asan
+test-asan:
+	@$(AS_ROOT); sh scripts/setup.sh && sh scripts/test-asan.sh
+
 # The README's demo: set up, build, run the seed workload under ilock stat.
 demo:
 	@$(AS_ROOT); sh scripts/setup.sh && $(MAKE) --no-print-directory all helpers && sh scripts/demo.sh
