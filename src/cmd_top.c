@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "log.h"
+#include "outguard.h"
 #include "signals.h"
 #include "top_app.h"
 #include "util.h"
@@ -233,6 +234,7 @@ static int run_batch(struct top_app *a)
 	uint64_t tick = a->t.start_mono_ns + interval_ns;
 	int err;
 
+	outguard_stdout();
 	for (long i = 1; !stop_requested && (!a->o.iterations || i <= a->o.iterations); i++) {
 		sleep_until(tick);
 		if (stop_requested)

@@ -618,6 +618,7 @@ static void subject_label(struct diff_subject *s, const struct entity *ea, const
 		snprintf(s->label, sizeof(s->label), "%s:%s", fmt_kdev(d, sizeof(d), e->dev), e->rel);
 	else
 		snprintf(s->label, sizeof(s->label), "%s", ea ? s->ident_a : s->ident_b);
+	label_clean(s->label);
 }
 
 static int inode_subjects(struct diff_result *d, struct side *sa, struct side *sb)

@@ -12,6 +12,7 @@
 
 #include "commands.h"
 #include "ilock.h"
+#include "outguard.h"
 #include "version.h"
 
 static const struct {
@@ -94,9 +95,14 @@ static int run(int argc, char **argv)
 	}
 	if (is_version(argv[1]) || !strcmp(argv[1], "version"))
 		return version();
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[1], commands[i].name))
-			return commands[i].fn(argc - 1, argv + 1);
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		/* top guards its batch output itself: its screen needs the real stdout */
+		if (commands[i].fn != cmd_top)
+			outguard_stdout();
+		return commands[i].fn(argc - 1, argv + 1);
+	}
 	fprintf(stderr, "ilock: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -135,7 +135,7 @@ char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t o
 			 mode_short(mode));
 	else
 		snprintf(buf, len, "%s %s", c[0] ? c : "?", mode_short(mode));
-	return buf;
+	return label_clean(buf);
 }
 
 bool pair_has_edge(const struct ilock_edge_key *p, const struct ilock_edge_key *e)

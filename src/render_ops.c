@@ -29,6 +29,7 @@ static void inode_name(char *buf, size_t len, const struct snapshot *s, const st
 		snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v->rel);
 	else
 		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
+	label_clean(buf);
 }
 
 int render_frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip)

@@ -67,7 +67,7 @@ char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid)
 		snprintf(buf, len, "?");
 	else
 		snprintf(buf, len, "%s[%u]", c, pid);
-	return buf;
+	return label_clean(buf);
 }
 
 char *fmt_path_left(char *buf, size_t len, const char *path, int width)
@@ -129,6 +129,7 @@ void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev
 	else
 		snprintf(buf, len, "%s:%" PRIu64 " (%s)", fmt_kdev(d, sizeof(d), dev), ino,
 			 v->note ? v->note : "unknown");
+	label_clean(buf);
 }
 
 static int shown_rows(const struct snapshot *s, const struct render_opts *o)

@@ -105,6 +105,7 @@ void report_label(const struct snapshot *s, const struct report_meta *m, uint32_
 		snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v.rel);
 	else
 		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
+	label_clean(buf);
 }
 
 char *report_fmt_time_tenths(char *buf, size_t len, uint64_t realtime_ns)

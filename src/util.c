@@ -122,6 +122,22 @@ void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen)
 	dst[n] = 0;
 }
 
+void display_clean(char *s, size_t n, bool keep_lines)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if ((c < 0x20 || c == 0x7f) && !(keep_lines && (c == '\n' || c == '\t')))
+			s[i] = '?';
+	}
+}
+
+char *label_clean(char *s)
+{
+	display_clean(s, strlen(s), false);
+	return s;
+}
+
 static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;

@@ -41,6 +41,16 @@ static inline uint64_t u64_of(double v)
 	return v >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)v;
 }
 
+/*
+ * Bytes that would drive a terminal, C0 controls and DEL, as '?': a file
+ * name or a command name (prctl) can hold an escape sequence, and ilock
+ * prints them as root to an admin's terminal. keep_lines keeps newline
+ * and tab (ilock's own layout, in an output stream); a label keeps none.
+ */
+void display_clean(char *s, size_t n, bool keep_lines);
+/* A NUL-terminated label for people, cleaned in place. */
+char *label_clean(char *s);
+
 /* "s" unless one: "1 wait", "2 waits". */
 static inline const char *plural(uint64_t n)
 {

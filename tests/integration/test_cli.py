@@ -7,6 +7,7 @@ programs attached.
 import json
 import re
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -199,6 +200,23 @@ def test_interval_output(ilock_bin):
     assert len(docs) == 3  # two intervals, then the total
     assert all(d["version"] == 1 for d in docs)
     assert 0.8 < docs[0]["duration_s"] < 1.5 and docs[-1]["duration_s"] >= 2.0
+
+
+def test_report_output_cannot_drive_the_terminal(ilock_bin, tmp_path):
+    """Text on stdout passes through a guard that prints controls as '?':
+    here the recording's own name, which report prints in its title as
+    given, holds a clear-screen sequence."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    rec = tmp_path / "night\x1b[2J\x07.ilrec"
+    shutil.copy(os.path.join(repo, "tests", "fuzz", "corpus", "xfs_readers_behind_writer.ilrec"),
+                rec)
+    r = run([ilock_bin, "report", str(rec)])
+    assert r.returncode == 0, r.stderr
+    assert "ilock report: " + str(rec).replace("\x1b", "?").replace("\x07", "?") in r.stdout
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", r.stdout), repr(r.stdout[:500])
+    # JSON escapes names itself, and passes the guard unchanged
+    r = run([ilock_bin, "report", str(rec), "-j"])
+    assert r.returncode == 0 and json.loads(r.stdout)["version"] == 1
 
 
 def test_install(tmp_path):

@@ -393,6 +393,42 @@ def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
     assert 0.1 < float(m.group(1)) < 0.4 and m.group(2) == path
 
 
+def test_names_cannot_drive_the_terminal(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """A file name and a command name with escape sequences, a bell and a
+    newline: the text report prints each control as '?', so a name cannot
+    retitle, clear or forge lines on the terminal of whoever runs ilock;
+    the JSON, beside it, keeps the names exact."""
+    name = "evil\x1b]0;pwned\x07\nFAKE.dat"
+    path = make_file(os.path.join(xfs.mnt, name), 1 << 20)
+    # the holder's comm is its executable's name: \x1b[2J clears a screen
+    exe = tmp_path / "h\x1b[2Jx"
+    os.symlink(lockhold(helpers_dir), exe)
+    text = procs.start([ilock_bin, "stat", "-d", "3", "-D", xfs.mnt], stderr=subprocess.PIPE)
+    js = procs.start([ilock_bin, "stat", "-d", "3", "-D", xfs.mnt, "-j"], stderr=subprocess.PIPE)
+    wait_line(text, "ilock: tracing", 30, stream=text.stderr)
+    wait_line(js, "ilock: tracing", 30, stream=js.stderr)
+    holder = procs.start([str(exe), "write", path, 0, 4096, 400])
+    m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(holder, "HOLDING ", 10))
+    assert m
+    htid = int(m.group(2))
+    procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1]).communicate(timeout=20)
+    finish(holder)
+    out, _ = text.communicate(timeout=30)
+    doc, _ = js.communicate(timeout=30)
+    assert text.returncode == 0 and js.returncode == 0
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", out), repr(out[:2000])
+    shown = path.replace("\x1b", "?").replace("\x07", "?").replace("\n", "?")
+    assert f"most on {shown} IOLOCK" in out, repr(out[:3000])
+    row = next((l for l in out.splitlines() if "/evil?]0;pwned??FAKE.dat " in l and " xfs " in l),
+               None)
+    assert row and row.endswith(f"h?[2Jx[{htid}] exclusive"), repr(out[:3000])
+    assert "FAKE.dat" not in [l.strip() for l in out.splitlines()]  # no forged line
+    d = json.loads(doc)
+    lock = next(l for l in d["locks"] if l["ino"] == ino_of(path))
+    assert lock["path"] == path
+    assert any(e["holder"]["comm"] == "h\x1b[2Jx" for e in d["edges"]), d["edges"]
+
+
 def test_uncontended_writer_is_not_blamed_on_locks(ext4, procs, helpers_dir, ilock_bin):
     """One thread writing alone (seed 003: a write path slow for other
     reasons) waits for no inode lock, and ilock says the locks are not it."""

@@ -382,6 +382,13 @@ static void test_format(void)
 	CHECK_STR(fmt_path_left(b, sizeof(b), "/short", 12), "/short");
 	CHECK_STR(fmt_task(b, sizeof(b), "fio", 42), "fio[42]");
 	CHECK_STR(fmt_kdev(b, sizeof(b), ILOCK_KDEV(259, 3)), "259:3");
+	/* names that would drive a terminal: every control shown as '?' */
+	CHECK_STR(fmt_task(b, sizeof(b), "h\x1b[2J\x07x\n", 42), "h?[2J?x?[42]");
+	char lines[] = "a\tb\nc\rd\x1b\x7f\x01" "e\xc3\xa9";
+
+	display_clean(lines, sizeof(lines) - 1, true);
+	CHECK_STR(lines, "a\tb\nc?d???e\xc3\xa9");  /* newline, tab and UTF-8 kept */
+	CHECK_STR(label_clean(lines), "a?b?c?d???e\xc3\xa9");
 
 	char *buf = NULL;
 	size_t len = 0;
