@@ -68,12 +68,12 @@ $(OUT)/src/%.o: src/%.c $(OUT)/ilock.skel.h | $(OUT)/src
 
 # The commit built, for --version; rewritten only when it changes, so that
 # an unchanged tree does not rebuild main.o.
-$(OUT)/version.h: FORCE | $(OUT)/src
+$(OUT)/git_version.h: FORCE | $(OUT)/src
 	@v=$$(git describe --always --dirty 2>/dev/null || echo unknown); \
 	printf '#define ILOCK_GIT "%s"\n' "$$v" > $@.tmp; \
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
-$(OUT)/src/main.o: $(OUT)/version.h
+$(OUT)/src/version.o: $(OUT)/git_version.h
 
 .PHONY: FORCE
 FORCE:

@@ -8,8 +8,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
-
 #include "commands.h"
 #include "ilock.h"
 #include "outguard.h"
@@ -65,10 +63,9 @@ static int output_status(int ret)
 	return 1;
 }
 
-/* What a bug report needs: the release, the commit built, the libbpf linked. */
 static int version(void)
 {
-	printf("ilock %s (git %s, libbpf %s)\n", ILOCK_VERSION_STR, ILOCK_GIT, libbpf_version_string());
+	printf("ilock %s\n", ilock_version());
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 
 #include "mounts.h"
 #include "probe.h"
+#include "version.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -436,6 +437,7 @@ int probe_kernel(struct probe_result *r)
 	struct utsname u;
 
 	memset(r, 0, sizeof(*r));
+	snprintf(r->tool, sizeof(r->tool), "%s", ilock_version());
 	if (!uname(&u))
 		snprintf(r->kernel, sizeof(r->kernel), "%s", u.release);
 	r->has_caps = have_caps();

@@ -235,6 +235,12 @@ def test_install(tmp_path):
         assert re.fullmatch(r"ilock \d+\.\d+\.\d+ \(git (\S+), libbpf v\d+\.\d+\)\n",
                             r.stdout), (argv, r.stdout)
         assert f"(git {head}," in r.stdout, (head, r.stdout)
+    # probe, the other half of a problem report, names the same build
+    r = run([tmp_path / "bin" / "ilock", "probe", "-j"])
+    assert r.returncode == 0, r.stderr
+    assert "ilock " + json.loads(r.stdout)["ilock"] + "\n" == \
+        run([tmp_path / "bin" / "ilock", "--version"]).stdout
+    assert run([tmp_path / "bin" / "ilock", "probe"]).stdout.startswith("ilock 0.")
 
 
 UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
