@@ -3,6 +3,8 @@
 
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+# bash-completion loads a command's completion from here by its name
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 
 CC ?= gcc
 CLANG ?= clang
@@ -137,6 +139,9 @@ install: all
 	install -d $(DESTDIR)$(BINDIR)
 	install -m 0755 $(OUT)/ilock $(DESTDIR)$(BINDIR)/ilock
 	ln -sf ilock $(DESTDIR)$(BINDIR)/ilocktop
+	install -d $(DESTDIR)$(COMPLETIONDIR)
+	install -m 0644 contrib/ilock.bash $(DESTDIR)$(COMPLETIONDIR)/ilock
+	ln -sf ilock $(DESTDIR)$(COMPLETIONDIR)/ilocktop
 
 deps:
 	@sh scripts/setup.sh

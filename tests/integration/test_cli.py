@@ -219,12 +219,63 @@ def test_report_output_cannot_drive_the_terminal(ilock_bin, tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["version"] == 1
 
 
+COMPLETION_VALUES = {  # option -> how to ask ilock whether a value is taken
+    "--ops": ["stat", "--ops", "{}", "-d", "x"],
+    "--holds": ["stat", "--holds={}", "-d", "x"],
+    "--class": ["stat", "--class", "{}", "-d", "x"],
+    "--fs": ["stat", "--fs", "{}", "-d", "x"],
+    "-o": ["top", "-o", "{}", "-i", "x"],
+}
+
+
+def complete(ilock_bin, *words):
+    """What contrib/ilock.bash offers for the words typed so far."""
+    script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); '
+              '_ilock; printf "%s\\n" "${COMPREPLY[@]}"')
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PATH=os.path.dirname(ilock_bin) + ":" + os.environ["PATH"])
+    r = subprocess.run(["bash", "-c", script, "-", os.path.join(repo, "contrib", "ilock.bash"),
+                        *words], capture_output=True, text=True, env=env, timeout=30)
+    assert r.returncode == 0, r.stderr
+    return [w for w in r.stdout.split("\n") if w]
+
+
+def test_bash_completion(ilock_bin):
+    """Commands and options come from ilock's own help; each value list the
+    script keeps is what ilock takes, no more and no fewer."""
+    assert complete(ilock_bin, "ilock", "") == ["stat", "probe", "top", "record", "report",
+                                                "diff", "export", "--help", "--version"]
+    assert complete(ilock_bin, "ilock", "stat", "--cg") == ["--cgroup"]
+    assert complete(ilock_bin, "ilocktop", "--so") == ["--sort"]
+    assert complete(ilock_bin, "ilock", "record", "--out") == ["--output"]
+    assert "--listen" in complete(ilock_bin, "ilock", "export", "--")
+    assert "--cgroup" not in complete(ilock_bin, "ilock", "report", "--")  # refused offline
+    assert complete(ilock_bin, "ilock", "stat", "-D", "/sy") == ["/sys"]
+    assert complete(ilock_bin, "ilock", "stat", "--holds=x") == ["xfs"]
+    for opt, argv in COMPLETION_VALUES.items():
+        words = ["ilocktop" if argv[0] == "top" else "ilock"] + (["stat"] if argv[0] != "top" else [])
+        offered = complete(ilock_bin, *words, opt, "")
+        assert offered, opt
+        for v in offered:  # each is taken: the error is about the next option
+            r = run([ilock_bin, *[a.format(v) for a in argv]])
+            assert r.returncode == 2 and "invalid value 'x'" in r.stderr, (opt, v, r.stderr)
+        # every value ilock names when refusing one is offered
+        r = run([ilock_bin, *[a.format("bogus") for a in argv]])
+        named = re.findall(r"[a-z0-9_]+", r.stderr.splitlines()[0].split(":", 2)[2].split("(")[-1])
+        named = [w for w in named if w not in ("not", "one", "of", "or", "sort", "by",
+                                               "unknown", "filesystem")]
+        assert named and set(named) <= set(offered), (opt, named, offered)
+
+
 def test_install(tmp_path):
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     r = run(["make", "-s", "-C", repo, "install", f"PREFIX={tmp_path}"])
     assert r.returncode == 0, r.stderr
     assert os.access(tmp_path / "bin" / "ilock", os.X_OK)
     assert os.readlink(tmp_path / "bin" / "ilocktop") == "ilock"
+    comp = tmp_path / "share" / "bash-completion" / "completions"
+    assert "complete -F _ilock" in (comp / "ilock").read_text()
+    assert os.readlink(comp / "ilocktop") == "ilock"
     # the release, the commit and the libbpf, by either name
     head = subprocess.run(["git", "-C", repo, "describe", "--always", "--dirty"],
                           capture_output=True, text=True).stdout.strip() or "unknown"
