@@ -179,7 +179,7 @@ test-kernels:
 # temporary worktree (scripts/test-asan.sh); not part of `make test`.
 .PHONY: test-asan
 test-asan:
-	@$(AS_ROOT); sh scripts/setup.sh && sh scripts/test-asan.sh
+	@$(AS_ROOT); sh scripts/setup.sh && SAN_FLAGS="$(SAN_FLAGS)" sh scripts/test-asan.sh
 
 # The README's demo: set up, build, run the seed workload under ilock stat.
 demo:
@@ -190,10 +190,8 @@ demo:
 # tests/fuzz/corpus; a crash leaves its input in build/fuzz/ and fails make:
 # keep it in tests/fuzz/crashers/, where the unit tests replay it.
 FUZZ_TIME ?= 20
-FUZZ_SRCS := src/recfile.c src/recview.c src/model.c src/hist.c src/mounts.c src/cli.c \
-	src/counters.c src/util.c src/ksyms.c src/waiting.c src/render_text.c src/render_json.c \
-	src/render_ops.c src/render_json_ops.c src/render_waiting.c src/json.c src/ops.c \
-	src/report_out.c src/report_html.c src/diff.c src/sigtest.c
+# It links the pure modules, as the unit tests do.
+FUZZ_SRCS := $(PURE_SRCS)
 $(OUT)/fuzz/fuzz_recfile: tests/fuzz/fuzz_recfile.c tests/fuzz/fuzz_one.h $(FUZZ_SRCS) | $(OUT)/fuzz
 	$(CLANG) -g -O1 $(WARN) -std=gnu11 -Iinclude -Isrc -D_GNU_SOURCE \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(FUZZ_SRCS) -o $@ -lz -lm

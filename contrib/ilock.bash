@@ -17,7 +17,7 @@ _ilock_values() {
 
 _ilock() {
 	local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]}
-	local prog=${COMP_WORDS[0]} cmd i opts
+	local prog=${COMP_WORDS[0]} cmd opts
 	COMPREPLY=()
 	if [[ ${prog##*/} == ilocktop ]]; then
 		cmd=top

@@ -26,8 +26,8 @@ REV=$(git -C "$ROOT" stash create)
 git -C "$ROOT" worktree add --detach --quiet "$TREE" "${REV:-HEAD}"
 cd "$TREE"
 make --no-print-directory -s helpers bench-tools
-CFLAGS="-O1 -g -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	make --no-print-directory -s all
+# the unit tests' sanitizers (the Makefile's SAN_FLAGS, passed by make test-asan)
+CFLAGS="-O1 -g ${SAN_FLAGS:?run it as make test-asan}" make --no-print-directory -s all
 echo "test-asan: $("$TREE/build/ilock" --version), built with ASan and UBSan"
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} \
 	${PYTHON:-python3} -m pytest -q -p no:cacheprovider tests/integration "$@"

@@ -437,7 +437,7 @@ int probe_kernel(struct probe_result *r)
 	struct utsname u;
 
 	memset(r, 0, sizeof(*r));
-	snprintf(r->tool, sizeof(r->tool), "%s", ilock_version());
+	r->tool = ilock_version();
 	if (!uname(&u))
 		snprintf(r->kernel, sizeof(r->kernel), "%s", u.release);
 	r->has_caps = have_caps();

@@ -42,7 +42,7 @@ struct attach_trial {
 #define PROBE_SYM_LEN 64
 
 struct probe_result {
-	char tool[96];              /* ilock_version(); "" when not filled */
+	const char *tool;           /* ilock_version(); NULL when not filled */
 	char kernel[65];
 	bool has_caps;              /* root, or CAP_BPF + CAP_PERFMON */
 	bool vmlinux_btf;

@@ -33,7 +33,7 @@ void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s
 {
 	char t[200], forced[128];
 
-	if (r->tool[0])
+	if (r->tool)
 		fprintf(f, "ilock %s\n", r->tool);
 	fprintf(f, "kernel %s: privileged %s, BTF %s, BPF task storage %s\n", r->kernel,
 		yes_no(r->has_caps), yes_no(r->vmlinux_btf), yes_no(r->task_storage));
@@ -95,7 +95,7 @@ static void capture_json(struct json *j, const char *key, enum attach_mode m, co
 void probe_json(struct json *j, const struct probe_result *r, const struct strategy *s)
 {
 	json_obj_begin(j, NULL);
-	json_str(j, "ilock", r->tool[0] ? r->tool : NULL);
+	json_str(j, "ilock", r->tool);
 	json_str(j, "kernel", r->kernel);
 	json_bool(j, "privileged", r->has_caps);
 	json_bool(j, "vmlinux_btf", r->vmlinux_btf);

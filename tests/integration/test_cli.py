@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import BUILD
+from conftest import BUILD, REPO
 from util import bpf_ids_of, loaded_prog_ids, wait_line
 
 
@@ -206,9 +206,8 @@ def test_report_output_cannot_drive_the_terminal(ilock_bin, tmp_path):
     """Text on stdout passes through a guard that prints controls as '?':
     here the recording's own name, which report prints in its title as
     given, holds a clear-screen sequence."""
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     rec = tmp_path / "night\x1b[2J\x07.ilrec"
-    shutil.copy(os.path.join(repo, "tests", "fuzz", "corpus", "xfs_readers_behind_writer.ilrec"),
+    shutil.copy(os.path.join(REPO, "tests", "fuzz", "corpus", "xfs_readers_behind_writer.ilrec"),
                 rec)
     r = run([ilock_bin, "report", str(rec)])
     assert r.returncode == 0, r.stderr
@@ -232,9 +231,8 @@ def complete(ilock_bin, *words):
     """What contrib/ilock.bash offers for the words typed so far."""
     script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]}-1)); '
               '_ilock; printf "%s\\n" "${COMPREPLY[@]}"')
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PATH=os.path.dirname(ilock_bin) + ":" + os.environ["PATH"])
-    r = subprocess.run(["bash", "-c", script, "-", os.path.join(repo, "contrib", "ilock.bash"),
+    r = subprocess.run(["bash", "-c", script, "-", os.path.join(REPO, "contrib", "ilock.bash"),
                         *words], capture_output=True, text=True, env=env, timeout=30)
     assert r.returncode == 0, r.stderr
     return [w for w in r.stdout.split("\n") if w]
@@ -268,8 +266,7 @@ def test_bash_completion(ilock_bin):
 
 
 def test_install(tmp_path):
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    r = run(["make", "-s", "-C", repo, "install", f"PREFIX={tmp_path}"])
+    r = run(["make", "-s", "-C", REPO, "install", f"PREFIX={tmp_path}"])
     assert r.returncode == 0, r.stderr
     assert os.access(tmp_path / "bin" / "ilock", os.X_OK)
     assert os.readlink(tmp_path / "bin" / "ilocktop") == "ilock"
@@ -277,7 +274,7 @@ def test_install(tmp_path):
     assert "complete -F _ilock" in (comp / "ilock").read_text()
     assert os.readlink(comp / "ilocktop") == "ilock"
     # the release, the commit and the libbpf, by either name
-    head = subprocess.run(["git", "-C", repo, "describe", "--always", "--dirty"],
+    head = subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
                           capture_output=True, text=True).stdout.strip() or "unknown"
     for argv in (["ilock", "--version"], ["ilock", "version"], ["ilocktop", "--version"],
                  ["ilocktop", "-V"]):
