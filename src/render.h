@@ -74,7 +74,20 @@ struct inode_view {
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
 		    uint64_t ino, uint32_t gen, bool has_hold, struct inode_view *v);
 const char *inode_dir_slash(const struct inode_view *v);
-/* An inode for people: its path (with a note), else dev:path-in-fs, else dev:ino (why). */
+/*
+ * An inode for people: its path, else dev:path-in-fs, else dev:ino. The
+ * views differ only in what they add (LABEL_*): a directory's slash, and
+ * the note after a path or in place of one. C0 controls become '?'.
+ */
+enum {
+	LABEL_SLASH = 1,         /* "/srv/spool/": a directory's waits are over names */
+	LABEL_PATH_NOTE = 2,     /* "/a/b (deleted)" */
+	LABEL_NO_PATH_NOTE = 4,  /* "7:0:/b (device not mounted)", "7:0:131 (no dentry)" */
+	LABEL_ALL = LABEL_SLASH | LABEL_PATH_NOTE | LABEL_NO_PATH_NOTE,
+};
+void inode_label_as(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino,
+		    unsigned flags);
+/* inode_label_as() with everything: the stat and ilocktop views */
 void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino);
 /* "fio[4257]" */
 char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid);

@@ -17,19 +17,12 @@
 
 #define STACK_LINE_MAX 200   /* columns of a one-line stack */
 
+/* the op views' inode: a bare name, the notes are in the tables above them */
 static void inode_name(char *buf, size_t len, const struct snapshot *s, const struct report_meta *m,
 		       uint32_t dev, uint64_t ino, uint32_t gen, struct inode_view *v)
 {
-	char d[24];
-
 	describe_inode(s, m->mounts, dev, ino, gen, false, v);
-	if (v->path[0])
-		snprintf(buf, len, "%s", v->path);
-	else if (v->rel[0])
-		snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v->rel);
-	else
-		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
-	label_clean(buf);
+	inode_label_as(buf, len, v, dev, ino, 0);
 }
 
 int render_frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip)

@@ -115,21 +115,29 @@ static char *fmt_holder(char *buf, size_t len, const struct ilock_edge_key *k)
 	return fmt_holder_task(buf, len, k->holder_comm, k->holder_pid, k->holder_mode);
 }
 
+void inode_label_as(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino,
+		    unsigned flags)
+{
+	const char *slash = flags & LABEL_SLASH ? inode_dir_slash(v) : "";
+	const char *note = v->note ? v->note : "unknown";
+	char d[24];
+	int n;
+
+	if (v->path[0])
+		n = snprintf(buf, len, "%s%s", v->path, slash);
+	else if (v->rel[0])
+		n = snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v->rel);
+	else
+		n = snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
+	if (n >= 0 && (size_t)n < len &&
+	    (v->path[0] ? (flags & LABEL_PATH_NOTE) && v->note : (flags & LABEL_NO_PATH_NOTE)))
+		snprintf(buf + n, len - (size_t)n, " (%s)", note);
+	label_clean(buf);
+}
+
 void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino)
 {
-	const char *slash = inode_dir_slash(v);
-	char d[24];
-
-	if (v->path[0] && v->note)
-		snprintf(buf, len, "%s%s (%s)", v->path, slash, v->note);
-	else if (v->path[0])
-		snprintf(buf, len, "%s%s", v->path, slash);
-	else if (v->rel[0])
-		snprintf(buf, len, "%s:%s (%s)", fmt_kdev(d, sizeof(d), dev), v->rel, v->note);
-	else
-		snprintf(buf, len, "%s:%" PRIu64 " (%s)", fmt_kdev(d, sizeof(d), dev), ino,
-			 v->note ? v->note : "unknown");
-	label_clean(buf);
+	inode_label_as(buf, len, v, dev, ino, LABEL_ALL);
 }
 
 static int shown_rows(const struct snapshot *s, const struct render_opts *o)

@@ -94,18 +94,9 @@ void report_label(const struct snapshot *s, const struct report_meta *m, uint32_
 		  uint64_t ino, uint32_t gen, bool has_hold, char *buf, size_t len)
 {
 	struct inode_view v;
-	char d[24];
 
 	describe_inode(s, m ? m->mounts : NULL, dev, ino, gen, has_hold, &v);
-	if (v.path[0] && v.note)
-		snprintf(buf, len, "%s%s (%s)", v.path, inode_dir_slash(&v), v.note);
-	else if (v.path[0])
-		snprintf(buf, len, "%s%s", v.path, inode_dir_slash(&v));
-	else if (v.rel[0])
-		snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v.rel);
-	else
-		snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
-	label_clean(buf);
+	inode_label_as(buf, len, &v, dev, ino, LABEL_SLASH | LABEL_PATH_NOTE);
 }
 
 char *report_fmt_time_tenths(char *buf, size_t len, uint64_t realtime_ns)

@@ -587,6 +587,46 @@ static void test_directory(void)
 	mounts_free(&mt);
 }
 
+/* One label builder for every view: what each LABEL_* flag adds, in each of the three forms. */
+static void test_inode_label_as(void)
+{
+	static const struct {
+		const char *path, *rel, *note;
+		bool dir;
+		unsigned flags;
+		const char *want;
+	} t[] = {
+		{ "/mnt/x/spool", "/spool", NULL, true, LABEL_ALL, "/mnt/x/spool/" },
+		{ "/mnt/x/spool", "/spool", NULL, true, LABEL_PATH_NOTE, "/mnt/x/spool" },
+		{ "/mnt/x/a", "/a", "deleted", false, LABEL_ALL, "/mnt/x/a (deleted)" },
+		{ "/mnt/x/a", "/a", "deleted", false, LABEL_SLASH | LABEL_NO_PATH_NOTE, "/mnt/x/a" },
+		{ "", "/a", "device not mounted", false, LABEL_ALL, "7:0:/a (device not mounted)" },
+		{ "", "/a", "device not mounted", false, LABEL_SLASH | LABEL_PATH_NOTE, "7:0:/a" },
+		{ "", "", "no dentry", false, LABEL_ALL, "7:0:131 (no dentry)" },
+		{ "", "", NULL, false, LABEL_NO_PATH_NOTE, "7:0:131 (unknown)" },
+		{ "", "", "no dentry", false, 0, "7:0:131" },
+		{ "/mnt/x/e\033]0;t\a", "", NULL, false, LABEL_ALL, "/mnt/x/e?]0;t?" },
+	};
+	struct inode_view v;
+	char label[64], small[8];
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		memset(&v, 0, sizeof(v));
+		snprintf(v.path, sizeof(v.path), "%s", t[i].path);
+		snprintf(v.rel, sizeof(v.rel), "%s", t[i].rel);
+		v.note = t[i].note;
+		v.dir = t[i].dir;
+		inode_label_as(label, sizeof(label), &v, ILOCK_KDEV(7, 0), 131, t[i].flags);
+		CHECK_STR(label, t[i].want);
+	}
+	/* a label cut short by the buffer gets no note glued onto the cut */
+	memset(&v, 0, sizeof(v));
+	snprintf(v.path, sizeof(v.path), "/mnt/x/long-name");
+	v.note = "deleted";
+	inode_label_as(small, sizeof(small), &v, ILOCK_KDEV(7, 0), 131, LABEL_ALL);
+	CHECK_STR(small, "/mnt/x/");
+}
+
 int main(void)
 {
 	test_golden();
@@ -596,6 +636,7 @@ int main(void)
 	test_unnamed_readers();
 	test_headroom_rest();
 	test_directory();
+	test_inode_label_as();
 	test_format();
 	test_cli();
 	UNIT_DONE();
