@@ -81,6 +81,17 @@ struct probe_result {
 
 /* CONFIG_HZ=... in a kernel config's text; 0 if absent. Pure. */
 unsigned probe_parse_hz(const char *config);
+/*
+ * One line of /proc/timer_list: fills *now_ns from "now at N nsecs" and
+ * *jiffies from "jiffies: N"; true when the line was one of them. Pure.
+ */
+bool probe_timer_list_line(const char *line, uint64_t *now_ns, uint64_t *jiffies);
+/*
+ * HZ from jiffies ticked over ns of CLOCK_MONOTONIC: the nearest of the
+ * kernel's choices (100, 250, 300, 1000) within 10%, else the rate
+ * itself; 0 when it cannot tell (no time or no tick). Pure.
+ */
+unsigned probe_hz_of_ticks(uint64_t jiffies, uint64_t ns);
 
 #define STRATEGY_WHY_LEN 320
 

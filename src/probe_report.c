@@ -122,6 +122,8 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 		trial_json(j, probe_kind_name(k), &r->trial[k]);
 	trial_json(j, "tp_btf_xfs", &r->xfs_trial);
 	json_obj_end(j);
+	json_u64(j, "hz", r->hz);
+	json_str(j, "hz_from", r->hz_from ? r->hz_from : "");
 	json_arr_begin(j, "forced");
 	if (r->forced_raw_tp)
 		json_str(j, NULL, "ILOCK_FORCE_RAW_TP");
@@ -138,6 +140,35 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	capture_json(j, "rwsem_holds", s->rwsem_holds, s->rwsem_holds_why);
 	json_obj_end(j);
 	json_obj_end(j);
+}
+
+bool probe_timer_list_line(const char *line, uint64_t *now_ns, uint64_t *jiffies)
+{
+	unsigned long long v;
+
+	if (sscanf(line, "now at %llu nsecs", &v) == 1) {
+		*now_ns = v;
+		return true;
+	}
+	if (sscanf(line, "jiffies: %llu", &v) == 1) {
+		*jiffies = v;
+		return true;
+	}
+	return false;
+}
+
+unsigned probe_hz_of_ticks(uint64_t jiffies, uint64_t ns)
+{
+	static const unsigned choices[] = { 100, 250, 300, 1000 };
+	double hz;
+
+	if (!jiffies || ns < 1000000)
+		return 0;
+	hz = (double)jiffies * 1e9 / (double)ns;
+	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)
+		if (hz > choices[i] * 0.9 && hz < choices[i] * 1.1)
+			return choices[i];
+	return hz >= 24 && hz <= 10000 ? (unsigned)(hz + 0.5) : 0;
 }
 
 unsigned probe_parse_hz(const char *config)

@@ -51,6 +51,25 @@ def test_probe_reports_forced_strategy(ilock_bin):
     assert "  XFS holds:   off (ILOCK_NO_XFS)" in txt.stdout
 
 
+def test_probe_measures_hz_without_config(ilock_bin):
+    """A container without /boot: HZ is timed from /proc/timer_list, and agrees with the config."""
+    def probe(env):
+        r = subprocess.run([ilock_bin, "probe", "-j"], env=env, capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        p = json.loads(r.stdout)
+        return p["hz"], p["hz_from"]
+
+    hz, src = probe(dict(os.environ))
+    measured, how = probe(dict(os.environ, ILOCK_NO_KCONFIG="1"))
+    assert how == "measured: no kernel config found", how
+    assert measured in (100, 250, 300, 1000), measured
+    if src.startswith("assumed"):
+        pytest.skip("no kernel config on this host to check the measured HZ against")
+    assert src in ("/proc/config.gz", "/boot/config-" + os.uname().release), src
+    assert measured == hz, (measured, hz, src)
+
+
 def test_xfs_readers_blocked_by_writer_raw_tp_no_xfs(fs_factory, procs, helpers_dir, ilock_bin):
     xfs = fs_factory("xfs")
     lockhold = os.path.join(helpers_dir, "lockhold")

@@ -407,9 +407,40 @@ static void test_hz(void)
 	CHECK(probe_parse_hz(NULL) == 0);
 }
 
+/* HZ measured where no config tells: /proc/timer_list's lines, and the ticks' rate */
+static void test_hz_measured(void)
+{
+	uint64_t now = 0, j = 0;
+
+	CHECK(probe_timer_list_line("now at 31867697654058 nsecs\n", &now, &j));
+	CHECK(now == 31867697654058ULL && j == 0);
+	CHECK(probe_timer_list_line("jiffies: 4302859483\n", &now, &j));
+	CHECK(j == 4302859483ULL);
+	CHECK(!probe_timer_list_line("  .idle_jiffies   : 4302859122\n", &now, &j));
+	CHECK(!probe_timer_list_line("Timer List Version: v0.10\n", &now, &j));
+	CHECK(j == 4302859483ULL && now == 31867697654058ULL);
+	/* tick to tick over 50 ms: each of the kernel's choices, and off by a tick */
+	CHECK(probe_hz_of_ticks(12, 48000000) == 250);
+	CHECK(probe_hz_of_ticks(13, 50100000) == 250);
+	CHECK(probe_hz_of_ticks(15, 50000000) == 300);
+	CHECK(probe_hz_of_ticks(5, 50000000) == 100);
+	CHECK(probe_hz_of_ticks(50, 50000000) == 1000);
+	CHECK(probe_hz_of_ticks(49, 50000000) == 1000);
+	/* none of them: the rate itself (an arch's 1024, 24) */
+	CHECK(probe_hz_of_ticks(1024, 1000000000) == 1000);  /* within 10% of 1000 */
+	CHECK(probe_hz_of_ticks(3, 125000000) == 24);
+	CHECK(probe_hz_of_ticks(40, 50000000) == 800);
+	/* nothing to tell by */
+	CHECK(probe_hz_of_ticks(0, 50000000) == 0);
+	CHECK(probe_hz_of_ticks(5, 0) == 0);
+	CHECK(probe_hz_of_ticks(5, 999) == 0);
+	CHECK(probe_hz_of_ticks(1000000, 50000000) == 0);  /* 20 MHz: not a tick */
+}
+
 int main(void)
 {
 	test_hz();
+	test_hz_measured();
 	test_host();
 	test_filter_scope();
 	test_forced();
