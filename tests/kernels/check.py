@@ -75,6 +75,9 @@ def check_probe(c, probe):
     c.check(s["xfs_holds"]["attach"] == "tp_btf" and "module BTF" in s["xfs_holds"]["why"],
             f"probe: XFS holds tp_btf with module BTF, got {s['xfs_holds']}")
     c.check(probe["rwsem_slowpath"]["btf"], "probe: rwsem slow paths in BTF")
+    # the initramfs has no kernel config: HZ is timed, and Debian's is 250
+    c.check(probe.get("hz") == 250 and probe.get("hz_from", "").startswith("measured"),
+            f"probe: HZ measured as Debian's 250, got {probe.get('hz')} ({probe.get('hz_from')})")
 
 
 def check_no_xfs(c, blocks):
