@@ -358,6 +358,7 @@ int cmd_record(int argc, char **argv)
 	uint64_t deadline = 0, next_tick, interval_ns, prev_mono, start_real;
 	const char *reason = "interrupted";
 	char tmp_path[PATH_MAX + 8], target[PATH_MAX];
+	const char *unplaced = NULL;  /* the file made, while not yet in place */
 	int r, err = 0, ret = 1;
 
 	r = parse(argc, argv, &a, err_msg, sizeof(err_msg));
@@ -386,17 +387,11 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	rc.bytes = REC_HDR_LEN;
-	if (tracer_start(&t, &a.o)) {
-		/* nothing recorded: do not leave a header-only file behind */
-		unlink(tmp_path[0] ? tmp_path : a.path);
+	/* until it is in place, a failure leaves no header-only file behind */
+	unplaced = tmp_path[0] ? tmp_path : a.path;
+	if (tracer_start(&t, &a.o))
 		goto out;
-	}
 	tracing = true;
-	if (tmp_path[0] && rename(tmp_path, target)) {
-		log_error("cannot replace %s: %s", target, strerror(errno));
-		unlink(tmp_path);
-		goto out;
-	}
 	/* the wall clock at the tracer's start, for absolute times in reports */
 	start_real = now_realtime_ns() - (now_monotonic_ns() - t.start_mono_ns);
 
@@ -421,6 +416,21 @@ int cmd_record(int argc, char **argv)
 	if ((err = rec_encode_meta(&rc.w.raw, meta->kv, meta->n)) ||
 	    (err = write_block(&rc, REC_BLK_META, &rc.w.raw)))
 		goto out;
+	/*
+	 * Stopped while loading (Ctrl-C before the line below said it runs):
+	 * the user called it off, so nothing was recorded and an old FILE
+	 * under -f stays as it was, as when tracing cannot start.
+	 */
+	if (stop_requested) {
+		log_error("stopped before recording began: nothing recorded%s%s",
+			  tmp_path[0] ? ", left as it was: " : "", tmp_path[0] ? target : "");
+		goto out;
+	}
+	if (tmp_path[0] && rename(tmp_path, target)) {
+		log_error("cannot replace %s: %s", target, strerror(errno));
+		goto out;
+	}
+	unplaced = NULL;
 	rc.last_sync_ns = now_monotonic_ns();
 	fprintf(stderr, "ilock: recording to %s every %g s%s... Ctrl-C to stop\n", a.path,
 		a.o.interval_s, a.o.duration_s ? " for the given duration" : "");
@@ -468,6 +478,8 @@ int cmd_record(int argc, char **argv)
 out:
 	if (err && !rc.write_failed)
 		log_error("recording stopped: %s", strerror(-err));
+	if (unplaced)
+		unlink(unplaced);
 	if (tracing)
 		tracer_stop(&t);
 	if (rc.fd >= 0 && close(rc.fd) && !ret) {

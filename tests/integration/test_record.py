@@ -425,6 +425,32 @@ def test_force_keeps_the_old_recording_until_tracing_starts(recordings, ilock_bi
     assert rep.returncode == 0 and json.loads(rep.stdout)["recording"]["complete"] is True
 
 
+def test_ctrl_c_while_loading_records_nothing(recordings, ilock_bin, tmp_path):
+    """Ctrl-C before "recording to ..." calls the run off: -f leaves the old
+    recording as it was (it used to be replaced by a stub of a fraction of a
+    second), and a new file is not left behind; one line says so."""
+    old = tmp_path / "night.ilrec"
+    old.write_bytes(open(recordings["a1"], "rb").read())
+    before = old.read_bytes()
+    for target, force in ((old, ["-f"]), (tmp_path / "new.ilrec", [])):
+        p = subprocess.Popen([ilock_bin, "record", "-o", str(target), *force, "-d", "5"],
+                             stderr=subprocess.PIPE, text=True)
+        # the file is made before loading starts (which takes a second or more)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and \
+                not any(n.name.startswith(target.name) and n.name != "night.ilrec"
+                        for n in tmp_path.iterdir()):
+            time.sleep(0.002)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode == 1, err
+        assert "recording to" not in err, err
+        assert err.strip().endswith("stopped before recording began: nothing recorded" +
+                                    (f", left as it was: {old}" if force else "")), err
+        assert sorted(n.name for n in tmp_path.iterdir()) == ["night.ilrec"]
+        assert old.read_bytes() == before
+
+
 def current_umask():
     mask = os.umask(0)
     os.umask(mask)
