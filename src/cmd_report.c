@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,6 +183,74 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 		 (double)to / 1e9, c->i1 - c->i0, report_window_s(c));
 }
 
+/*
+ * The page for --html. An existing file is replaced only once the page
+ * is whole (made beside it, then renamed), so a failed write leaves it as
+ * it was; a recording is never replaced, the one being read least of all.
+ * A device or pipe is written as it is. 0, or the exit status after saying why.
+ */
+static int write_html(const char *path, const char *recording, struct report_ctx *ctx)
+{
+	char tmp[PATH_MAX + 8], target[PATH_MAX], magic[REC_MAGIC_LEN];
+	struct stat st, rs;
+	bool exists = !stat(path, &st), regular = exists && S_ISREG(st.st_mode);
+	FILE *hf;
+	int fd = -1, e = 0;
+
+	tmp[0] = 0;
+	if (regular && !stat(recording, &rs) && rs.st_dev == st.st_dev && rs.st_ino == st.st_ino) {
+		fprintf(stderr, "ilock report: --html %s is the recording being read: not "
+			"overwritten\n", path);
+		return 2;
+	}
+	if (regular) {
+		FILE *old = fopen(path, "rb");
+		bool rec = old && fread(magic, 1, sizeof(magic), old) == sizeof(magic) &&
+			   !memcmp(magic, REC_MAGIC, REC_MAGIC_LEN);
+
+		if (old)
+			fclose(old);
+		if (rec) {
+			fprintf(stderr, "ilock report: --html %s is an ilock recording: not "
+				"overwritten\n", path);
+			return 2;
+		}
+		fd = file_create_beside(path, tmp, sizeof(tmp), target, sizeof(target));
+		if (fd < 0) {
+			fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(-fd));
+			return 1;
+		}
+		hf = fdopen(fd, "w");
+	} else {
+		hf = fopen(path, "w");
+	}
+	if (!hf) {
+		fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(errno));
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		return 1;
+	}
+	report_html(hf, ctx);
+	if (fflush(hf) || ferror(hf))
+		e = errno ? errno : EIO;
+	if (fclose(hf) && !e)
+		e = errno;
+	if (!e && tmp[0] && rename(tmp, target))
+		e = errno;
+	if (e) {
+		/* a page cut short would load as if whole; only a file of ours goes */
+		if (tmp[0])
+			unlink(tmp);
+		else if (!exists && !stat(path, &st) && S_ISREG(st.st_mode))
+			unlink(path);
+		fprintf(stderr, "ilock report: writing %s failed: %s\n", path, strerror(e));
+		return 1;
+	}
+	return 0;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct recording rec;
@@ -268,27 +337,10 @@ int cmd_report(int argc, char **argv)
 	meta.duration_s = report_window_s(&ctx);
 
 	if (a.html) {
-		FILE *hf = fopen(a.html, "w");
-		struct stat st;
-		bool regular;
-		int e = 0;
+		int hr = write_html(a.html, a.file, &ctx);
 
-		if (!hf) {
-			fprintf(stderr, "ilock report: cannot write %s: %s\n", a.html, strerror(errno));
-			goto out;
-		}
-		/* only a file of ours is removed when cut short: never /dev/full or a pipe */
-		regular = !fstat(fileno(hf), &st) && S_ISREG(st.st_mode);
-		report_html(hf, &ctx);
-		if (fflush(hf) || ferror(hf))
-			e = errno ? errno : EIO;
-		if (fclose(hf) && !e)
-			e = errno;
-		if (e) {
-			/* a page cut short would load as if whole */
-			if (regular)
-				unlink(a.html);
-			fprintf(stderr, "ilock report: writing %s failed: %s\n", a.html, strerror(e));
+		if (hr) {
+			ret = hr;
 			goto out;
 		}
 		fprintf(stderr, "ilock report: wrote %s\n", a.html);

@@ -1770,31 +1770,10 @@ int rec_file_create(const char *path, bool force)
 int rec_file_create_beside(const char *path, char *tmp, size_t len, char *target,
 			   size_t target_len)
 {
-	char *real = realpath(path, NULL);
-	mode_t mask;
-	int fd;
+	int fd = file_create_beside(path, tmp, len, target, target_len);
 
-	if (!real)
-		return -errno;
-	if ((size_t)snprintf(target, target_len, "%s", real) >= target_len ||
-	    (size_t)snprintf(tmp, len, "%s.XXXXXX", real) >= len) {
-		free(real);
-		return -ENAMETOOLONG;
-	}
-	free(real);
-	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
-	/* as open(..., 0644) would have made it: mkostemp gives 0600 */
-	mask = umask(0);
-	umask(mask);
-	if (fchmod(fd, 0644 & ~mask)) {
-		int err = -errno;
-
-		close(fd);
-		unlink(tmp);
-		return err;
-	}
+		return fd;
 	fd = write_header(fd);
 	if (fd < 0)
 		unlink(tmp);

@@ -288,12 +288,7 @@ int rec_encode_end(struct rec_buf *raw, uint64_t nintervals, uint64_t end_realti
 
 /* Create for writing (O_EXCL unless force); writes the header. fd or -errno. */
 int rec_file_create(const char *path, bool force);
-/*
- * A new recording to replace the existing regular file at path, made
- * beside it as tmp (len bytes, "PATH.XXXXXX"; PATH a symlink's target):
- * rename(tmp, target) puts it in place, so until then the old one stays.
- * fd with the header written, or -errno.
- */
+/* file_create_beside() (util.h) for a recording: fd with the header written, or -errno. */
 int rec_file_create_beside(const char *path, char *tmp, size_t len, char *target,
 			   size_t target_len);
 /*

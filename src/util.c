@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ilock.h"
 #include "util.h"
@@ -171,4 +174,34 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 	else
 		snprintf(buf, len, v < 10 ? "%.1f %s" : "%.0f %s", v, unit[u]);
 	return buf;
+}
+
+int file_create_beside(const char *path, char *tmp, size_t len, char *target, size_t target_len)
+{
+	char *real = realpath(path, NULL);
+	mode_t mask;
+	int fd;
+
+	if (!real)
+		return -errno;
+	if ((size_t)snprintf(target, target_len, "%s", real) >= target_len ||
+	    (size_t)snprintf(tmp, len, "%s.XXXXXX", real) >= len) {
+		free(real);
+		return -ENAMETOOLONG;
+	}
+	free(real);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* as open(..., 0644) would have made it: mkostemp gives 0600 */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0644 & ~mask)) {
+		int err = -errno;
+
+		close(fd);
+		unlink(tmp);
+		return err;
+	}
+	return fd;
 }

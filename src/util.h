@@ -57,4 +57,12 @@ static inline const char *plural(uint64_t n)
 	return n == 1 ? "" : "s";
 }
 
+/*
+ * A new file to replace the existing one at path, made beside it as tmp
+ * (len bytes, "PATH.XXXXXX"; PATH a symlink's target, into target), mode
+ * 0644 less the umask: rename(tmp, target) puts it in place, so until then
+ * the old one stays. fd or -errno.
+ */
+int file_create_beside(const char *path, char *tmp, size_t len, char *target, size_t target_len);
+
 #endif

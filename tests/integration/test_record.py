@@ -478,6 +478,47 @@ def test_html_that_cannot_be_written_fails_and_is_removed(recordings, ilock_bin,
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
+def test_html_never_replaces_a_recording(recordings, ilock_bin, tmp_path):
+    """--html over the recording being read (or any recording) is refused and
+    leaves it as it was; an older page is replaced only once the new one is
+    whole, and a failed write leaves the old page."""
+    rec = tmp_path / "night.ilrec"
+    rec.write_bytes(open(recordings["a1"], "rb").read())
+    other = tmp_path / "other.ilrec"
+    other.write_bytes(rec.read_bytes())
+    link = tmp_path / "link.html"
+    link.symlink_to(rec.name)
+    before = rec.read_bytes()
+    for out, why in ((rec, "is the recording being read"), (link, "is the recording being read"),
+                     (other, "is an ilock recording")):
+        r = subprocess.run([ilock_bin, "report", str(rec), "--html", str(out)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2, r.stderr
+        assert r.stderr == f"ilock report: --html {out} {why}: not overwritten\n", r.stderr
+        assert rec.read_bytes() == before and other.read_bytes() == before
+
+    page = tmp_path / "night.html"
+    page.write_text("old page\n")
+    r = subprocess.run([ilock_bin, "report", str(rec), "--html", str(page)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    # a write that fails (the directory full) keeps the old page and leaves no temp file
+    small = tmp_path / "small"
+    small.mkdir()
+    _run(["mount", "-t", "tmpfs", "-o", "size=8k", "tmpfs", str(small)])
+    try:
+        kept = small / "r.html"
+        kept.write_text("old page\n")
+        r = subprocess.run([ilock_bin, "report", "--html", str(kept), str(rec)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and "No space left on device" in r.stderr, r.stderr
+        assert kept.read_text() == "old page\n"
+        assert [n.name for n in small.iterdir()] == ["r.html"]
+    finally:
+        subprocess.run(["umount", str(small)], capture_output=True)
+
+
 def test_fifos_and_other_non_files_are_refused_at_once(ilock_bin, tmp_path):
     """Opening a FIFO blocks until the other end opens: report and record
     hung there. And -f must not replace a device node or a directory."""
