@@ -62,7 +62,7 @@ CLI_CGROUP_HELP
 "  -o, --sort KEY          wait (default), waits, max, p99, shared, exclusive\n"
 "  -b, --batch             plain text, one table per interval (automatic when\n"
 "                          stdout is not a terminal)\n"
-"  -n, --iterations N      stop after N intervals\n"
+"  -n, --iterations N      stop after N intervals (batch output only)\n"
 "      --rows N            rows per table in batch mode (default 20, 0: all)\n"
 "      --ops MODE          syscalls (default), io, all or off, as for ilock stat;\n"
 "                          --no-stacks too\n"

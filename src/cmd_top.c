@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <term.h>
@@ -214,7 +215,8 @@ static void print_batch(struct top_app *a, FILE *f, long iteration)
 	if (!a->view.nrows)
 		fprintf(f, "(no inode lock waits in this interval)\n");
 	else if (rows < a->view.nrows)
-		fprintf(f, "(%zu more rows; --rows 0 shows all)\n", a->view.nrows - rows);
+		fprintf(f, "(%zu more row%s; --rows 0 shows all)\n", a->view.nrows - rows,
+			plural(a->view.nrows - rows));
 	fputc('\n', f);
 	fflush(f);
 }
@@ -226,6 +228,14 @@ static void sleep_until(uint64_t deadline_ns)
 
 	while (!stop_requested && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		;
+}
+
+/* fd is a pipe or socket whose reading end is closed (poll says POLLERR) */
+static bool reader_gone(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+
+	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
 static int run_batch(struct top_app *a)
@@ -250,10 +260,23 @@ static int run_batch(struct top_app *a)
 			log_error("out of memory");
 			return err;
 		}
+		errno = 0;
 		print_batch(a, stdout, i);
 		if (ferror(stdout)) {
-			/* a closed pipe (head -n) is a normal end for batch output */
-			return 0;
+			int e = errno;
+
+			/*
+			 * A closed pipe (head -n) is a normal end for batch
+			 * output; any other write error (a full disk) is not.
+			 * Either way the output is dropped and cleared, so
+			 * that main() does not say it again.
+			 */
+			__fpurge(stdout);
+			clearerr(stdout);
+			if (reader_gone(STDOUT_FILENO))
+				return 0;
+			log_error("writing the output failed: %s", strerror(e ? e : EIO));
+			return -EIO;
 		}
 		tick = top_next_deadline(tick, interval_ns, now_monotonic_ns());
 	}
@@ -344,10 +367,14 @@ static bool terminal_usable(void)
 {
 	int e = 0;
 
+	char *cup;
+
 	if (setupterm(NULL, STDOUT_FILENO, &e) != OK)
 		return false;
+	/* a terminal that cannot move its cursor (TERM=dumb) cannot show a screen */
+	cup = tigetstr("cup");
 	del_curterm(cur_term);
-	return true;
+	return cup && cup != (char *)-1;
 }
 
 int cmd_top(int argc, char **argv)
@@ -386,6 +413,13 @@ int cmd_top(int argc, char **argv)
 	}
 	batch = a->o.batch || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO);
 	a->batch = batch;
+	if (!batch && a->o.iterations) {
+		fprintf(stderr, "ilocktop: -n: the screen runs until q; -n counts intervals of batch "
+				"output (-b)\n");
+		cli_usage_brief(CLI_TOP, stderr);
+		free(a);
+		return 2;
+	}
 	if (!batch && !terminal_usable()) {
 		fprintf(stderr, "ilocktop: cannot use terminal type '%s'; set TERM or use -b for "
 				"batch output\n", getenv("TERM") ? getenv("TERM") : "(unset)");

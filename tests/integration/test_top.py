@@ -377,6 +377,33 @@ def test_batch_not_a_tty_and_rows(workload, ilocktop_bin):
         assert len(_table_rows(tab)[1]) <= 2  # the row, maybe "(N more rows...)"
 
 
+def test_batch_closed_pipe_is_quiet_a_full_disk_is_not(ilocktop_bin):
+    """ilocktop -b | head ends quietly (exit 0, nothing on stderr); a write
+    that fails otherwise (/dev/full) exits 1 with the reason, said once."""
+    r = subprocess.run(f"{ilocktop_bin} -b -i 0.3 | head -1; echo \"rc=${{PIPESTATUS[0]}}\"",
+                       shell=True, executable="/bin/bash", capture_output=True, text=True,
+                       timeout=60)
+    assert r.stdout.splitlines() == ["--- interval 1 ---", "rc=0"], (r.stdout, r.stderr)
+    assert r.stderr == "", r.stderr
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([ilocktop_bin, "-b", "-i", "0.3", "-n", "3"], stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == 1
+    assert r.stderr == "ilock: writing the output failed: No space left on device\n", r.stderr
+
+
+def test_screen_refuses_what_only_batch_takes(term, ilocktop_bin):
+    """In a real terminal: -n (batch only) and a TERM that cannot move the
+    cursor are refused on one line before the screen is taken."""
+    t = term()
+    t.line(f"{ilocktop_bin} -n 2; echo EXIT=$?")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=2" in s and "ilocktop: -n: the screen runs until q" in s, s
+    t.line(f"TERM=dumb {ilocktop_bin}; echo EXIT2=$?")
+    s = t.wait_re(r"^EXIT2=\d+")
+    assert "EXIT2=1" in s and "cannot use terminal type 'dumb'" in s, s
+
+
 @pytest.mark.parametrize("args,reason", [
     (["--bogus"], "unknown option --bogus"),
     (["-i", "0"], "invalid value '0' for -i"),
