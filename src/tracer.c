@@ -217,7 +217,10 @@ static void unmap_slots(struct slot_region *r)
  * attaches is one that began before tracing (end_without_begin), not a
  * loss (begin_without_end, which the next wait of its thread would count).
  * ext4 fsyncs likewise: an fsync begun and ended between the two attaches
- * would be listed in progress until its thread's next fsync.
+ * would be listed in progress until its thread's next fsync. Holds the
+ * same, after the waits: unlocks before locks, or a lock taken between
+ * the two attaches and let go before the second would be counted a lost
+ * unlock (lock_without_unlock) on every start on a busy XFS host.
  */
 static int wait_side(const struct tracer *t, const struct bpf_program *prog)
 {
@@ -233,7 +236,12 @@ static int wait_side(const struct tracer *t, const struct bpf_program *prog)
 	    prog == s->progs.slow_read_begin_kprobe || prog == s->progs.slow_write_begin_kprobe ||
 	    prog == s->progs.jbd2_fsync_enter)
 		return 1;
-	return 2;
+	if (prog == s->progs.xfs_iunlock_btf || prog == s->progs.xfs_iunlock_raw ||
+	    prog == s->progs.xfs_ilock_demote_btf || prog == s->progs.xfs_ilock_demote_raw ||
+	    prog == s->progs.hold_up_read || prog == s->progs.hold_up_write ||
+	    prog == s->progs.hold_downgrade_write)
+		return 2;
+	return 3;
 }
 
 static int attach_one(struct tracer *t, struct bpf_program *prog)
@@ -277,8 +285,8 @@ static int attach_all(struct tracer *t)
 	struct bpf_program *prog;
 	int err;
 
-	/* pass 0: the wait ends; 1: the begins; 2: everything else */
-	for (int pass = 0; pass < 3; pass++) {
+	/* pass 0: the wait ends; 1: their begins; 2: the hold ends; 3: everything else */
+	for (int pass = 0; pass < 4; pass++) {
 		bpf_object__for_each_program(prog, t->skel->obj) {
 			if (!bpf_program__autoload(prog) || wait_side(t, prog) != pass ||
 			    prog == t->skel->progs.waiting_now)
