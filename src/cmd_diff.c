@@ -186,6 +186,9 @@ int cmd_diff(int argc, char **argv)
 	if (load(pa, &a) || load(pb, &b) || apply_window(pa, &a, from_s, to_s, &wa) ||
 	    apply_window(pb, &b, from_s, to_s, &wb))
 		goto out;
+	if (f.tgid || f.comm_on)
+		fprintf(stderr, "ilock diff: note: -p/-c select holder->waiter pairs (the roles); "
+			"class and inode totals are per inode\n");
 	if (from_s || to_s) {
 		snprintf(window, sizeof(window), "%s%s%s%s%s", from_s ? "--from " : "",
 			 from_s ? from_s : "", from_s && to_s ? " " : "", to_s ? "--to " : "",

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "diff.h"
 #include "hist.h"
 #include "json.h"
@@ -494,7 +495,7 @@ static struct ent_load *side_load(const struct side *s, const struct diff_opts *
 {
 	struct ent_load *ld = calloc(s->n ? s->n : 1, sizeof(*ld));
 	const struct recording *r = s->r;
-	double secs = (double)rec_end_ns(r) / 1e9;
+	double secs = (double)rec_dur_ns(r) / 1e9;
 
 	if (!ld)
 		return NULL;
@@ -995,7 +996,7 @@ static int role_subjects(struct diff_result *d, const struct recording *a,
 			 const struct recording *b)
 {
 	const struct diff_opts *o = &d->o;
-	double secs_a = (double)rec_end_ns(a) / 1e9, secs_b = (double)rec_end_ns(b) / 1e9;
+	double secs_a = (double)rec_dur_ns(a) / 1e9, secs_b = (double)rec_dur_ns(b) / 1e9;
 	bool ops = !d->roles_without_ops;
 	struct role_set ra, rb;
 	struct role_rank *rk = NULL;
@@ -1217,8 +1218,8 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 
 	memset(d, 0, sizeof(*d));
 	d->o = *o;
-	d->secs_a = (double)rec_end_ns(a) / 1e9;
-	d->secs_b = (double)rec_end_ns(b) / 1e9;
+	d->secs_a = (double)rec_dur_ns(a) / 1e9;
+	d->secs_b = (double)rec_dur_ns(b) / 1e9;
 	d->niv_a = a->niv;
 	d->niv_b = b->niv;
 
@@ -1414,13 +1415,27 @@ void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum
 			 fmt_p(p, sizeof(p), c->p_adj));
 }
 
+/* " matching the filters (FILTERS)" when some are given, else "" */
+static const char *filtered(const struct diff_result *d, char *buf, size_t len)
+{
+	char t[200];
+
+	buf[0] = 0;
+	if (d->o.f) {
+		cli_filters_text(d->o.f, t, sizeof(t));
+		if (strcmp(t, "none"))
+			snprintf(buf, len, " matching the filters (%s)", t);
+	}
+	return buf;
+}
+
 static void side_line(FILE *f, const char *tag, const char *name, const struct recording *r)
 {
 	char t[32];
 	const char *host = rec_meta(r, "hostname"), *k = rec_meta(r, "kernel");
 
 	fprintf(f, "%s %s: %zu intervals of %g s (%.1f s) from %s on %s (%s)%s\n", tag, name, r->niv,
-		(double)r->interval_ns / 1e9, (double)rec_end_ns(r) / 1e9,
+		(double)r->interval_ns / 1e9, (double)rec_dur_ns(r) / 1e9,
 		report_fmt_time(t, sizeof(t), r->start_realtime_ns), host ? host : "?", k ? k : "?",
 		r->status != REC_OK ? " [damaged: read up to the damage]" : "");
 }
@@ -1454,7 +1469,7 @@ static const char *role_threads_text(char *buf, size_t len, const char *side, co
 void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
 		      const struct recording *a, const struct recording *b)
 {
-	char line[2 * ILOCK_PATH_MAX + 256], kh[32], ta[48], tb[48];
+	char line[2 * ILOCK_PATH_MAX + 256], kh[32], ta[48], tb[48], fl[256];
 	bool any_class = false, any_inode = false, any_role = false;
 	size_t nsum = 0;
 
@@ -1466,8 +1481,9 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		   "(latencies) (docs/diff-method.md)\n", d->ntests, d->o.alpha, d->o.min_change * 100,
 		d->o.min_change_latency * 100);
 	if (d->o.window)
-		fprintf(f, "window: %s, from each recording's start (its intervals whose middle is "
-			   "in it)\n", d->o.window);
+		fprintf(f, "window: %s, in each recording (seconds from its own start, a clock "
+			   "time the same moment in both; the intervals whose middle is in it)\n",
+			d->o.window);
 	if (d->nprobes) {
 		fprintf(f, "note: captured differently:");
 		for (size_t i = 0; i < d->nprobes; i++)
@@ -1492,7 +1508,8 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		subject_table(f, s);
 	}
 	if (!any_class)
-		fprintf(f, "  (no inode lock waits in either recording)\n");
+		fprintf(f, "  (no inode lock waits in either recording%s)\n",
+			filtered(d, fl, sizeof(fl)));
 
 	fprintf(f, "\nBY INODE (matched by path, else dev:ino; top %d by wait time)\n", d->o.top_n);
 	for (size_t i = 0; i < d->n; i++) {
@@ -1562,10 +1579,14 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 			shown++;
 		}
 	if (!nsum)
-		fprintf(f, "  (no inode lock waits or holds in either recording)\n");
+		fprintf(f, "  (no inode lock waits or holds in either recording%s)\n",
+			filtered(d, fl, sizeof(fl)));
 	if (d->nsig)
 		fprintf(f, "verdict: significant change in %zu of %zu comparisons (%zu lower, %zu higher)\n",
 			d->nsig, d->ntests, d->nlower, d->nhigher);
+	else if (!d->n)
+		fprintf(f, "verdict: cannot tell: nothing to compare (no inode lock wait or hold in "
+			   "either recording%s)\n", filtered(d, fl, sizeof(fl)));
 	else if (!d->ntests)
 		fprintf(f, "verdict: cannot tell: too few intervals to test (need %zu per recording)\n",
 			d->o.min_samples);
@@ -1590,7 +1611,7 @@ static void json_side(struct json *j, const char *key, const char *name, const s
 	json_str(j, "file", name);
 	json_u64(j, "intervals", r->niv);
 	json_double(j, "interval_s", (double)r->interval_ns / 1e9);
-	json_double(j, "duration_s", (double)rec_end_ns(r) / 1e9);
+	json_double(j, "duration_s", (double)rec_dur_ns(r) / 1e9);
 	json_str(j, "start_time", report_fmt_time(t, sizeof(t), r->start_realtime_ns));
 	json_str(j, "hostname", rec_meta(r, "hostname"));
 	json_str(j, "kernel", rec_meta(r, "kernel"));
@@ -1747,10 +1768,11 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_arr_end(&j);
 	json_str(&j, "verdict", d->nsig ? "significant change"
 				: d->ntests && !d->unreachable ? "no significant change"
-							       : "too few intervals");
+				: !d->n ? "nothing to compare" : "too few intervals");
 	json_u64(&j, "tests_out_of_reach", d->nout_of_reach);
 	/* 0 unless more intervals would be needed (unreachable) */
-	json_u64(&j, "intervals_needed", !d->ntests ? d->o.min_samples : d->intervals_needed);
+	json_u64(&j, "intervals_needed", !d->n ? 0 : !d->ntests ? d->o.min_samples
+							       : d->intervals_needed);
 	json_obj_end(&j);
 	json_obj_end(&j);
 }

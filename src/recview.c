@@ -390,6 +390,15 @@ uint64_t rec_end_ns(const struct recording *r)
 	return end;
 }
 
+uint64_t rec_dur_ns(const struct recording *r)
+{
+	uint64_t ns = 0;
+
+	for (size_t i = 0; i < r->niv; i++)
+		ns += r->iv[i].dur_ns;
+	return ns;
+}
+
 static bool from_abs(const struct recording *r, double abs_s, uint64_t *ns, char *err,
 		     size_t errlen, const char *arg)
 {

@@ -39,6 +39,8 @@ void rec_select(const struct recording *r, uint64_t from_ns, uint64_t to_ns, siz
 		size_t *i1);
 /* End of the last interval, ns from the start. */
 uint64_t rec_end_ns(const struct recording *r);
+/* The time the intervals cover, summed: a window's length after diff slices it. */
+uint64_t rec_dur_ns(const struct recording *r);
 /*
  * --from/--to (NULL: the start, the end) as report and diff take them:
  * the window's intervals [*i0, *i1). 0; -EINVAL a bad time or order, a

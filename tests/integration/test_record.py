@@ -359,19 +359,40 @@ def test_diff_window(recordings, ilock_bin):
     rep = subprocess.run([ilock_bin, "report", "-j", recordings["a1"], "--from", "1", "--to",
                           "4"], capture_output=True, text=True, timeout=30)
     assert rep.returncode == 0, rep.stderr
-    want = json.loads(rep.stdout)["window"]["intervals"]
+    rdoc = json.loads(rep.stdout)
+    want = rdoc["window"]["intervals"]
     doc = json.loads(diff(ilock_bin, recordings["a1"], recordings["a2"], "--from", "1", "--to",
                           "4", "-j"))
     whole = json.loads(diff(ilock_bin, recordings["a1"], recordings["a2"], "-j"))
     assert doc["window"] == "--from 1 --to 4" and whole["window"] is None
     assert doc["before"]["intervals"] == want < whole["before"]["intervals"], (doc["before"], want)
+    # the window's length, as report gives it (it said the window's end, 4 s)
+    assert abs(doc["before"]["duration_s"] - rdoc["duration_s"]) < 1e-6, (doc["before"], rdoc)
+    assert doc["before"]["duration_s"] < whole["before"]["duration_s"] - 1.5
     out = diff(ilock_bin, recordings["a1"], recordings["a2"], "--from", "1", "--to", "4")
-    assert "window: --from 1 --to 4, from each recording's start" in out
+    assert "window: --from 1 --to 4, in each recording (seconds from its own start" in out
     # a window past the end: one line, exit 1
     r = subprocess.run([ilock_bin, "diff", recordings["a1"], recordings["a2"], "--from", "1h"],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and r.stdout == "", r
     assert r.stderr.count("\n") == 1 and "no data in the time window" in r.stderr
+
+
+def test_diff_filters_that_match_nothing(recordings, ilock_bin):
+    """Filters that leave nothing: the verdict says there is nothing to
+    compare (it said too few intervals); -p/-c get report's note."""
+    out = diff(ilock_bin, recordings["a1"], recordings["a2"], "--ino", "1")
+    last = out.strip().splitlines()[-1]
+    assert last.startswith("verdict: cannot tell: nothing to compare (no inode lock wait or "
+                           "hold in either recording matching the filters ("), out
+    doc = json.loads(diff(ilock_bin, recordings["a1"], recordings["a2"], "--ino", "1", "-j"))
+    assert doc["summary"]["verdict"] == "nothing to compare", doc["summary"]
+    assert doc["summary"]["intervals_needed"] == 0
+    r = subprocess.run([ilock_bin, "diff", recordings["a1"], recordings["a2"], "-c", "nothere"],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ("ilock diff: note: -p/-c select holder->waiter pairs (the roles); "
+                        "class and inode totals are per inode\n"), r.stderr
 
 
 def test_diff_changed_condition(recordings, ilock_bin):
