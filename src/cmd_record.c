@@ -124,7 +124,7 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 			a->path = optarg;
 			break;
 		case 'd':
-			hint = "seconds, up to 10000000";
+			hint = "seconds, more than 0 and up to 10000000";
 			if (!parse_seconds(optarg, 1e7, &a->o.duration_s))
 				goto bad_value;
 			break;
@@ -472,8 +472,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (fdatasync(rc.fd))
 		log_warn("fdatasync %s: %s", a.path, strerror(errno));
-	fprintf(stderr, "ilock: wrote %" PRIu64 " intervals (%.1f KiB) to %s\n", rc.intervals,
-		(double)rc.bytes / 1024.0, a.path);
+	fprintf(stderr, "ilock: wrote %" PRIu64 " interval%s (%.1f KiB) to %s\n", rc.intervals,
+		plural(rc.intervals), (double)rc.bytes / 1024.0, a.path);
 	ret = 0;
 out:
 	if (err && !rc.write_failed)

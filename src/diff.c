@@ -1434,8 +1434,8 @@ static void side_line(FILE *f, const char *tag, const char *name, const struct r
 	char t[32];
 	const char *host = rec_meta(r, "hostname"), *k = rec_meta(r, "kernel");
 
-	fprintf(f, "%s %s: %zu intervals of %g s (%.1f s) from %s on %s (%s)%s\n", tag, name, r->niv,
-		(double)r->interval_ns / 1e9, (double)rec_dur_ns(r) / 1e9,
+	fprintf(f, "%s %s: %zu interval%s of %g s (%.1f s) from %s on %s (%s)%s\n", tag, name, r->niv,
+		plural(r->niv), (double)r->interval_ns / 1e9, (double)rec_dur_ns(r) / 1e9,
 		report_fmt_time(t, sizeof(t), r->start_realtime_ns), host ? host : "?", k ? k : "?",
 		r->status != REC_OK ? " [damaged: read up to the damage]" : "");
 }

@@ -360,6 +360,36 @@ static void test_html(void)
 	teardown(&fx);
 }
 
+/* Readers whose owner hint named the waiter itself: "(readers)" in the page, as in the text. */
+static void test_html_unnamed_readers(void)
+{
+	struct fixture fx;
+	struct snapshot d;
+	struct ilock_edge_key ek = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
+				     .holder_mode = ILOCK_MODE_READERS, .waiter_mode = ILOCK_MODE_EXCL,
+				     .waiter_pid = 11 };
+	struct ilock_edge_stats es = { 2, 400000000, 300000000 };
+	char *out;
+
+	memset(&fx, 0, sizeof(fx));
+	memcpy(ek.waiter_comm, "writer", 6);
+	synth_begin(&fx.s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/f");
+	synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 2, 400000000);
+	snap_add_edge(&d, &ek, &es);
+	synth_interval(&fx.s, &d);
+	synth_end(&fx.s);
+	snap_free(&d);
+	fixture_open(&fx, 1.0);
+	out = capture(report_html, &fx.c);
+	CHECK(strstr(out, "<tr><td class=\"l\">(readers)</td><td class=\"l\"></td>"
+			  "<td class=\"l\">readers</td><td class=\"l\">writer</td>") != NULL);
+	CHECK(!strstr(out, "<td class=\"l\">?</td>"));
+	free(out);
+	teardown(&fx);
+}
+
 /* With --holds: hold histograms beside the waits, and the locks held that nobody waited for. */
 static void test_html_holds(void)
 {
@@ -420,6 +450,7 @@ int main(void)
 	test_rows_and_timeline();
 	test_timeline_short_last_interval();
 	test_html_holds();
+	test_html_unnamed_readers();
 	test_json_intervals();
 	test_csv();
 	test_html();
