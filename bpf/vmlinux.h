@@ -71,6 +71,7 @@ struct task_struct {
 	int tgid;
 	char comm[16];
 	struct files_struct *files;
+	unsigned long blocker;       /* CONFIG_DETECT_HUNG_TASK_BLOCKER: lock | BLOCKER_TYPE_* */
 };
 
 /* x86-64 registers as kprobes see them (BPF_KPROBE/BPF_KRETPROBE read these). */

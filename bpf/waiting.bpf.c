@@ -12,6 +12,7 @@
  * the start.
  */
 #include "ilock.bpf.h"
+#include "inode.bpf.h"
 
 /* The lock's owner now: racy, like every owner read, and safe. */
 static __always_inline void owner_now(struct ilock_waiting *w)
@@ -174,6 +175,73 @@ static __always_inline void fsync_now(struct seq_file *seq, struct task_struct *
 	bpf_seq_write(seq, w, sizeof(*w));
 }
 
+/* include/linux/hung_task.h: the low two bits of task_struct.blocker */
+#define BLOCKER_TYPE_MASK 3UL
+#define BLOCKER_TYPE_RWSEM_READER 2UL
+#define BLOCKER_TYPE_RWSEM_WRITER 3UL
+
+/* The task filters for a task that is not current (task_selected() asks current). */
+static __always_inline bool task_selected_other(struct task_struct *task)
+{
+	char comm[ILOCK_COMM_LEN];
+
+	if (cfg_tgid && (u32)task->tgid != cfg_tgid)
+		return false;
+	if (cfg_comm_on) {
+		__builtin_memcpy(comm, task->comm, sizeof(comm));
+		if (!comm_matches(comm))
+			return false;
+	}
+	/* cgroup membership is asked of current only: left out under --cgroup */
+	return !cfg_cgroup_on;
+}
+
+/*
+ * A wait begun before tracing, which contention_begin never saw: a thread
+ * asleep uninterruptibly on an rw_semaphore has it in task_struct.blocker
+ * (CONFIG_DETECT_HUNG_TASK_BLOCKER, kernels since rw_semaphores were added
+ * to it). Only threads without task storage are asked: every thread with
+ * storage ran under our contention_begin, which kept or let go its wait.
+ * The holder at its start is not known; the owner now is.
+ */
+static __always_inline void blocker_wait_now(struct seq_file *seq, struct task_struct *task,
+					     struct ilock_waiting *w)
+{
+	unsigned long b, type;
+	struct inode *inode;
+	u8 class = 0;
+	void *lock;
+
+	if (!bpf_core_field_exists(task->blocker))
+		return;
+	b = task->blocker;
+	type = b & BLOCKER_TYPE_MASK;
+	if (type != BLOCKER_TYPE_RWSEM_READER && type != BLOCKER_TYPE_RWSEM_WRITER)
+		return;
+	lock = (void *)(b & ~BLOCKER_TYPE_MASK);
+	if (!lock || !task_selected_other(task))
+		return;
+	inode = classify_lock(lock, &class, false);
+	if (!inode)
+		return;
+	__builtin_memset(w, 0, sizeof(*w));
+	fill_key(&w->key, inode, class,
+		 type == BLOCKER_TYPE_RWSEM_WRITER ? ILOCK_MODE_EXCL : ILOCK_MODE_SHARED, false);
+	if (!inode_selected(&w->key, inode, false))
+		return;
+	note_inode(inode, &w->key, NULL);
+	w->lock = (u64)lock;
+	w->weight = 1;
+	w->holder_mode = ILOCK_MODE_UNKNOWN;
+	w->before_trace = 1;
+	owner_now(w);
+	waiter_now(w, task);
+	/* the wait ended (or another began) while we read: what we have is not it */
+	if (*(volatile unsigned long *)&task->blocker != b)
+		return;
+	bpf_seq_write(seq, w, sizeof(*w));
+}
+
 SEC("iter/task")
 int waiting_now(struct bpf_iter__task *ctx)
 {
@@ -185,8 +253,10 @@ int waiting_now(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	ts = bpf_task_storage_get(&task_states, task, 0, 0);
-	if (!ts)
+	if (!ts) {
+		blocker_wait_now(seq, task, &w);
 		return 0;
+	}
 	lock_wait_now(seq, task, ts, &w);
 	fsync_now(seq, task, ts, &w);
 	return 0;

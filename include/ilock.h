@@ -428,7 +428,14 @@ struct ilock_waiting {
 	__u32 waiter_state;        /* the waiter's: running means woken, or an end missed */
 	__u8 holder_mode;          /* enum ilock_mode, at wait start */
 	__u8 owner_mode;           /* now: EXCL, READERS (pid a hint) or UNKNOWN */
-	__u8 pad[2];
+	/*
+	 * 1: a wait begun before tracing, found by the lock the kernel notes
+	 * in task_struct.blocker (hung-task blocker tracking): start_ns 0 from
+	 * BPF, when tracing began once read (the age a lower bound), and the
+	 * holder at its start unknown.
+	 */
+	__u8 before_trace;
+	__u8 pad;
 	char comm[ILOCK_COMM_LEN];
 	char holder_comm[ILOCK_COMM_LEN];
 	char owner_comm[ILOCK_COMM_LEN];

@@ -309,6 +309,7 @@ static void probe_btf(struct probe_result *r, const struct btf *vm, const struct
 		btf__find_by_name_kind(vm, "btf_trace_contention_begin", BTF_KIND_TYPEDEF) > 0 &&
 		btf__find_by_name_kind(vm, "btf_trace_contention_end", BTF_KIND_TYPEDEF) > 0;
 	r->invalidate_lock = has_member(vm, "address_space", "invalidate_lock");
+	r->task_blocker = has_member(vm, "task_struct", "blocker");
 	if (btf__find_by_name_kind(xb, "xfs_inode", BTF_KIND_STRUCT) > 0) {
 		r->xfs_btf = true;
 		r->xfs_module = xfs != NULL;

@@ -55,6 +55,7 @@ struct probe_result {
 	bool tp_xfs;                /* xfs:xfs_ilock exists */
 	bool invalidate_lock;       /* address_space.invalidate_lock (5.15+) */
 	bool xfs_mmaplock;          /* xfs_inode.i_mmaplock (before 5.15) */
+	bool task_blocker;          /* task_struct.blocker: waits begun before tracing are seen */
 	/*
 	 * The rwsem slow paths, for the fallback when the contention
 	 * tracepoints are missing. slow_*: BTF FUNC names (fentry targets);

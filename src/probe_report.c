@@ -45,8 +45,10 @@ void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s
 		: r->xfs_module ? "module, BTF from /sys/kernel/btf/xfs" : "built in");
 	if (r->hz)
 		fprintf(f, "  HZ: %u (%s)\n", r->hz, r->hz_from ? r->hz_from : "?");
-	fprintf(f, "  layout: address_space.invalidate_lock %s, xfs_inode.i_mmaplock %s\n",
-		yes_no(r->invalidate_lock), r->xfs_btf ? yes_no(r->xfs_mmaplock) : "-");
+	fprintf(f, "  layout: address_space.invalidate_lock %s, xfs_inode.i_mmaplock %s, "
+		   "task_struct.blocker %s\n",
+		yes_no(r->invalidate_lock), r->xfs_btf ? yes_no(r->xfs_mmaplock) : "-",
+		yes_no(r->task_blocker));
 	if (r->slow_in_btf)
 		fprintf(f, "  rwsem slow paths in BTF (fentry targets): %s, %s\n", r->slow_read,
 			r->slow_write);
@@ -108,6 +110,7 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	json_obj_begin(j, "layout");
 	json_bool(j, "invalidate_lock", r->invalidate_lock);
 	json_bool(j, "xfs_mmaplock", r->xfs_mmaplock);
+	json_bool(j, "task_blocker", r->task_blocker);
 	json_obj_end(j);
 	json_obj_begin(j, "rwsem_slowpath");
 	json_str(j, "read", r->slow_read[0] ? r->slow_read : NULL);

@@ -403,6 +403,11 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	else if (!w.waits && m->duration_s < ILOCK_SHORT_TRACE_S)
 		fprintf(f, "  no inode lock wait in %.1f s traced: too short to tell\n",
 			m->duration_s);
+	else if (!w.waits && s->waiting.available && !s->waiting.sees_older)
+		/* a wait begun before tracing (a host already stuck) shows only when it ends */
+		fprintf(f, "  no task waited for an inode lock: if this workload is slow, the cause is "
+			   "not its inode locks, unless a wait began before tracing (this kernel shows "
+			   "one only once it ends)\n");
 	else if (!w.waits)
 		fprintf(f, "  no task waited for an inode lock: if this workload is slow, the cause is "
 			   "not its inode locks\n");

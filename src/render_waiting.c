@@ -31,6 +31,16 @@ static char *op_text(char *buf, size_t len, const struct ilock_op_info *o)
 	return buf;
 }
 
+/* "1.50 s", or ">1.50 s" for a wait begun before tracing (its age a lower bound) */
+static char *fmt_age(char *buf, size_t len, const struct ilock_waiting *w)
+{
+	char a[24];
+
+	fmt_ns(a, sizeof(a), waiting_age_ns(w));
+	snprintf(buf, len, "%s%s", w->before_trace ? ">" : "", a);
+	return buf;
+}
+
 /*
  * Who holds it now. A writer's state says what it is doing (D: itself
  * waiting, most often on I/O); a reader's pid is only a hint, its state
@@ -125,6 +135,13 @@ void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct rep
 	lock_label(lock, sizeof(lock), s, m, w);
 	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 	fmt_owner_now(now, sizeof(now), w);
+	if (w->before_trace) {
+		fprintf(f, "  STALLED: %s has waited more than %s, since before tracing began, %s, "
+			   "for %s; held now by %s (WAITING NOW below)\n",
+			fmt_task(who, sizeof(who), w->comm, w->tid),
+			fmt_ns(age, sizeof(age), waiting_age_ns(w)), mode_name(w->key.mode), lock, now);
+		return;
+	}
 	fprintf(f, "  STALLED: %s has waited %s so far, %s, for %s, held at the start by %s; held "
 		   "now by %s (WAITING NOW below)\n",
 		fmt_task(who, sizeof(who), w->comm, w->tid), fmt_ns(age, sizeof(age), waiting_age_ns(w)),
@@ -143,6 +160,11 @@ static void holders_line(FILE *f, const struct ilock_waiting *w)
 		return;
 	}
 
+	if (w->before_trace) {
+		fprintf(f, "  %-9s began before tracing, its holder then not seen; now held by %s\n",
+			"", fmt_owner_now(now, sizeof(now), w));
+		return;
+	}
 	op_text(hop, sizeof(hop), &w->hop);
 	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 	fprintf(f, "  %-9s held at the start by %s%s%s; now by %s%s\n", "", h, hop[0] ? ", " : "",
@@ -175,9 +197,8 @@ void render_waiting_text(FILE *f, const struct snapshot *s, const struct report_
 				t, op, lock);
 		} else {
 			lock_label(lock, sizeof(lock), s, m, w);
-			fprintf(f, "  %-9s %s %s%s%s on %s\n", fmt_ns(age, sizeof(age),
-				waiting_age_ns(w)), t, mode_name(w->key.mode), op[0] ? ", " : "", op,
-				lock);
+			fprintf(f, "  %-9s %s %s%s%s on %s\n", fmt_age(age, sizeof(age), w), t,
+				mode_name(w->key.mode), op[0] ? ", " : "", op, lock);
 		}
 		holders_line(f, w);
 	}
@@ -208,7 +229,7 @@ void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, ui
 		if (waiting_is_fsync(w))
 			fprintf(f, "  %-9s %s %s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t, op);
 		else
-			fprintf(f, "  %-9s %s %s%s%s\n", fmt_ns(age, sizeof(age), waiting_age_ns(w)), t,
+			fprintf(f, "  %-9s %s %s%s%s\n", fmt_age(age, sizeof(age), w), t,
 				mode_name(w->key.mode), op[0] ? ", " : "", op);
 		holders_line(f, w);
 	}
@@ -257,6 +278,8 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 		json_obj_begin(j, NULL);
 		json_str(j, "kind", waiting_is_fsync(w) ? "fsync" : "lock_wait");
 		json_u64(j, "waited_ns", waiting_age_ns(w));
+		/* true: waited_ns is since tracing began, a lower bound; no holder at the start */
+		json_bool(j, "began_before_tracing", w->before_trace);
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), w->key.dev));
 		json_u64(j, "ino", w->key.ino);
 		json_u64(j, "gen", w->key.gen);

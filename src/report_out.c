@@ -264,6 +264,17 @@ static void stall_inode(const struct report_ctx *c, const struct rec_inode *in,
 }
 
 /* "stalls": every stall of the window, longest first (report_stalls). */
+/*
+ * A wait begun before the recording (ilock_waiting.before_trace): the
+ * recorder writes its start as the recording's, and no holder at it. A
+ * wait begun as tracing started, with no owner, reads the same, and is
+ * barely later.
+ */
+static bool stall_before_start(const struct recording *r, const struct rec_stall *s)
+{
+	return !s->start_ns && s->holder_mode == ILOCK_MODE_UNKNOWN && !r->tasks[s->holder].pid;
+}
+
 static void stalls_json(struct json *j, const struct report_ctx *c)
 {
 	const struct recording *r = c->r;
@@ -287,6 +298,7 @@ static void stalls_json(struct json *j, const struct report_ctx *c)
 		json_obj_begin(j, NULL);
 		json_double(j, "start_s", (double)s->start_ns / 1e9);
 		json_u64(j, "waited_at_least_ns", s->waited_ns);
+		json_bool(j, "began_before_recording", stall_before_start(r, s));
 		json_u64(j, "first_interval", v[i].first_iv);
 		json_u64(j, "last_interval", v[i].last_iv);
 		stall_outcome(r, &v[i], &outcome);
@@ -581,7 +593,11 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 			fmt_task(who, sizeof(who), w->comm, w->pid),
 			fmt_ns(age, sizeof(age), s->waited_ns), mode_name(s->waiter_mode), wop, label,
 			class_display_name(s->class, iv.magic));
-		fprintf(f, "      held at the start by %s%s; at the last read by %s", h, hop, o);
+		if (stall_before_start(r, s))
+			fprintf(f, "      began before the recording, its holder then not seen; at the "
+				   "last read held by %s", o);
+		else
+			fprintf(f, "      held at the start by %s%s; at the last read by %s", h, hop, o);
 		if (s->owner_state)
 			fprintf(f, ", state %c", s->owner_state);
 		if (s->range == ILOCK_RANGE_DISJOINT)

@@ -565,7 +565,8 @@ int top_format_status(const struct top_status *st, int width,
 		char t[40], h[80];
 
 		/* fmt_task takes a comm of 16 bytes without its NUL */
-		addf(&l, "STALLED %s: %s %s on %s", top_fmt_ns(a, sizeof(a), waiting_age_ns(w)),
+		addf(&l, "STALLED %s%s: %s %s on %s", w->before_trace ? ">" : "",
+		     top_fmt_ns(a, sizeof(a), waiting_age_ns(w)),
 		     fmt_task(t, sizeof(t), w->comm, w->tid),
 		     waiting_is_fsync(w) ? (w->wop.op == ILOCK_OP_FDATASYNC ? "fdatasync" : "fsync")
 		     : w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared", st->stall_lock);

@@ -316,12 +316,13 @@ int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set
 	waiting_reset(ws);
 	if (!link)
 		return 0;
+	ws->sees_older = t->probe.task_blocker;
 	/*
 	 * The walk costs per thread on the host (docs/PERFORMANCE.md); with
 	 * no wait or fsync begun and not ended it can find nothing. ILOCK_WALK_ALWAYS
 	 * walks anyway, for scripts/bench/walk_cost.py.
 	 */
-	if (!in_flight && !t->walk_always) {
+	if (!in_flight && !t->walk_always && !t->walk_for_older) {
 		ws->available = true;
 		return 0;
 	}
@@ -338,7 +339,7 @@ int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set
 		}
 		have += (size_t)n;
 		whole = have - have % sizeof(struct ilock_waiting);
-		if ((err = waiting_add_raw(ws, buf, whole)))
+		if ((err = waiting_add_raw(ws, buf, whole, t->start_mono_ns)))
 			break;
 		memmove(buf, buf + whole, have - whole);
 		have -= whole;
@@ -348,6 +349,7 @@ int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set
 	if (err)
 		return err;
 	ws->available = true;
+	t->walk_for_older = t->walk_for_older && ws->before_trace;
 	waiting_finish(ws);
 	return 0;
 }
@@ -567,6 +569,7 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 		goto fail;
 	t->start_mono_ns = now_monotonic_ns();
 	t->walk_always = getenv("ILOCK_WALK_ALWAYS") != NULL;
+	t->walk_for_older = t->probe.task_blocker;
 	return 0;
 
 fail:
@@ -718,7 +721,7 @@ static int read_counters(struct tracer *t, struct snapshot *s)
 int tracer_read(struct tracer *t, struct snapshot *s)
 {
 	struct ilock_bpf *k = t->skel;
-	int err;
+	int err, werr;
 
 	snap_reset(s);
 	s->mono_ns = now_monotonic_ns();
@@ -729,6 +732,18 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 		s->in_flight = s->counters[ILOCK_EV_WAIT_BEGUN] > done ?
 			       s->counters[ILOCK_EV_WAIT_BEGUN] - done : 0;
 	}
+	/*
+	 * An extra: if the walk fails, this read has no stalls, and says so.
+	 * Before the inodes: a wait begun before tracing notes its inode
+	 * (path) as the walk finds it.
+	 */
+	if (!err && (werr = tracer_read_waiting(t, s->in_flight + waiting_fsyncs_open(s->counters),
+						&s->waiting))) {
+		if (!t->walk_warned)
+			log_warn("cannot list the waits in progress: %s", strerror(-werr));
+		t->walk_warned = true;
+		waiting_reset(&s->waiting);
+	}
 	if (err ||
 	    (err = tracer_scan_map(t, k->maps.inodes, inode_entry, s)) ||
 	    (err = tracer_scan_waits(t, wait_entry, s)) ||
@@ -736,15 +751,6 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	    (err = tracer_scan_edges(t, edge_entry, s)) ||
 	    (err = tracer_ops_read(t, s)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
-	/* an extra: if the walk fails, this read has no stalls, and says so */
-	if (!err && (err = tracer_read_waiting(t, s->in_flight + waiting_fsyncs_open(s->counters),
-					       &s->waiting))) {
-		if (!t->walk_warned)
-			log_warn("cannot list the waits in progress: %s", strerror(-err));
-		t->walk_warned = true;
-		waiting_reset(&s->waiting);
-		err = 0;
-	}
 	return err;
 }
 

@@ -32,6 +32,13 @@ struct tracer {
 	char hold_sampling[32];        /* attach["hold_sampling"] */
 	char wait_sampling[32];        /* attach["wait_sampling"] */
 	bool walk_always;        /* ILOCK_WALK_ALWAYS: walk even with no wait in flight */
+	/*
+	 * The kernel notes rw_semaphore waiters in task_struct.blocker, and
+	 * the last walk found a wait begun before tracing (or none was made
+	 * yet): walk even with none in flight, until one finds none (no such
+	 * wait can begin later).
+	 */
+	bool walk_for_older;
 	bool walk_warned;        /* a failed walk was reported once */
 	/* the wait and pair slots, mapped read-only after load */
 	struct slot_region waits, edges;

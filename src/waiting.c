@@ -18,6 +18,7 @@ void waiting_reset(struct waiting_set *ws)
 	ws->available = false;
 	ws->torn_bytes = 0;
 	ws->running = 0;
+	ws->before_trace = 0;
 	memset(ws->oldest_ns, 0, sizeof(ws->oldest_ns));
 	memset(ws->stalled, 0, sizeof(ws->stalled));
 }
@@ -40,7 +41,7 @@ static int grow(struct waiting_set *ws, size_t need)
 	return 0;
 }
 
-int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len)
+int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len, uint64_t trace_start_ns)
 {
 	size_t nrec = len / sizeof(struct ilock_waiting);
 	int err;
@@ -54,6 +55,10 @@ int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len)
 		struct ilock_waiting *w = &ws->w[ws->n];
 
 		memcpy(w, (const char *)buf + i * sizeof(*w), sizeof(*w));
+		if (w->before_trace) {
+			w->start_ns = trace_start_ns;
+			ws->before_trace++;
+		}
 		/*
 		 * A waiter that runs is not waiting on the lock: it was woken
 		 * and its contention_end is on the way, or (kretprobes) that
@@ -112,6 +117,8 @@ int waiting_copy(struct waiting_set *dst, const struct waiting_set *src)
 	dst->available = src->available;
 	dst->torn_bytes = src->torn_bytes;
 	dst->running = src->running;
+	dst->before_trace = src->before_trace;
+	dst->sees_older = src->sees_older;
 	memcpy(dst->oldest_ns, src->oldest_ns, sizeof(dst->oldest_ns));
 	memcpy(dst->stalled, src->stalled, sizeof(dst->stalled));
 	return 0;

@@ -36,12 +36,18 @@ struct waiting_set {
 	 */
 	uint64_t oldest_ns[2];
 	uint64_t stalled[2];
+	uint64_t before_trace;     /* found begun before tracing (ilock_waiting.before_trace) */
+	bool sees_older;           /* the kernel shows such waits (task_struct.blocker) */
 };
 
 void waiting_free(struct waiting_set *ws);
 void waiting_reset(struct waiting_set *ws);
-/* Add the whole records in buf[0..len); a partial tail is counted in torn_bytes. */
-int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len);
+/*
+ * Add the whole records in buf[0..len); a partial tail is counted in
+ * torn_bytes. A wait begun before tracing gets trace_start_ns (the
+ * tracer's CLOCK_MONOTONIC start) as its start: its age a lower bound.
+ */
+int waiting_add_raw(struct waiting_set *ws, const void *buf, size_t len, uint64_t trace_start_ns);
 /* Oldest first, keep WAITING_KEEP; total stays the number found. */
 void waiting_finish(struct waiting_set *ws);
 /* dst = src (deep). */

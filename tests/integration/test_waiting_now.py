@@ -64,6 +64,68 @@ def test_stat_names_a_wait_in_progress(xfs, procs, helpers_dir, ilock_bin, tmp_p
     reader.communicate(timeout=15)
 
 
+def test_a_wait_begun_before_tracing_is_named(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """The on-call case: the host is already stuck when ilock starts. A
+    reader queued behind a writer before tracing began is found by the lock
+    the kernel notes in task_struct.blocker: named with its file, mode and
+    the owner now, its age a lower bound. (It used to read "no task waited
+    for an inode lock: ... the cause is not its inode locks".)"""
+    probe = json.loads(subprocess.run([ilock_bin, "probe", "-j"], capture_output=True,
+                                      text=True, timeout=60).stdout)
+    if not probe["layout"]["task_blocker"]:
+        import pytest
+        pytest.skip("this kernel has no task_struct.blocker")
+    path = make_file(os.path.join(xfs.mnt, "db.dat"), 1 << 20)
+    ino = os.stat(path).st_ino
+    reader_bin = tmp_path / "lockreader"
+    os.symlink(lockhold(helpers_dir), reader_bin)
+    holder, hpid, htid = hold(procs, helpers_dir, path, 15000)
+    reader = procs.start([str(reader_bin), "read", path, 8192, 4096, 1])
+    rtid = blocked_tid(reader.pid)
+    t0 = time.monotonic()
+    r = subprocess.run([ilock_bin, "stat", "-j", "-d", "1.5", "-D", xfs.mnt], capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["events"]["rwsem_waits"] == 0 or doc["summary"]["waits"] == 0, doc["events"]
+    mine = [w for w in doc["waiting_now"]["waits"] if w["waiter"]["pid"] == rtid]
+    assert len(mine) == 1, doc["waiting_now"]
+    w = mine[0]
+    assert w["began_before_tracing"] is True
+    # since tracing began (1.5 s and loading), not since the wait began
+    assert 1.4e9 <= w["waited_ns"] <= (time.monotonic() - t0) * 1e9, w
+    assert (w["dev"], w["ino"], w["path"], w["class"]) == (xfs.majmin, ino, path, "i_rwsem")
+    assert w["waiter"]["comm"] == "lockreader" and w["waiter"]["mode"] == "shared"
+    assert w["holder"]["mode"] == "unknown" and w["holder"]["pid"] == 0
+    assert w["owner_now"]["pid"] == htid and w["owner_now"]["mode"] == "exclusive"
+
+    text = subprocess.run([ilock_bin, "stat", "-d", "1.5", "-D", xfs.mnt], capture_output=True,
+                          text=True, timeout=60).stdout
+    assert re.search(r"\n  STALLED: lockreader\[" + str(rtid) + r"\] has waited more than "
+                     r"[\d.]+ s, since before tracing began, shared, for " + re.escape(path) +
+                     r" IOLOCK; held now by lockhold\[" + str(htid) + r"\] exclusive", text), text
+    assert "the cause is not its inode locks" not in text
+    assert "began before tracing, its holder then not seen; now held by lockhold[" in text
+
+    # a recording keeps it, and report says it began before the recording
+    rec = tmp_path / "stuck.ilrec"
+    r = subprocess.run([ilock_bin, "record", "-o", str(rec), "-d", "1.5", "-D", xfs.mnt],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rep = subprocess.run([ilock_bin, "report", str(rec)], capture_output=True, text=True,
+                         timeout=30).stdout
+    assert re.search(r"lockreader\[" + str(rtid) + r"\] waited at least [\d.]+ s, shared, for "
+                     + re.escape(path) + r" IOLOCK\n      began before the recording, its holder "
+                     r"then not seen; at the last read held by lockhold\[" + str(htid) + r"\] "
+                     r"exclusive", rep), rep
+    stalls = json.loads(subprocess.run([ilock_bin, "report", "-j", str(rec)], capture_output=True,
+                                       text=True, timeout=30).stdout)["stalls"]
+    assert [x["began_before_recording"] for x in stalls if x["waiter"]["pid"] == rtid] == [True]
+    holder.send_signal(15)
+    holder.wait(timeout=15)
+    reader.communicate(timeout=15)
+
+
 def test_text_and_exporter_show_the_stall_then_let_go(ext4, procs, helpers_dir, ilock_bin):
     """ext4: a writer behind a writer. The text names it under WAITING NOW;
     the exporter's oldest-wait gauge grows while it lasts and drops to 0

@@ -507,7 +507,7 @@ static void test_waiting_now(void)
 	w[0].now_ns = 1000 + 2500000000ULL;
 	w[1].start_ns = 1000;
 	w[1].now_ns = 1000 + 5000000;
-	CHECK(waiting_add_raw(&s.waiting, w, sizeof(w)) == 0);
+	CHECK(waiting_add_raw(&s.waiting, w, sizeof(w), 0) == 0);
 	waiting_finish(&s.waiting);
 	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	t = render(&ps, PROM_FMT_TEXT);

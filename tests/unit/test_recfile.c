@@ -702,8 +702,8 @@ static void test_stalls(void)
 	synth_begin(&s, 1000000000ULL, MOUNTINFO);
 	snap_init(&d);
 	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
-	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a)));
-	CHECK(!waiting_add_raw(&d.waiting, &young, sizeof(young)));
+	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a), 0));
+	CHECK(!waiting_add_raw(&d.waiting, &young, sizeof(young), 0));
 	d.waiting.available = true;
 	waiting_finish(&d.waiting);
 	d.mono_ns = s0 + 1000000000;  /* the read, 1 s after the start */
@@ -711,7 +711,7 @@ static void test_stalls(void)
 	/* the next read: the same wait, a second older */
 	snap_reset(&d);
 	a.now_ns += 1000000000;
-	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a)));
+	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a), 0));
 	d.waiting.available = true;
 	waiting_finish(&d.waiting);
 	d.mono_ns = s0 + 2000000000;
