@@ -101,7 +101,8 @@ CLI_MAX_INODES_HELP
 CLI_CLASS_HELP
 CLI_CGROUP_HELP
 "  -n, --top N             rows in the tables (default 10)\n"
-"  -j, --json              one JSON document (docs/json-schema.md)\n"
+"  -j, --json              one JSON document (docs/json-schema.md); with -i,\n"
+"                          one per interval, a line each, then the whole run's\n"
 "      --folded            waiter stacks weighted by wait time, folded for\n"
 "                          flamegraph.pl or speedscope, instead of the report\n"
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"

@@ -63,30 +63,70 @@ static void load_ksyms(const struct ilock_opts *o, struct ksyms *ks)
 			 "addresses");
 }
 
+/* An interval of -i: its number (0: the whole run) and span from the start. */
+struct span {
+	int no;
+	double from_s, to_s;
+};
+
 /* -1 when the output could not be written (a full disk, a closed pipe): said, stop then */
 static int render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
-		  const char *title, bool no_hist, struct ksyms *ks)
+		  const struct span *iv, struct ksyms *ks)
 {
-	struct render_opts ro = { .top_n = o->top_n, .no_hist = no_hist, .title = title,
-				  .ksyms = ks };
+	char title[128];
+	struct render_opts ro = { .top_n = o->top_n, .no_hist = iv->no > 0, .ksyms = ks,
+				  .interval_no = iv->no, .interval_from_s = iv->from_s,
+				  .interval_to_s = iv->to_s };
+
+	if (iv->no) {
+		snprintf(title, sizeof(title), "--- interval %d: %.1f s to %.1f s ---", iv->no,
+			 iv->from_s, iv->to_s);
+		ro.title = title;
+	}
 
 	load_ksyms(o, ks);
 	snap_sort_locks(s, SORT_WAIT_TIME);
 	snap_sort_edges(s);
 	snap_sort_stacks(s);
 	if (o->folded) {
-		if (title)
-			printf("# %s\n", title);
+		if (ro.title)
+			printf("# %s\n", ro.title);
 		if (render_folded(stdout, s, ks))
 			log_error("out of memory folding stacks");
-	} else if (o->json)
+	} else if (o->json) {
+		ro.title = NULL;
 		render_json(stdout, s, m, &ro);
-	else
+	} else {
 		render_text(stdout, s, m, &ro);
+	}
 	if (fflush(stdout) || ferror(stdout)) {
 		log_error("writing the output failed: %s", strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+/*
+ * One interval of -i, from the read in cur: what changed since prev (the
+ * last interval's read; the start for the first), then cur becomes prev.
+ */
+static int emit_interval(const struct ilock_opts *o, struct tracer *t, struct snapshot *cur,
+			 struct snapshot *prev, struct snapshot *delta, int *interval_no,
+			 struct report_meta *meta, struct mount_table *mt, char *host, size_t hostlen,
+			 const char *filt, struct ksyms *ks)
+{
+	uint64_t from = *interval_no ? prev->mono_ns : t->start_mono_ns;
+	struct span iv = { *interval_no + 1, (double)(from - t->start_mono_ns) / 1e9,
+			   (double)(cur->mono_ns - t->start_mono_ns) / 1e9 };
+
+	if (snap_delta(delta, cur, *interval_no ? prev : NULL))
+		return -1;
+	mounts_free(mt);
+	mounts_load(mt);
+	fill_meta(meta, t, host, hostlen, mt, (double)(cur->mono_ns - from) / 1e9, filt);
+	(*interval_no)++;
+	if (render(o, delta, meta, &iv, ks) || snap_copy(prev, cur))
+		return -1;
 	return 0;
 }
 
@@ -141,22 +181,9 @@ int cmd_stat(int argc, char **argv)
 		if (stop_requested)
 			break;
 		if (next_tick && now_monotonic_ns() >= next_tick) {
-			char title[128];
-			double secs;
-
-			if (tracer_read(&t, &cur) || snap_delta(&delta, &cur, interval_no ? &prev : NULL))
-				goto out;
-			secs = (double)(cur.mono_ns - (interval_no ? prev.mono_ns : start)) / 1e9;
-			mounts_free(&mt);
-			mounts_load(&mt);
-			fill_meta(&meta, &t, host, sizeof(host), &mt, secs, filt);
-			snprintf(title, sizeof(title), "--- interval %d: %.1f s to %.1f s ---",
-				 interval_no + 1,
-				 (double)((interval_no ? prev.mono_ns : start) - start) / 1e9,
-				 (double)(cur.mono_ns - start) / 1e9);
-			interval_no++;
-			if (render(&o, &delta, &meta, o.json ? NULL : title, true, &ks) ||
-			    snap_copy(&prev, &cur))
+			if (tracer_read(&t, &cur) ||
+			    emit_interval(&o, &t, &cur, &prev, &delta, &interval_no, &meta, &mt, host,
+					  sizeof(host), filt, &ks))
 				goto out;
 			/* the next tick follows the schedule, not the time we woke */
 			while (next_tick <= now_monotonic_ns())
@@ -168,11 +195,16 @@ int cmd_stat(int argc, char **argv)
 
 	if (tracer_read(&t, &cur))
 		goto out;
+	/* the last interval, cut short by -d or Ctrl-C: the intervals add up to the whole */
+	if (o.interval_s && cur.mono_ns > (interval_no ? prev.mono_ns : start) + 1000000 &&
+	    emit_interval(&o, &t, &cur, &prev, &delta, &interval_no, &meta, &mt, host, sizeof(host),
+			  filt, &ks))
+		goto out;
 	mounts_free(&mt);
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
 	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9, filt);
-	if (render(&o, &cur, &meta, NULL, false, &ks))
+	if (render(&o, &cur, &meta, &(struct span){ 0 }, &ks))
 		goto out;
 	ret = 0;
 out:

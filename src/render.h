@@ -58,6 +58,9 @@ struct render_opts {
 	void (*json_extra)(struct json *j, void *ctx);
 	void *json_extra_ctx;
 	struct ksyms *ksyms; /* names stack frames; NULL: addresses */
+	/* stat -i: which interval this is (1, 2, ...; 0: the whole run) and its span */
+	int interval_no;
+	double interval_from_s, interval_to_s;
 };
 
 /* What to print for an inode: its path or why there is none, and its fs. */

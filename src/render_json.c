@@ -115,6 +115,14 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	json_u64(&j, "version", JSON_SCHEMA_VERSION);
 	json_str(&j, "tool_version", ILOCK_VERSION_STR);
 	json_double(&j, "duration_s", m->duration_s);
+	if (o->interval_no) {
+		/* only in -i's documents: the final one, of the whole run, has none */
+		json_obj_begin(&j, "interval");
+		json_u64(&j, "index", (uint64_t)o->interval_no);
+		json_double(&j, "from_s", o->interval_from_s);
+		json_double(&j, "to_s", o->interval_to_s);
+		json_obj_end(&j);
+	}
 	json_str(&j, "kernel", m->kernel);
 	json_str(&j, "hostname", m->hostname);
 	json_str(&j, "filters", m->filters ? m->filters : "none");

@@ -197,9 +197,18 @@ def test_interval_output(ilock_bin):
     r = run([ilock_bin, "stat", "-d", "2.2", "-i", "1", "-j"])
     assert r.returncode == 0, r.stderr
     docs = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
-    assert len(docs) == 3  # two intervals, then the total
+    # two whole intervals, the last 0.2 s (it used to be left out), then the total
+    assert len(docs) == 4, [d.get("interval") for d in docs]
     assert all(d["version"] == 1 for d in docs)
+    assert [d["interval"]["index"] for d in docs[:3]] == [1, 2, 3] and "interval" not in docs[3]
     assert 0.8 < docs[0]["duration_s"] < 1.5 and docs[-1]["duration_s"] >= 2.0
+    # the intervals tile the run: each starts where the last ended, and they add up to it
+    spans = [(d["interval"]["from_s"], d["interval"]["to_s"]) for d in docs[:3]]
+    assert spans[0][0] == 0.0 and all(a[1] == b[0] for a, b in zip(spans, spans[1:])), spans
+    assert 0.1 < docs[2]["duration_s"] < 0.5, docs[2]["duration_s"]
+    assert abs(sum(d["duration_s"] for d in docs[:3]) - docs[3]["duration_s"]) < 0.01
+    for key in ("contention_begin", "rwsem_waits"):
+        assert sum(d["events"][key] for d in docs[:3]) == docs[3]["events"][key], key
 
 
 def test_report_output_cannot_drive_the_terminal(ilock_bin, tmp_path):
