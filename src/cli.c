@@ -100,7 +100,8 @@ CLI_MAX_INODES_HELP
 "      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
 CLI_CLASS_HELP
 CLI_CGROUP_HELP
-"  -n, --top N             rows in the tables (default 10)\n"
+"  -n, --top N             rows in the tables (default 10; the pairs by command\n"
+"                          2N, by thread 3N, with stacks for the first N/2)\n"
 "  -j, --json              one JSON document (docs/json-schema.md); with -i,\n"
 "                          one per interval, a line each, then the whole run's\n"
 "      --folded            waiter stacks weighted by wait time, folded for\n"
@@ -541,8 +542,10 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 			o->top_n = (int)v;
 			break;
 		case OPT_MAX_INODES:
-			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)
-				goto bad_value;
+			if (!parse_u64(optarg, 1U << 22, &v) || v < 64) {
+				cli_bad_value(c, optarg, long_opts, "64 to 4194304", err, errlen);
+				return -1;
+			}
 			o->max_locks = (uint32_t)v;
 			break;
 		case 'j':

@@ -31,7 +31,9 @@ PROBE_USAGE
 "Environment (tests, troubleshooting): ILOCK_FORCE_RAW_TP=1 (raw_tp, not\n"
 "tp_btf), ILOCK_NO_XFS=1 (no XFS hold programs), ILOCK_NO_CONTENTION_TP=1\n"
 "(act as on a kernel before 5.19: rwsem slow paths), ILOCK_NO_FENTRY=1\n"
-"(kprobes rather than fentry).\n"
+"(kprobes rather than fentry), ILOCK_NO_WALK=1 (no list of waits in\n"
+"progress), ILOCK_WALK_ALWAYS=1, ILOCK_NO_KCONFIG=1 (HZ measured); each set\n"
+"is listed under \"forced by the environment\" (docs/kernels.md).\n"
 "\n"
 "examples:\n"
 "  ilock probe\n"
@@ -59,6 +61,13 @@ int cmd_probe(int argc, char **argv)
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":jh" CLI_FILTER_SHORTOPTS, opts, NULL)) != -1) {
+		/* only the filters that change what is attached mean something here */
+		if (c == 'p' || c == 'c' || c == OPT_INO || c == OPT_CGROUP) {
+			fprintf(stderr, "ilock probe: %s changes nothing probe shows: it takes -D, "
+				"--fs and --class (what they rule out is not attached)\n",
+				c == 'p' ? "-p" : c == 'c' ? "-c" : c == OPT_INO ? "--ino" : "--cgroup");
+			goto bad;
+		}
 		rc = cli_filter_option(c, optarg, &f, err, sizeof(err));
 		if (rc < 0) {
 			fprintf(stderr, "ilock probe: %s\n", err);

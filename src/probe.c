@@ -66,13 +66,6 @@ static bool tracefs_event_exists(const char *sys, const char *name)
 	return false;
 }
 
-static bool env_on(const char *name)
-{
-	const char *v = getenv(name);
-
-	return v && *v && strcmp(v, "0");
-}
-
 static bool has_member(const struct btf *btf, const char *type, const char *member)
 {
 	int id = btf ? btf__find_by_name_kind(btf, type, BTF_KIND_STRUCT) : -1;
@@ -464,7 +457,7 @@ static void probe_hz(struct probe_result *r)
 
 	snprintf(boot, sizeof(boot), "/boot/config-%s", r->kernel);
 	/* ILOCK_NO_KCONFIG=1: as in a container without /boot (tests) */
-	for (size_t i = 0; i < 2 && !env_on("ILOCK_NO_KCONFIG"); i++) {
+	for (size_t i = 0; i < 2 && !probe_env_on("ILOCK_NO_KCONFIG"); i++) {
 		gzFile g = gzopen(files[i], "rb");  /* reads plain files too */
 
 		if (!g)
@@ -502,10 +495,10 @@ int probe_kernel(struct probe_result *r)
 	if (!uname(&u))
 		snprintf(r->kernel, sizeof(r->kernel), "%s", u.release);
 	r->has_caps = have_caps();
-	r->forced_raw_tp = env_on("ILOCK_FORCE_RAW_TP");
-	r->forced_no_xfs = env_on("ILOCK_NO_XFS");
-	r->forced_no_contention = env_on("ILOCK_NO_CONTENTION_TP");
-	r->forced_no_fentry = env_on("ILOCK_NO_FENTRY");
+	r->forced_raw_tp = probe_env_on("ILOCK_FORCE_RAW_TP");
+	r->forced_no_xfs = probe_env_on("ILOCK_NO_XFS");
+	r->forced_no_contention = probe_env_on("ILOCK_NO_CONTENTION_TP");
+	r->forced_no_fentry = probe_env_on("ILOCK_NO_FENTRY");
 	probe_hz(r);
 
 	vm = btf__load_vmlinux_btf();

@@ -80,6 +80,8 @@ struct probe_result {
 	const char *hz_from;        /* the config file read, or the assumption made */
 };
 
+/* A test and troubleshooting switch (ILOCK_...) is on: set, not empty, not "0". */
+bool probe_env_on(const char *name);
 /* CONFIG_HZ=... in a kernel config's text; 0 if absent. Pure. */
 unsigned probe_parse_hz(const char *config);
 /*

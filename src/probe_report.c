@@ -16,6 +16,18 @@ static const char *xfs_state(const struct probe_result *r)
 	return r->xfs_btf ? (r->xfs_module ? "module" : "builtin") : NULL;
 }
 
+bool probe_env_on(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && *v && strcmp(v, "0");
+}
+
+/* The switches read elsewhere (tracer.c, probe.c), listed when set (docs/kernels.md). */
+static const char *const probe_other_switches[] = {
+	"ILOCK_NO_WALK", "ILOCK_WALK_ALWAYS", "ILOCK_NO_KCONFIG",
+};
+
 static void forced_list(const struct probe_result *r, char *buf, size_t len)
 {
 	buf[0] = 0;
@@ -27,6 +39,11 @@ static void forced_list(const struct probe_result *r, char *buf, size_t len)
 		strncat(buf, " ILOCK_NO_CONTENTION_TP", len - strlen(buf) - 1);
 	if (r->forced_no_fentry)
 		strncat(buf, " ILOCK_NO_FENTRY", len - strlen(buf) - 1);
+	for (size_t i = 0; i < sizeof(probe_other_switches) / sizeof(probe_other_switches[0]); i++)
+		if (probe_env_on(probe_other_switches[i])) {
+			strncat(buf, " ", len - strlen(buf) - 1);
+			strncat(buf, probe_other_switches[i], len - strlen(buf) - 1);
+		}
 }
 
 void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s)
@@ -136,6 +153,9 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 		json_str(j, NULL, "ILOCK_NO_CONTENTION_TP");
 	if (r->forced_no_fentry)
 		json_str(j, NULL, "ILOCK_NO_FENTRY");
+	for (size_t i = 0; i < sizeof(probe_other_switches) / sizeof(probe_other_switches[0]); i++)
+		if (probe_env_on(probe_other_switches[i]))
+			json_str(j, NULL, probe_other_switches[i]);
 	json_arr_end(j);
 	json_obj_begin(j, "strategy");
 	capture_json(j, "lock_waits", s->lock_waits, s->lock_waits_why);

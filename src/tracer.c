@@ -568,7 +568,7 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 	if (err)
 		goto fail;
 	t->start_mono_ns = now_monotonic_ns();
-	t->walk_always = getenv("ILOCK_WALK_ALWAYS") != NULL;
+	t->walk_always = probe_env_on("ILOCK_WALK_ALWAYS");
 	t->walk_for_older = t->probe.task_blocker;
 	return 0;
 
@@ -579,7 +579,7 @@ fail:
 
 int tracer_start(struct tracer *t, const struct ilock_opts *o)
 {
-	int err = start(t, o, !getenv("ILOCK_NO_WALK"));
+	int err = start(t, o, !probe_env_on("ILOCK_NO_WALK"));
 
 	if (err == START_WITHOUT_WALK) {
 		/* said only if the rest loads: otherwise its own error is the story */

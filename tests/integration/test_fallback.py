@@ -51,6 +51,21 @@ def test_probe_reports_forced_strategy(ilock_bin):
     assert "  XFS holds:   off (ILOCK_NO_XFS)" in txt.stdout
 
 
+def test_probe_lists_every_switch_and_refuses_filters_it_ignores(ilock_bin):
+    env = dict(os.environ, ILOCK_NO_WALK="1", ILOCK_WALK_ALWAYS="0")
+    r = subprocess.run([ilock_bin, "probe", "-j"], env=env, capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["forced"] == ["ILOCK_NO_WALK"]  # "0" is off
+    for args, name in ((["-p", "1"], "-p"), (["--comm", "x"], "-c"), (["--ino", "5"], "--ino"),
+                       (["--cgroup", "/sys/fs/cgroup"], "--cgroup")):
+        r = subprocess.run([ilock_bin, "probe", *args], capture_output=True, text=True, timeout=30)
+        assert r.returncode == 2 and r.stdout == "", r
+        assert r.stderr.splitlines()[0] == (f"ilock probe: {name} changes nothing probe shows: it "
+                                            "takes -D, --fs and --class (what they rule out is "
+                                            "not attached)"), r.stderr
+
+
 def test_probe_measures_hz_without_config(ilock_bin):
     """A container without /boot: HZ is timed from /proc/timer_list, and agrees with the config."""
     def probe(env):
