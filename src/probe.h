@@ -142,6 +142,14 @@ enum { FS_XFS = 1, FS_EXT4 = 2, FS_OTHER = 4, FS_ALL = 7 };
  */
 unsigned filter_scope(uint32_t fs_magic, uint32_t kdev, const char *dev_fstype, char *why,
 		      size_t len);
+/*
+ * Pure: do the filters leave nothing that could match (fs_drop from
+ * filter_scope(), its reason scope_why, the --class bits)? Then the
+ * one-line reason ("--fs xfs, -D 7:3 is ext4", "--class xfs_ilock is
+ * XFS's; --fs ext4") in buf, and true.
+ */
+bool filters_match_nothing(unsigned fs_drop, uint32_t class_mask, const char *scope_why,
+			   char *buf, size_t len);
 /* filter_scope() with the -D device's type looked up in this process's mounts. */
 unsigned probe_filter_scope(uint32_t fs_magic, uint32_t kdev, char *why, size_t len);
 

@@ -254,6 +254,42 @@ unsigned filter_scope(uint32_t fs_magic, uint32_t kdev, const char *dev_fstype, 
 	return FS_ALL & ~keep;
 }
 
+bool filters_match_nothing(unsigned fs_drop, uint32_t class_mask, const char *scope_why,
+			   char *buf, size_t len)
+{
+	unsigned keep = FS_ALL & ~fs_drop;
+	/* the filesystems each class can be on */
+	static const unsigned class_fs[ILOCK_CLASS_MAX] = {
+		[ILOCK_CLASS_I_RWSEM] = FS_ALL, [ILOCK_CLASS_INVALIDATE] = FS_ALL,
+		[ILOCK_CLASS_XFS_ILOCK] = FS_XFS, [ILOCK_CLASS_JBD2_WAIT] = FS_EXT4,
+	};
+	unsigned classes_keep = 0;
+	size_t n = 0;
+
+	if (!keep) {
+		snprintf(buf, len, "%s", scope_why && *scope_why ? scope_why : "--fs and -D disagree");
+		return true;
+	}
+	if (!class_mask)
+		return false;
+	for (unsigned c = 0; c < ILOCK_CLASS_MAX; c++)
+		if (class_mask & (1U << c))
+			classes_keep |= class_fs[c];
+	if (classes_keep & keep)
+		return false;
+	buf[0] = 0;
+	for (unsigned c = 0; c < ILOCK_CLASS_MAX && n < len; c++)
+		if (class_mask & (1U << c))
+			n += (size_t)snprintf(buf + n, len - n, "%s--class %s%s", n ? ", " : "",
+					      class_name((uint8_t)c),
+					      class_fs[c] == FS_XFS	 ? " (XFS only)"
+					      : class_fs[c] == FS_EXT4 ? " (ext4 only)"
+								 : "");
+	if (n < len && scope_why && *scope_why)
+		snprintf(buf + n, len - n, "; %s", scope_why);
+	return true;
+}
+
 void choose_strategy(const struct probe_result *r, const struct strategy_req *req,
 		     struct strategy *s)
 {

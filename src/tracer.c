@@ -471,6 +471,16 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 	choose_strategy(&t->probe, &req, &t->strat);
 	if (o->verbose)
 		probe_print(stderr, &t->probe, &t->strat);
+	{
+		char why[256];
+
+		/* a run that can record nothing would say only "no waits" at its end */
+		if (filters_match_nothing(t->fs_drop, o->f.class_mask, t->scope_why, why,
+					  sizeof(why))) {
+			log_error("the filters leave nothing to trace: %s", why);
+			return -EINVAL;
+		}
+	}
 
 	if (!t->probe.has_caps) {
 		log_error("needs root, or the CAP_BPF and CAP_PERFMON capabilities");

@@ -66,6 +66,17 @@ def test_probe_lists_every_switch_and_refuses_filters_it_ignores(ilock_bin):
                                             "not attached)"), r.stderr
 
 
+def test_filters_that_leave_nothing_are_refused(ilock_bin):
+    """--fs ext4 --class xfs_ilock could only ever say "no waits": refused at start."""
+    for cmd in (["stat", "-d", "1"], ["record", "-o", "/tmp/ilock-never.ilrec", "-d", "1"]):
+        r = subprocess.run([ilock_bin, *cmd, "--fs", "ext4", "--class", "xfs_ilock"],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and r.stdout == "", r
+        assert r.stderr.splitlines()[-1] == ("ilock: the filters leave nothing to trace: --class "
+                                             "xfs_ilock (XFS only); --fs ext4"), r.stderr
+    assert not os.path.exists("/tmp/ilock-never.ilrec")
+
+
 def test_probe_measures_hz_without_config(ilock_bin):
     """A container without /boot: HZ is timed from /proc/timer_list, and agrees with the config."""
     def probe(env):

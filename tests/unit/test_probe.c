@@ -437,9 +437,40 @@ static void test_hz_measured(void)
 	CHECK(probe_hz_of_ticks(1000000, 50000000) == 0);  /* 20 MHz: not a tick */
 }
 
+/* Filters that leave nothing to trace: refused at start, with both sides named. */
+static void test_filters_match_nothing(void)
+{
+	char why[160], buf[256];
+	uint32_t d73 = ILOCK_KDEV(7, 3);
+	unsigned drop;
+
+	CHECK(!filters_match_nothing(0, 0, "", buf, sizeof(buf)));
+	drop = filter_scope(ILOCK_XFS_SB_MAGIC, d73, "ext4", why, sizeof(why));
+	CHECK(filters_match_nothing(drop, 0, why, buf, sizeof(buf)));
+	CHECK_STR(buf, "--fs xfs, -D 7:3 is ext4");
+	/* an XFS-only class on ext4, an ext4-only one on XFS */
+	drop = filter_scope(ILOCK_EXT4_SB_MAGIC, 0, NULL, why, sizeof(why));
+	CHECK(filters_match_nothing(drop, 1U << ILOCK_CLASS_XFS_ILOCK, why, buf, sizeof(buf)));
+	CHECK_STR(buf, "--class xfs_ilock (XFS only); --fs ext4");
+	CHECK(!filters_match_nothing(drop, 1U << ILOCK_CLASS_JBD2_WAIT, why, buf, sizeof(buf)));
+	CHECK(!filters_match_nothing(drop, 1U << ILOCK_CLASS_I_RWSEM, why, buf, sizeof(buf)));
+	drop = filter_scope(0, d73, "xfs", why, sizeof(why));
+	CHECK(filters_match_nothing(drop, 1U << ILOCK_CLASS_JBD2_WAIT, why, buf, sizeof(buf)));
+	CHECK_STR(buf, "--class jbd2_wait (ext4 only); -D 7:3 is xfs");
+	/* one class that can match is enough */
+	CHECK(!filters_match_nothing(drop, 1U << ILOCK_CLASS_JBD2_WAIT | 1U << ILOCK_CLASS_XFS_ILOCK,
+				     why, buf, sizeof(buf)));
+	drop = filter_scope(0x9123683EU, 0, NULL, why, sizeof(why));  /* btrfs */
+	CHECK(filters_match_nothing(drop, 1U << ILOCK_CLASS_JBD2_WAIT | 1U << ILOCK_CLASS_XFS_ILOCK,
+				    why, buf, sizeof(buf)));
+	CHECK_STR(buf, "--class xfs_ilock (XFS only), --class jbd2_wait (ext4 only); --fs btrfs");
+	CHECK(!filters_match_nothing(drop, 1U << ILOCK_CLASS_INVALIDATE, why, buf, sizeof(buf)));
+}
+
 int main(void)
 {
 	test_hz();
+	test_filters_match_nothing();
 	test_hz_measured();
 	test_host();
 	test_filter_scope();
