@@ -356,6 +356,9 @@ int cmd_report(int argc, char **argv)
 		if (!rec.nstacks)
 			fprintf(stderr, "ilock report: note: %s holds no kernel stacks (recorded with "
 				"--no-stacks or --ops off, or by ilock before 1.2)\n", a.file);
+		else if (!merged.nstacks && !merged.nedges)
+			fprintf(stderr, "ilock report: note: no waits with stacks in this window%s\n",
+				strcmp(filt, "none") ? " match the filters" : "");
 		if (render_folded(stdout, &merged, &rec.syms)) {
 			fprintf(stderr, "ilock report: out of memory\n");
 			goto out;

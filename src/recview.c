@@ -358,7 +358,9 @@ int rec_window(const struct recording *r, const char *from_s, const char *to_s, 
 	else
 		snprintf(end, sizeof(end), "%.1f s", (double)to / 1e9);
 	snprintf(err, errlen, "no data in the time window %.1f s to %s (the recording covers "
-		 "0.0 s to %.1f s)", (double)from / 1e9, end, (double)rec_end_ns(r) / 1e9);
+		 "0.0 s to %.1f s in intervals of %g s; an interval is in a window when its middle "
+		 "is)", (double)from / 1e9, end, (double)rec_end_ns(r) / 1e9,
+		 (double)r->interval_ns / 1e9);
 	return -ENODATA;
 }
 
@@ -426,7 +428,7 @@ bool rec_parse_time(const struct recording *r, const char *arg, uint64_t *ns, ch
 	if (arg[0] == '@') {
 		errno = 0;
 		v = strtod(arg + 1, &e);
-		if (errno || e == arg + 1 || *e || !(v >= 0))
+		if (errno || e != arg + 1 + decimal_len(arg + 1) || e == arg + 1 || *e || !(v >= 0))
 			goto bad;
 		return from_abs(r, v, ns, err, errlen, arg);
 	}
@@ -473,10 +475,12 @@ bool rec_parse_time(const struct recording *r, const char *arg, uint64_t *ns, ch
 			t += 86400;
 		return from_abs(r, (double)t, ns, err, errlen, arg);
 	}
-	/* seconds from the start, with an optional unit */
+	/* seconds from the start, with an optional unit; plain decimals only */
+	if (!decimal_len(arg))
+		goto bad;
 	errno = 0;
 	v = strtod(arg, &e);
-	if (errno || e == arg || !(v >= 0))
+	if (errno || e != arg + decimal_len(arg) || !(v >= 0))
 		goto bad;
 	if (!strcmp(e, "m"))
 		v *= 60;

@@ -98,12 +98,25 @@ bool parse_kdev(const char *s, uint32_t *kdev)
 	return true;
 }
 
+size_t decimal_len(const char *s)
+{
+	size_t n = 0, digits = 0;
+
+	while (s[n] >= '0' && s[n] <= '9')
+		n++, digits++;
+	if (s[n] == '.')
+		for (n++; s[n] >= '0' && s[n] <= '9'; n++)
+			digits++;
+	return digits ? n : 0;
+}
+
 bool parse_seconds(const char *s, double max, double *out)
 {
 	char *end;
 	double v;
 
-	if (!s || !*s)
+	/* plain decimals only: strtod would take 0x10, 1e1, inf */
+	if (!s || !*s || !decimal_len(s) || s[decimal_len(s)])
 		return false;
 	errno = 0;
 	v = strtod(s, &end);

@@ -74,6 +74,30 @@ static void test_percentiles(void)
 	CHECK(hist_percentile(h, 0.01, 0) >= hist_slot_lo(ILOCK_HIST_SLOTS - 1));
 }
 
+/* Durations and times are plain decimals: strtod would also take hex, exponents and inf. */
+static void test_plain_decimals(void)
+{
+	double v = 0;
+
+	CHECK_EQ_U(decimal_len("12"), 2);
+	CHECK_EQ_U(decimal_len("1.5s"), 3);
+	CHECK_EQ_U(decimal_len(".5"), 2);
+	CHECK_EQ_U(decimal_len("5."), 2);
+	CHECK_EQ_U(decimal_len("."), 0);
+	CHECK_EQ_U(decimal_len("-1"), 0);
+	CHECK_EQ_U(decimal_len("+1"), 0);
+	CHECK_EQ_U(decimal_len("inf"), 0);
+	CHECK_EQ_U(decimal_len(""), 0);
+	CHECK(parse_seconds("2.5", 10, &v) && v == 2.5);
+	CHECK(parse_seconds("10", 10, &v) && v == 10);
+	CHECK(!parse_seconds("0x10", 100, &v));
+	CHECK(!parse_seconds("1e1", 100, &v));
+	CHECK(!parse_seconds("11", 10, &v));
+	CHECK(!parse_seconds("0", 10, &v));
+	CHECK(!parse_seconds(" 1", 10, &v));
+	CHECK(!parse_seconds("nan", 10, &v));
+}
+
 /* Doubles as u64: rates and means from a damaged recording can exceed 2^64. */
 static void test_u64_of(void)
 {
@@ -199,6 +223,7 @@ int main(void)
 	test_slots();
 	test_percentiles();
 	test_u64_of();
+	test_plain_decimals();
 	test_percentiles_one_slot();
 	test_merge_delta();
 	test_print();
