@@ -258,7 +258,7 @@ int cmd_report(int argc, char **argv)
 	struct report_ctx ctx = {};
 	struct report_meta meta;
 	struct snapshot merged;
-	char err[256], title[1024], filt[256];
+	char err[256], title[1024], filt[256], all_filt[512];
 	int r, ret = 1;
 
 	r = parse(argc, argv, &a, err, sizeof(err));
@@ -328,8 +328,14 @@ int cmd_report(int argc, char **argv)
 	ctx.meta = &meta;
 	rec_fill_meta(&rec, &meta, 0);
 	cli_filters_text(&a.f, filt, sizeof(filt));
-	if (strcmp(filt, "none"))
-		meta.filters = filt;
+	/* every filter the data passed: those recorded with, then the report's */
+	if (strcmp(filt, "none")) {
+		if (meta.filters && *meta.filters && strcmp(meta.filters, "none"))
+			snprintf(all_filt, sizeof(all_filt), "%s %s", meta.filters, filt);
+		else
+			snprintf(all_filt, sizeof(all_filt), "%s", filt);
+		meta.filters = all_filt;
+	}
 	if (report_build(&ctx)) {
 		fprintf(stderr, "ilock report: out of memory\n");
 		goto out;
