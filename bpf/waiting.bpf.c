@@ -205,16 +205,20 @@ static __always_inline bool task_selected_other(struct task_struct *task)
  * The holder at its start is not known; the owner now is.
  */
 static __always_inline void blocker_wait_now(struct seq_file *seq, struct task_struct *task,
-					     struct ilock_waiting *w)
+					     unsigned long blocker, struct ilock_waiting *w)
 {
 	unsigned long b, type;
 	struct inode *inode;
 	u8 class = 0;
 	void *lock;
 
-	if (!bpf_core_field_exists(task->blocker))
+	/*
+	 * Under --wait-sample a wait left out makes no storage either: it
+	 * would look begun before tracing. Not listed then.
+	 */
+	if (!bpf_core_field_exists(task->blocker) || cfg_wait_one_in > 1)
 		return;
-	b = task->blocker;
+	b = blocker;
 	type = b & BLOCKER_TYPE_MASK;
 	if (type != BLOCKER_TYPE_RWSEM_READER && type != BLOCKER_TYPE_RWSEM_WRITER)
 		return;
@@ -249,12 +253,21 @@ int waiting_now(struct bpf_iter__task *ctx)
 	struct task_struct *task = ctx->task;
 	struct ilock_waiting w = {};
 	struct task_state *ts;
+	unsigned long blocker = 0;
 
 	if (!task)
 		return 0;
+	/*
+	 * blocker before the storage: a waiter makes its storage (at
+	 * contention_begin) before the kernel sets blocker, so a blocker seen
+	 * here with no storage after it is a wait begun before tracing.
+	 */
+	if (bpf_core_field_exists(task->blocker))
+		blocker = *(volatile unsigned long *)&task->blocker;
+	barrier();
 	ts = bpf_task_storage_get(&task_states, task, 0, 0);
 	if (!ts) {
-		blocker_wait_now(seq, task, &w);
+		blocker_wait_now(seq, task, blocker, &w);
 		return 0;
 	}
 	lock_wait_now(seq, task, ts, &w);

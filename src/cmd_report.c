@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "log.h"
 #include "commands.h"
 #include "recfile.h"
 #include "recview.h"
@@ -215,12 +216,21 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 				"overwritten\n", path);
 			return 2;
 		}
-		fd = file_create_beside(path, tmp, sizeof(tmp), target, sizeof(target));
-		if (fd < 0) {
-			fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(-fd));
-			return 1;
+		/* a hard-linked page is written in place: a new one would split the links */
+		if (st.st_nlink == 1)
+			fd = file_create_beside(path, tmp, sizeof(tmp), target, sizeof(target));
+		if (fd >= 0) {
+			/* the old page's mode and, as root, its owner: a served page stays served */
+			if (fchmod(fd, st.st_mode & 07777) ||
+			    (!geteuid() && fchown(fd, st.st_uid, st.st_gid)))
+				log_warn("%s keeps neither mode nor owner: %s", path, strerror(errno));
+			hf = fdopen(fd, "w");
+		} else {
+			/* a directory we may not write in (or links): in place, as before */
+			tmp[0] = 0;
+			fd = -1;
+			hf = fopen(path, "w");
 		}
-		hf = fdopen(fd, "w");
 	} else {
 		hf = fopen(path, "w");
 	}
@@ -241,10 +251,16 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 		e = errno;
 	if (e) {
 		/* a page cut short would load as if whole; only a file of ours goes */
-		if (tmp[0])
+		if (tmp[0]) {
 			unlink(tmp);
-		else if (!exists && !stat(path, &st) && S_ISREG(st.st_mode))
-			unlink(path);
+		} else {
+			/* the file written, a link's target too; never a device */
+			char *real = realpath(path, NULL);
+
+			if (real && !stat(real, &st) && S_ISREG(st.st_mode))
+				unlink(real);
+			free(real);
+		}
 		fprintf(stderr, "ilock report: writing %s failed: %s\n", path, strerror(e));
 		return 1;
 	}

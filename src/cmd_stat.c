@@ -178,7 +178,8 @@ int cmd_stat(int argc, char **argv)
 		if (!wake)
 			wake = now_monotonic_ns() + 3600ULL * 1000000000ULL;
 		sleep_until(wake);
-		if (stop_requested)
+		/* at the end the last interval is written below, whole, with the run's */
+		if (stop_requested || (deadline && now_monotonic_ns() >= deadline))
 			break;
 		if (next_tick && now_monotonic_ns() >= next_tick) {
 			if (tracer_read(&t, &cur) ||
@@ -189,8 +190,6 @@ int cmd_stat(int argc, char **argv)
 			while (next_tick <= now_monotonic_ns())
 				next_tick += (uint64_t)(o.interval_s * 1e9);
 		}
-		if (deadline && now_monotonic_ns() >= deadline)
-			break;
 	}
 
 	if (tracer_read(&t, &cur))

@@ -303,6 +303,7 @@ static void probe_btf(struct probe_result *r, const struct btf *vm, const struct
 		btf__find_by_name_kind(vm, "btf_trace_contention_end", BTF_KIND_TYPEDEF) > 0;
 	r->invalidate_lock = has_member(vm, "address_space", "invalidate_lock");
 	r->task_blocker = has_member(vm, "task_struct", "blocker");
+	r->blocker_rwsem = r->task_blocker && probe_blocker_rwsem(r->kernel);
 	if (btf__find_by_name_kind(xb, "xfs_inode", BTF_KIND_STRUCT) > 0) {
 		r->xfs_btf = true;
 		r->xfs_module = xfs != NULL;

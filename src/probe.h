@@ -56,6 +56,7 @@ struct probe_result {
 	bool invalidate_lock;       /* address_space.invalidate_lock (5.15+) */
 	bool xfs_mmaplock;          /* xfs_inode.i_mmaplock (before 5.15) */
 	bool task_blocker;          /* task_struct.blocker: waits begun before tracing are seen */
+	bool blocker_rwsem;         /* ... for rw_semaphores too (probe_blocker_rwsem()) */
 	/*
 	 * The rwsem slow paths, for the fallback when the contention
 	 * tracepoints are missing. slow_*: BTF FUNC names (fentry targets);
@@ -82,6 +83,13 @@ struct probe_result {
 
 /* A test and troubleshooting switch (ILOCK_...) is on: set, not empty, not "0". */
 bool probe_env_on(const char *name);
+/*
+ * Does a kernel with task_struct.blocker note rw_semaphore waiters there?
+ * BTF cannot tell (the types are macros): mutexes and semaphores came in
+ * 6.15, rw_semaphores in 6.17. Only IN SHORT's wording rests on it; the
+ * walk looks at blocker whatever it says. Pure, from uname's release.
+ */
+bool probe_blocker_rwsem(const char *release);
 /* CONFIG_HZ=... in a kernel config's text; 0 if absent. Pure. */
 unsigned probe_parse_hz(const char *config);
 /*

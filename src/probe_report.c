@@ -65,7 +65,7 @@ void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s
 	fprintf(f, "  layout: address_space.invalidate_lock %s, xfs_inode.i_mmaplock %s, "
 		   "task_struct.blocker %s\n",
 		yes_no(r->invalidate_lock), r->xfs_btf ? yes_no(r->xfs_mmaplock) : "-",
-		yes_no(r->task_blocker));
+		!r->task_blocker ? "no" : r->blocker_rwsem ? "yes" : "yes (no rw_semaphores before 6.17)");
 	if (r->slow_in_btf)
 		fprintf(f, "  rwsem slow paths in BTF (fentry targets): %s, %s\n", r->slow_read,
 			r->slow_write);
@@ -128,6 +128,7 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	json_bool(j, "invalidate_lock", r->invalidate_lock);
 	json_bool(j, "xfs_mmaplock", r->xfs_mmaplock);
 	json_bool(j, "task_blocker", r->task_blocker);
+	json_bool(j, "blocker_rwsem", r->blocker_rwsem);
 	json_obj_end(j);
 	json_obj_begin(j, "rwsem_slowpath");
 	json_str(j, "read", r->slow_read[0] ? r->slow_read : NULL);
@@ -163,6 +164,15 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	capture_json(j, "rwsem_holds", s->rwsem_holds, s->rwsem_holds_why);
 	json_obj_end(j);
 	json_obj_end(j);
+}
+
+bool probe_blocker_rwsem(const char *release)
+{
+	unsigned major = 0, minor = 0;
+
+	if (!release || sscanf(release, "%u.%u", &major, &minor) != 2)
+		return false;
+	return major > 6 || (major == 6 && minor >= 17);
 }
 
 bool probe_timer_list_line(const char *line, uint64_t *now_ns, uint64_t *jiffies)

@@ -316,7 +316,7 @@ int tracer_read_waiting(struct tracer *t, uint64_t in_flight, struct waiting_set
 	waiting_reset(ws);
 	if (!link)
 		return 0;
-	ws->sees_older = t->probe.task_blocker;
+	ws->sees_older = t->sees_older;
 	/*
 	 * The walk costs per thread on the host (docs/PERFORMANCE.md); with
 	 * no wait or fsync begun and not ended it can find nothing. ILOCK_WALK_ALWAYS
@@ -579,7 +579,13 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 		goto fail;
 	t->start_mono_ns = now_monotonic_ns();
 	t->walk_always = probe_env_on("ILOCK_WALK_ALWAYS");
-	t->walk_for_older = t->probe.task_blocker;
+	/*
+	 * Under --wait-sample and --cgroup the walk leaves such waits out
+	 * (waiting.bpf.c); the verdict must not rely on it then, nor on a
+	 * kernel whose blocker notes no rw_semaphore.
+	 */
+	t->walk_for_older = t->probe.task_blocker && !o->wait_sample && !o->f.cgroup;
+	t->sees_older = t->walk_for_older && t->probe.blocker_rwsem;
 	return 0;
 
 fail:

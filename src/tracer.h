@@ -39,6 +39,8 @@ struct tracer {
 	 * wait can begin later).
 	 */
 	bool walk_for_older;
+	/* ... and it can show every such uninterruptible wait (waiting_set.sees_older) */
+	bool sees_older;
 	bool walk_warned;        /* a failed walk was reported once */
 	/* the wait and pair slots, mapped read-only after load */
 	struct slot_region waits, edges;

@@ -209,6 +209,10 @@ def test_interval_output(ilock_bin):
     assert abs(sum(d["duration_s"] for d in docs[:3]) - docs[3]["duration_s"]) < 0.01
     for key in ("contention_begin", "rwsem_waits"):
         assert sum(d["events"][key] for d in docs[:3]) == docs[3]["events"][key], key
+    # -d a whole number of -i: no sliver of an interval after the last whole one
+    r = run([ilock_bin, "stat", "-d", "2", "-i", "1", "-j"])
+    docs = [json.loads(l) for l in r.stdout.splitlines() if l.strip()]
+    assert [round(d["duration_s"]) for d in docs] == [1, 1, 2], [d["duration_s"] for d in docs]
 
 
 def test_report_output_cannot_drive_the_terminal(ilock_bin, tmp_path):

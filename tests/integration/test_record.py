@@ -520,10 +520,24 @@ def test_html_never_replaces_a_recording(recordings, ilock_bin, tmp_path):
 
     page = tmp_path / "night.html"
     page.write_text("old page\n")
+    os.chmod(page, 0o640)
+    os.chown(page, 4321, 4322)
     r = subprocess.run([ilock_bin, "report", str(rec), "--html", str(page)],
                        capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stderr
     assert page.read_text().startswith("<!DOCTYPE html>")
+    # a replaced page keeps its mode and owner (served pages stay served)
+    st = os.stat(page)
+    assert (stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid) == (0o640, 4321, 4322), st
+    # a hard-linked page is written in place: both names see the new page
+    twin = tmp_path / "twin.html"
+    os.link(page, twin)
+    page.write_text("old page\n")
+    r = subprocess.run([ilock_bin, "report", str(rec), "--html", str(page)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0, r.stderr
+    assert twin.read_text().startswith("<!DOCTYPE html>") and os.stat(twin).st_nlink == 2
+    twin.unlink()
     # a write that fails (the directory full) keeps the old page and leaves no temp file
     small = tmp_path / "small"
     small.mkdir()

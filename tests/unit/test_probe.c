@@ -471,6 +471,13 @@ int main(void)
 {
 	test_hz();
 	test_filters_match_nothing();
+	CHECK(probe_blocker_rwsem("6.18.44-fc-v669"));
+	CHECK(probe_blocker_rwsem("6.17.0"));
+	CHECK(probe_blocker_rwsem("7.0.1"));
+	CHECK(!probe_blocker_rwsem("6.16.9-arch1"));
+	CHECK(!probe_blocker_rwsem("6.1.0-56-cloud-amd64"));
+	CHECK(!probe_blocker_rwsem("garbage"));
+	CHECK(!probe_blocker_rwsem(NULL));
 	test_hz_measured();
 	test_host();
 	test_filter_scope();
