@@ -449,7 +449,8 @@ static void lock_labels(struct renderer *r, const struct prom_series *ps, uint32
 static void render_waits(struct renderer *r, const struct prom_series *ps)
 {
 	family(r, "ilock_lock_wait_seconds", FAM_HISTOGRAM, "seconds",
-	       "Time tasks waited for an inode lock, per filesystem, device, lock class and mode.");
+	       "Time tasks waited for an inode lock, per filesystem, device, lock class and mode "
+	       "(class jbd2_wait: ext4 fsyncs waiting for the journal).");
 	for (size_t i = 0; i < ps->ngroups; i++) {
 		const struct prom_group *g = &ps->groups[i];
 
@@ -660,13 +661,13 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 	      "Inode lock waits begun and not yet ended at the last collection.");
 	if (ps->waiting_available) {
 		/* a stall shows while it lasts, not only in the histograms once it ends */
-		family(r, "ilock_oldest_wait_seconds", FAM_GAUGE, NULL,
+		family(r, "ilock_oldest_wait_seconds", FAM_GAUGE, "seconds",
 		       "Age of the oldest inode lock wait still in progress at the last collection "
 		       "(0: none).");
 		sample_seconds(r, "ilock_oldest_wait_seconds", ps->oldest_wait_ns);
 		gauge(r, "ilock_stalled_waits", ps->stalled_waits,
 		      "Inode lock waits in progress for 100 ms or more at the last collection.");
-		family(r, "ilock_oldest_fsync_seconds", FAM_GAUGE, NULL,
+		family(r, "ilock_oldest_fsync_seconds", FAM_GAUGE, "seconds",
 		       "Age of the oldest ext4 fsync still in progress at the last collection, as "
 		       "the jbd2_wait probes see them (0: none).");
 		sample_seconds(r, "ilock_oldest_fsync_seconds", ps->oldest_fsync_ns);
