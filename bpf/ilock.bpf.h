@@ -452,6 +452,7 @@ extern cgroup_filter_t cgroup_filter SEC(".maps");
 extern const volatile __u32 cfg_tgid;          /* 0: any process */
 extern const volatile __u32 cfg_comm_on;
 extern const volatile __u32 cfg_cgroup_on;    /* cgroup_filter holds the --cgroup */
+extern const volatile __u64 cfg_cgroup_id;    /* ... and its id, for tasks other than current */
 extern const volatile char cfg_comm[ILOCK_COMM_LEN];
 extern const volatile __u32 cfg_dev;           /* 0: any device */
 extern const volatile __u64 cfg_ino;           /* 0: any inode */

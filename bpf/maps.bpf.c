@@ -28,6 +28,7 @@ cgroup_filter_t cgroup_filter SEC(".maps");
 const volatile __u32 cfg_tgid = 0;
 const volatile __u32 cfg_comm_on = 0;
 const volatile __u32 cfg_cgroup_on = 0;
+const volatile __u64 cfg_cgroup_id = 0;   /* --cgroup's id (its directory's inode) */
 const volatile char cfg_comm[ILOCK_COMM_LEN] = {};
 const volatile __u32 cfg_dev = 0;
 const volatile __u64 cfg_ino = 0;

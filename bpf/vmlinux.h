@@ -223,6 +223,9 @@ struct ext4_inode_info {
 
 /* The task iterator's context (kernel/bpf/task_iter.c): waits in progress. */
 struct seq_file;
+struct cgroup {
+	int level;                   /* (only named: the cgroup kfuncs take pointers) */
+};
 
 struct bpf_iter_meta {
 	struct seq_file *seq;

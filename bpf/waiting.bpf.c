@@ -180,6 +180,26 @@ static __always_inline void fsync_now(struct seq_file *seq, struct task_struct *
 #define BLOCKER_TYPE_RWSEM_READER 2UL
 #define BLOCKER_TYPE_RWSEM_WRITER 3UL
 
+/* cgroup kfuncs (6.5+); where missing, no waits begun before tracing under --cgroup */
+extern struct cgroup *bpf_cgroup_from_id(u64 cgid) __ksym __weak;
+extern void bpf_cgroup_release(struct cgroup *cgrp) __ksym __weak;
+extern long bpf_task_under_cgroup(struct task_struct *task, struct cgroup *ancestor) __ksym __weak;
+
+static __always_inline bool task_in_cgroup(struct task_struct *task)
+{
+	struct cgroup *cg;
+	long in;
+
+	if (!bpf_cgroup_from_id || !bpf_cgroup_release || !bpf_task_under_cgroup || !cfg_cgroup_id)
+		return false;
+	cg = bpf_cgroup_from_id(cfg_cgroup_id);
+	if (!cg)
+		return false;
+	in = bpf_task_under_cgroup(task, cg);
+	bpf_cgroup_release(cg);
+	return in;
+}
+
 /* The task filters for a task that is not current (task_selected() asks current). */
 static __always_inline bool task_selected_other(struct task_struct *task)
 {
@@ -192,8 +212,7 @@ static __always_inline bool task_selected_other(struct task_struct *task)
 		if (!comm_matches(comm))
 			return false;
 	}
-	/* cgroup membership is asked of current only: left out under --cgroup */
-	return !cfg_cgroup_on;
+	return !cfg_cgroup_on || task_in_cgroup(task);
 }
 
 /*

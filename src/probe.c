@@ -304,6 +304,9 @@ static void probe_btf(struct probe_result *r, const struct btf *vm, const struct
 	r->invalidate_lock = has_member(vm, "address_space", "invalidate_lock");
 	r->task_blocker = has_member(vm, "task_struct", "blocker");
 	r->blocker_rwsem = r->task_blocker && probe_blocker_rwsem(r->kernel);
+	r->cgroup_kfuncs = find_func(vm, "bpf_cgroup_from_id") > 0 &&
+			   find_func(vm, "bpf_task_under_cgroup") > 0 &&
+			   find_func(vm, "bpf_cgroup_release") > 0;
 	if (btf__find_by_name_kind(xb, "xfs_inode", BTF_KIND_STRUCT) > 0) {
 		r->xfs_btf = true;
 		r->xfs_module = xfs != NULL;

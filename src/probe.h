@@ -57,6 +57,7 @@ struct probe_result {
 	bool xfs_mmaplock;          /* xfs_inode.i_mmaplock (before 5.15) */
 	bool task_blocker;          /* task_struct.blocker: waits begun before tracing are seen */
 	bool blocker_rwsem;         /* ... for rw_semaphores too (probe_blocker_rwsem()) */
+	bool cgroup_kfuncs;         /* bpf_cgroup_from_id, bpf_task_under_cgroup: --cgroup for any task */
 	/*
 	 * The rwsem slow paths, for the fallback when the contention
 	 * tracepoints are missing. slow_*: BTF FUNC names (fentry targets);

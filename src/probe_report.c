@@ -129,6 +129,7 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	json_bool(j, "xfs_mmaplock", r->xfs_mmaplock);
 	json_bool(j, "task_blocker", r->task_blocker);
 	json_bool(j, "blocker_rwsem", r->blocker_rwsem);
+	json_bool(j, "cgroup_kfuncs", r->cgroup_kfuncs);
 	json_obj_end(j);
 	json_obj_begin(j, "rwsem_slowpath");
 	json_str(j, "read", r->slow_read[0] ? r->slow_read : NULL);

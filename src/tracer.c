@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -106,6 +107,13 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 	s->rodata->cfg_tgid = f->tgid;
 	s->rodata->cfg_comm_on = f->comm_on;
 	s->rodata->cfg_cgroup_on = f->cgroup != NULL;
+	{
+		struct stat cs;
+
+		/* a cgroup v2 directory's inode is its id (for the task iterator's kfuncs) */
+		if (f->cgroup && !stat(f->cgroup, &cs))
+			s->rodata->cfg_cgroup_id = cs.st_ino;
+	}
 	memcpy((char *)s->rodata->cfg_comm, f->comm, sizeof(f->comm));
 	s->rodata->cfg_dev = f->kdev;
 	s->rodata->cfg_ino = f->ino;
@@ -584,7 +592,8 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 	 * (waiting.bpf.c); the verdict must not rely on it then, nor on a
 	 * kernel whose blocker notes no rw_semaphore.
 	 */
-	t->walk_for_older = t->probe.task_blocker && !o->wait_sample && !o->f.cgroup;
+	t->walk_for_older = t->probe.task_blocker && !o->wait_sample &&
+			    (!o->f.cgroup || t->probe.cgroup_kfuncs);
 	t->sees_older = t->walk_for_older && t->probe.blocker_rwsem;
 	return 0;
 

@@ -126,6 +126,57 @@ def test_a_wait_begun_before_tracing_is_named(xfs, procs, helpers_dir, ilock_bin
     reader.communicate(timeout=15)
 
 
+def test_a_wait_begun_before_tracing_under_cgroup(xfs, procs, helpers_dir, ilock_bin):
+    """--cgroup keeps waits begun before tracing too (bpf_task_under_cgroup
+    on the waiter, from the task iterator): the reader in the cgroup is
+    listed, the one outside is not."""
+    from test_stat import cgroup2_root
+    probe = json.loads(subprocess.run([ilock_bin, "probe", "-j"], capture_output=True,
+                                      text=True, timeout=60).stdout)
+    if not probe["layout"]["task_blocker"]:
+        import pytest
+        pytest.skip("this kernel has no task_struct.blocker")
+    root = cgroup2_root()
+    cg = os.path.join(root, f"ilock-before-{os.getpid()}")
+    os.mkdir(cg)
+    holders, readers = [], []
+    try:
+        for name in ("in.dat", "out.dat"):
+            path = make_file(os.path.join(xfs.mnt, name), 1 << 20)
+            holders.append(hold(procs, helpers_dir, path, 8000)[0])
+            inner = [lockhold(helpers_dir), "read", path, 8192, 4096, 1]
+            if name == "in.dat":
+                # into the cgroup before it runs the read
+                inner = ["sh", "-c", f'echo $$ > {cg}/cgroup.procs && exec "$@"', "sh", *inner]
+            readers.append(procs.start(inner))
+        # after the wrapper's exec (its own write to cgroup.procs can sleep in D)
+        deadline = time.monotonic() + 10
+        while open(f"/proc/{readers[0].pid}/comm").read().strip() != "lockhold":
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        tids = [blocked_tid(r.pid) for r in readers]
+        r = subprocess.run([ilock_bin, "stat", "-j", "-d", "1", "-D", xfs.mnt, "--cgroup", cg],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        waits = json.loads(r.stdout)["waiting_now"]["waits"]
+        assert [(w["waiter"]["pid"], w["began_before_tracing"]) for w in waits] == \
+            [(tids[0], True)], (tids, waits)
+    finally:
+        for h in holders:
+            h.send_signal(15)
+            h.wait(timeout=15)
+        for rd in readers:
+            rd.communicate(timeout=15)
+        with open(os.path.join(cg, "cgroup.procs")) as f:
+            for pid in f.read().split():
+                try:
+                    with open(os.path.join(root, "cgroup.procs"), "w") as g:
+                        g.write(pid)
+                except OSError:
+                    pass
+        os.rmdir(cg)
+
+
 def test_text_and_exporter_show_the_stall_then_let_go(ext4, procs, helpers_dir, ilock_bin):
     """ext4: a writer behind a writer. The text names it under WAITING NOW;
     the exporter's oldest-wait gauge grows while it lasts and drops to 0
