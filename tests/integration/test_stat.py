@@ -17,7 +17,7 @@ import time
 
 
 from ilock_run import edges_for, locks_for, start_record, start_stat, stop_record, stop_stat
-from util import blocked_tid, make_file, prog_names, run_seed_fio, seed_fio, wait_line
+from util import blocked_tid, cgroup_remove, make_file, prog_names, run_seed_fio, seed_fio, wait_line
 
 HOLD_MS = 800
 MS = 1_000_000
@@ -339,16 +339,7 @@ def test_filter_cgroup(xfs, procs, helpers_dir, ilock_bin):
         finish(hb)
         doc = stop_stat(st)
     finally:
-        # anything still in it goes back to the root, or rmdir fails
-        with open(os.path.join(cg, "cgroup.procs")) as f:
-            left = f.read().split()
-        for pid in left:
-            try:
-                with open(os.path.join(root, "cgroup.procs"), "w") as f:
-                    f.write(pid)
-            except OSError:
-                pass
-        os.rmdir(cg)
+        cgroup_remove(root, cg)
     assert {l["ino"] for l in doc["locks"] if l["shared"]["waits"]} == {ino_of(a)}, doc["locks"]
     assert sum(l["shared"]["waits"] for l in doc["locks"]) == 2
     assert doc["edges"] and all(e["waiter"]["tgid"] == ra.pid for e in doc["edges"])

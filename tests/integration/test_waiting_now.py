@@ -18,7 +18,7 @@ from ilock_run import start_stat, stop_stat
 from test_export import samples, start_exporter
 from test_stat import hold, lockhold
 from test_top import _start, ilocktop_bin, term  # noqa: F401 (fixtures)
-from util import blocked_tid, make_file, wait_line
+from util import blocked_tid, cgroup_remove, make_file, wait_line
 
 
 def test_stat_names_a_wait_in_progress(xfs, procs, helpers_dir, ilock_bin, tmp_path):
@@ -167,14 +167,7 @@ def test_a_wait_begun_before_tracing_under_cgroup(xfs, procs, helpers_dir, ilock
             h.wait(timeout=15)
         for rd in readers:
             rd.communicate(timeout=15)
-        with open(os.path.join(cg, "cgroup.procs")) as f:
-            for pid in f.read().split():
-                try:
-                    with open(os.path.join(root, "cgroup.procs"), "w") as g:
-                        g.write(pid)
-                except OSError:
-                    pass
-        os.rmdir(cg)
+        cgroup_remove(root, cg)
 
 
 def test_text_and_exporter_show_the_stall_then_let_go(ext4, procs, helpers_dir, ilock_bin):

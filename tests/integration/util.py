@@ -160,3 +160,17 @@ def blocked_tid(pid, timeout=10):
                 return tid
         time.sleep(0.05)
     raise AssertionError(f"no thread of {pid} blocked in D state")
+
+
+def cgroup_remove(root, cg):
+    """Move whatever is still in cgroup cg back to the root, then remove it
+    (rmdir fails on a cgroup with processes)."""
+    with open(os.path.join(cg, "cgroup.procs")) as f:
+        left = f.read().split()
+    for pid in left:
+        try:
+            with open(os.path.join(root, "cgroup.procs"), "w") as f:
+                f.write(pid)
+        except OSError:
+            pass
+    os.rmdir(cg)
