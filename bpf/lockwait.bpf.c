@@ -94,8 +94,14 @@ static __always_inline void read_holder(void *lock, void *me, struct pending_wai
 		bpf_probe_read_kernel(&owner, sizeof(owner),
 				      lock + bpf_core_field_offset(struct rw_semaphore, owner));
 	task = (void *)(owner & ~RWSEM_OWNER_FLAGS_MASK);
-	mode = !task ? ILOCK_MODE_UNKNOWN
-	       : (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
+	/*
+	 * READER_OWNED with no task: readers, none named. Kernels with
+	 * CONFIG_DETECT_HUNG_TASK_BLOCKER (6.17+) or DEBUG_RWSEMS clear the
+	 * hint when the reader it names lets go (rwsem_clear_reader_owned);
+	 * it is not a handover, which clears the whole word.
+	 */
+	mode = (owner & RWSEM_READER_OWNED) ? ILOCK_MODE_READERS
+	       : task ? ILOCK_MODE_EXCL : ILOCK_MODE_UNKNOWN;
 	/*
 	 * The last reader may be this waiter (it read, let go, and waits
 	 * again): a stale hint. Other readers hold the lock, none named.

@@ -24,11 +24,11 @@ static __always_inline void owner_now(struct ilock_waiting *w)
 			      (void *)w->lock + bpf_core_field_offset(struct rw_semaphore, owner));
 	task = (void *)(owner & ~RWSEM_OWNER_FLAGS_MASK);
 	w->owner_state = ILOCK_STATE_UNKNOWN;
-	if (!task) {
-		w->owner_mode = ILOCK_MODE_UNKNOWN;
+	/* readers with the hint cleared (as in read_holder()) stay readers */
+	w->owner_mode = owner & RWSEM_READER_OWNED ? ILOCK_MODE_READERS
+			: task ? ILOCK_MODE_EXCL : ILOCK_MODE_UNKNOWN;
+	if (!task)
 		return;
-	}
-	w->owner_mode = owner & RWSEM_READER_OWNED ? ILOCK_MODE_READERS : ILOCK_MODE_EXCL;
 	w->owner_pid = BPF_CORE_READ(task, pid);
 	w->owner_tgid = BPF_CORE_READ(task, tgid);
 	bpf_probe_read_kernel_str(w->owner_comm, sizeof(w->owner_comm), task->comm);
