@@ -209,6 +209,11 @@ static bool parse_sort(const char *s, enum sort_key *k)
 			return true;
 		}
 	}
+	/* the screen's help and column say "excl" */
+	if (!strcmp(s, "excl")) {
+		*k = SORT_EXCL;
+		return true;
+	}
 	return false;
 }
 

@@ -564,12 +564,15 @@ int top_format_status(const struct top_status *st, int width,
 		const struct ilock_waiting *w = st->stall;
 		char t[40], h[80];
 
+		char head[96], tail[200], lock[2 * ILOCK_PATH_MAX + 32];
+		int room;
+
 		/* fmt_task takes a comm of 16 bytes without its NUL */
-		addf(&l, "STALLED %s%s: %s %s on %s", w->before_trace ? ">" : "",
-		     top_fmt_ns(a, sizeof(a), waiting_age_ns(w)),
-		     fmt_task(t, sizeof(t), w->comm, w->tid),
-		     waiting_is_fsync(w) ? (w->wop.op == ILOCK_OP_FDATASYNC ? "fdatasync" : "fsync")
-		     : w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared", st->stall_lock);
+		snprintf(head, sizeof(head), "STALLED %s%s: %s %s", w->before_trace ? ">" : "",
+			 top_fmt_ns(a, sizeof(a), waiting_age_ns(w)),
+			 fmt_task(t, sizeof(t), w->comm, w->tid),
+			 waiting_is_fsync(w) ? (w->wop.op == ILOCK_OP_FDATASYNC ? "fdatasync" : "fsync")
+			 : w->key.mode == ILOCK_MODE_EXCL ? "excl" : "shared");
 		if (waiting_is_fsync(w)) {
 			/* an fsync: the journal commit it waits on, if one runs */
 			if (w->owner_mode != ILOCK_MODE_EXCL)
@@ -581,7 +584,7 @@ int top_format_status(const struct top_status *st, int width,
 					 waiting_state_char(w->owner_state));
 			else
 				snprintf(h, sizeof(h), "no commit running");
-			addf(&l, ", %s", h);
+			snprintf(tail, sizeof(tail), ", %s", h);
 		} else {
 			if (w->owner_mode == ILOCK_MODE_EXCL)
 				snprintf(h, sizeof(h), "%s excl (%c)",
@@ -590,12 +593,32 @@ int top_format_status(const struct top_status *st, int width,
 			else
 				snprintf(h, sizeof(h), "%s", w->owner_mode == ILOCK_MODE_READERS ?
 							     "readers" : "(no owner)");
-			addf(&l, ", held now by %s", h);
+			snprintf(tail, sizeof(tail), ", held now by %s", h);
 		}
-		if (st->stalled > 1)
-			addf(&l, "; %zu waits over %s", st->stalled,
-			     top_fmt_ns(b, sizeof(b), WAITING_ALARM_NS));
-		addf(&l, "  (w: its lock)");
+		/*
+		 * On a narrow screen the key hint goes first, then the count of
+		 * other stalls, and the path gives way from the left: who holds
+		 * the lock stays on screen.
+		 */
+		{
+			char more[64] = "", key[] = "  (w: its lock)";
+			int fixed = (int)strlen(head) + (int)strlen(tail) + 16;
+
+			if (st->stalled > 1)
+				snprintf(more, sizeof(more), "; %zu waits over %s", st->stalled,
+					 top_fmt_ns(b, sizeof(b), WAITING_ALARM_NS));
+			if (fixed + (int)strlen(more) + (int)strlen(key) <= width)
+				snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail), "%s%s", more,
+					 key);
+			else if (fixed + (int)strlen(more) <= width)
+				snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail), "%s", more);
+		}
+		/* " on PATH": from the left, down to 12 columns, else left out (w shows it) */
+		room = width - (int)strlen(head) - (int)strlen(tail) - 4;
+		lock[0] = 0;
+		if (room >= 12)
+			fmt_path_left(lock, sizeof(lock), st->stall_lock, room);
+		addf(&l, "%s%s%s%s", head, lock[0] ? " on " : "", lock, tail);
 		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
 	}
 
@@ -613,9 +636,10 @@ int top_format_status(const struct top_status *st, int width,
 		bool first = true;
 
 		/* capitals with the alarm colour: the waits that began before tracing are no alarm */
-		addf(&l, "%s: %s since start, %s in the last interval:",
+		/* the breakdown is since start, as the first figure: say so before it */
+		addf(&l, "%s: %s in the last interval; since start %s:",
 		     st->undercount_window ? "LOST EVENTS" : "lost events",
-		     fmt_count(a, sizeof(a), lost), fmt_count(b, sizeof(b), st->lost_window));
+		     fmt_count(b, sizeof(b), st->lost_window), fmt_count(a, sizeof(a), lost));
 		for (int i = ILOCK_FIRST_LOST; i < ILOCK_COUNTER_MAX; i++) {
 			if (!st->lost[i])
 				continue;

@@ -917,6 +917,52 @@ static void test_status(void)
 		top_format_status(&s2, 200, collect, &l2);
 		CHECK(strstr(l2.text[2], "inode lock waits 812/s (3.13") != NULL);
 	}
+	{
+		/* a stall at 80 columns: the path gives way from the left, the holder stays */
+		struct ilock_waiting w = { .tid = 4242, .key.mode = ILOCK_MODE_SHARED,
+					   .owner_mode = ILOCK_MODE_EXCL, .owner_pid = 4100,
+					   .owner_state = 0x2, .before_trace = 1,
+					   .start_ns = 1000000000ULL, .now_ns = 22000000000ULL };
+		struct top_status s3 = st;
+		struct lines l3 = {};
+		int found = 0;
+
+		memcpy(w.comm, "postgres", 8);
+		memcpy(w.owner_comm, "fio", 3);
+		s3.stall = &w;
+		s3.stalled = 3;
+		snprintf(s3.stall_lock, sizeof(s3.stall_lock), "%s",
+			 "/srv/postgresql/data/base/16384/2619_fsm_of_a_long_name IOLOCK");
+		top_format_status(&s3, 80, collect, &l3);
+		for (int i = 0; i < l3.n; i++) {
+			if (strncmp(l3.text[i], "STALLED ", 8))
+				continue;
+			found++;
+			CHECK(l3.kind[i] == TOP_LINE_ALERT);
+			CHECK(strlen(l3.text[i]) <= 80);
+			if (getenv("SHOW")) fprintf(stderr, "[%s]\n", l3.text[i]);
+			CHECK(!strncmp(l3.text[i], "STALLED >21.0s: postgres[4242] shared", 37));
+			CHECK(strstr(l3.text[i], ", held now by fio[4100] excl (D)") != NULL);
+		}
+		CHECK_EQ_U(found, 1);
+		/* at 100 the path, from the left */
+		l3.n = 0;
+		top_format_status(&s3, 100, collect, &l3);
+		for (int i = 0; i < l3.n; i++)
+			if (!strncmp(l3.text[i], "STALLED ", 8)) {
+				CHECK(strlen(l3.text[i]) <= 100);
+				CHECK(strstr(l3.text[i], "shared on ...") != NULL);
+				CHECK(strstr(l3.text[i], "_name IOLOCK, held now by fio[4100] excl (D)"));
+			}
+		/* wide enough: all of it */
+		l3.n = 0;
+		top_format_status(&s3, 200, collect, &l3);
+		for (int i = 0; i < l3.n; i++)
+			if (!strncmp(l3.text[i], "STALLED ", 8))
+				CHECK(strstr(l3.text[i], "shared on /srv/postgresql/data/base/16384/2619_fsm"
+							 "_of_a_long_name IOLOCK, held now by fio[4100] "
+							 "excl (D); 3 waits over 1.00s  (w: its lock)") != NULL);
+	}
 	CHECK(strstr(l.text[4], "lost events: none") && l.kind[4] == TOP_LINE_NORMAL);
 	CHECK(strstr(l.text[5], "sort: wait time") && strstr(l.text[5], "rates over the last"));
 
@@ -946,7 +992,7 @@ static void test_status(void)
 		if (l.kind[i] != TOP_LINE_ALERT)
 			continue;
 		loud = true;
-		CHECK(strstr(l.text[i], "LOST EVENTS: 1,235") && strstr(l.text[i], "7 in the last"));
+		CHECK(strstr(l.text[i], "LOST EVENTS: 7 in the last interval; since start 1,235:"));
 		CHECK(strstr(l.text[i], "wait_map_full 1,234") != NULL);
 	}
 	CHECK(loud);
@@ -961,7 +1007,7 @@ static void test_status(void)
 		for (int i = 0; i < l2.n; i++) {
 			CHECK(l2.kind[i] != TOP_LINE_ALERT);
 			/* and not in capitals, which read as an alarm on their own */
-			if (strstr(l2.text[i], "lost events: 1,235") && strstr(l2.text[i], "3 in the last") &&
+			if (strstr(l2.text[i], "lost events: 3 in the last interval; since start 1,235:") &&
 			    strstr(l2.text[i], "wait_map_full 1,234"))
 				listed = true;
 		}
