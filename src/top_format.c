@@ -202,6 +202,29 @@ char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
 	return buf;
 }
 
+char *top_fit_holder(char *buf, size_t len, const struct edge_row *e, int width)
+{
+	char c[ILOCK_COMM_LEN + 1], full[96];
+	const char *at;
+	int keep, pre, post;
+
+	top_fmt_holder(full, sizeof(full), e);
+	snprintf(buf, len, "%s", full);
+	if (!e || (int)strlen(full) <= width)
+		return buf;
+	str_copy(c, sizeof(c), e->k.holder_comm, ILOCK_COMM_LEN);
+	at = c[0] ? strstr(full, c) : NULL;
+	if (!at)
+		return buf;
+	/* the command gives way, marked '~': its thread id and mode are the answer */
+	pre = (int)(at - full);
+	post = (int)strlen(at + strlen(c));
+	keep = width - pre - post - 1;
+	if (keep >= 2)
+		snprintf(buf, len, "%.*s%.*s~%s", pre, full, keep, c, at + strlen(c));
+	return buf;
+}
+
 const char *top_class_name(uint8_t class, uint32_t magic)
 {
 	if (magic != ILOCK_XFS_SB_MAGIC && class == ILOCK_CLASS_INVALIDATE)
@@ -350,7 +373,7 @@ int top_format_row(char *buf, size_t len, const struct top_layout *l, const stru
 			top_fmt_headroom(t, sizeof(t), r);
 			break;
 		case COL_HOLDER:
-			top_fmt_holder(t, sizeof(t), r->holder);
+			top_fit_holder(t, sizeof(t), r->holder, l->w[c]);
 			break;
 		}
 		put_cell(buf, len, &pos, t, l->w[c], cols[c].right, c == last);

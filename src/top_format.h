@@ -41,6 +41,8 @@ char *top_fmt_ns(char *buf, size_t len, uint64_t ns);
 char *top_fmt_headroom(char *buf, size_t len, const struct top_row *r);
 /* "fio[4257] excl", "readers, fio[12]", "(queued)"; "-" for NULL. */
 char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e);
+/* top_fmt_holder() in width columns: a long command is cut ('~'), its [tid] and mode kept */
+char *top_fit_holder(char *buf, size_t len, const struct edge_row *e, int width);
 /* The table's class name: XFS's own names on XFS. */
 const char *top_class_name(uint8_t class, uint32_t magic);
 

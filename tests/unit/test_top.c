@@ -850,6 +850,27 @@ static void collect(void *ctx, enum top_line_kind kind, const char *line)
 	}
 }
 
+/* A holder too long for TOP HOLDER loses letters of its command, not its thread id or mode. */
+static void test_fit_holder(void)
+{
+	struct edge_row e = {};
+	char buf[96];
+
+	memcpy(e.k.holder_comm, "contend_many", 12);
+	e.k.holder_pid = 10807;
+	e.k.holder_mode = ILOCK_MODE_EXCL;
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 30), "contend_many[10807] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 21), "contend_~[10807] excl");
+	e.k.holder_mode = ILOCK_MODE_QUEUED_EXCL;
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22), "cont~[10807] next excl");
+	e.k.holder_mode = ILOCK_MODE_READERS;
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22), "readers, conte~[10807]");
+	/* too narrow even for that: as it was, the cell cuts it */
+	e.k.holder_mode = ILOCK_MODE_EXCL;
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 12), "contend_many[10807] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), NULL, 5), "-");
+}
+
 static void test_status(void)
 {
 	struct attach_info att[] = {
@@ -1323,6 +1344,7 @@ int main(void)
 	test_rows_at_widths();
 	test_headroom_column();
 	test_path_abbrev();
+	test_fit_holder();
 	test_status();
 	test_detail();
 	UNIT_DONE();
