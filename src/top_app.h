@@ -96,6 +96,7 @@ struct top_app {
 	struct ksyms ksyms;            /* for the stacks' frames; loaded when first needed */
 	bool ksyms_tried, have_ksyms;
 	bool help;                     /* the help screen is shown */
+	int help_top;                  /* its first line shown (it scrolls on a small screen) */
 	bool prompting;
 	char prompt[sizeof(((struct top_filter *)0)->text)];
 	bool quit;

@@ -401,7 +401,7 @@ const char *top_help_line(bool detail)
 
 /* Short enough for 80 columns; docs/ilocktop.md says the rest. */
 static const char *const help_lines[] = {
-	"ilocktop: keys and columns  (any key: back; q: quit)",
+	"ilocktop: keys and columns  (arrows scroll; any other key: back; q: quit)",
 	"",
 	"  q             quit",
 	"  s / S         next / previous sort: wait time, waits, max, p99, shared, excl",
@@ -424,7 +424,7 @@ static const char *const help_lines[] = {
 	"  DISJ          share of the wait time between disjoint byte ranges: what a",
 	"                range lock would have let through (a lower bound)",
 	"  TOP HOLDER    the holder that cost the waiters most: comm[tid] excl; readers,",
-	"                comm[tid] (the last reader); next excl: took it first, queued",
+	"                comm[tid] (the last reader); next excl: first in the queue",
 	"  STALLED line  a wait (or an ext4 fsync) in progress for a second or more",
 	"  LOST EVENTS   counts lost while it shows; --max-inodes if maps are full",
 };

@@ -245,19 +245,27 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 	free(text);
 }
 
-static void draw_help(int y0, int y1)
+/* The help from line a->help_top; true when it does not all fit. */
+static bool draw_help(struct top_app *a, int y0, int y1)
 {
 	const char *const *text;  /* not "lines": curses has a macro of that name */
 	size_t n = top_help_screen(&text);
+	int rows = y1 - y0;
 
-	for (size_t i = 0; i < n && y0 < y1; i++, y0++)
+	if (a->help_top > (int)n - rows)
+		a->help_top = (int)n - rows;
+	if (a->help_top < 0)
+		a->help_top = 0;
+	for (size_t i = (size_t)a->help_top; i < n && y0 < y1; i++, y0++)
 		put_line(y0, text[i], i == 0 ? A_BOLD : 0);
+	return rows < (int)n;
 }
 
 void ui_draw(struct top_app *a)
 {
 	struct top_status st;
 	struct draw_ctx d = { .y = 0, .maxy = LINES - 1 };
+	bool help_scrolls = false;
 
 	if (!active)
 		return;
@@ -265,13 +273,14 @@ void ui_draw(struct top_app *a)
 	top_app_status(a, &st);
 	top_format_status(&st, COLS, emit_status, &d);
 	if (a->help)
-		draw_help(d.y, LINES - 1);
+		help_scrolls = draw_help(a, d.y, LINES - 1);
 	else if (a->detail)
 		draw_detail(a, d.y, LINES - 1);
 	else
 		draw_table(a, d.y, LINES - 1);
 	if (a->help) {
-		put_line(LINES - 1, "any key: back  q quit", A_REVERSE);
+		put_line(LINES - 1, help_scrolls ? "arrows/PgUp/PgDn scroll  any other key: back  q quit"
+						 : "any key: back  q quit", A_REVERSE);
 	} else if (a->prompting) {
 		char line[256];
 
@@ -355,6 +364,7 @@ static void key_common(struct top_app *a, int ch)
 	case '?':
 	case 'h':
 		a->help = true;
+		a->help_top = 0;
 		break;
 	case KEY_RESIZE:
 		break;
@@ -491,9 +501,17 @@ void ui_keys(struct top_app *a)
 		if (ch == KEY_RESIZE)
 			continue;  /* the caller redraws at the new size */
 		if (a->help) {
-			/* any key closes it, back to the view it was opened from */
-			a->help = false;
-			a->quit = ch == 'q' || ch == 'Q';
+			/* scroll keys move it (a small screen); any other closes it */
+			int step = ch == KEY_DOWN || ch == 'j' ? 1 : ch == KEY_UP || ch == 'k' ? -1
+				 : ch == KEY_NPAGE || ch == ' ' ? LINES / 2
+				 : ch == KEY_PPAGE ? -LINES / 2 : 0;
+
+			if (step) {
+				a->help_top += step;
+			} else {
+				a->help = false;
+				a->quit = ch == 'q' || ch == 'Q';
+			}
 		} else if (a->prompting)
 			key_prompt(a, ch);
 		else if (a->detail)

@@ -281,6 +281,20 @@ def test_screen_keys_filter_cumulative_pause_resize(term, workload, ilocktop_bin
     t.wait(lambda s: "ilocktop: keys" not in s and any(r.startswith(hot) for r in _table_rows(s)[1]),
            "table after help")
 
+    # on a small screen the help scrolls down to its last line, and back
+    _tmux("resize-window", "-t", t.name, "-x", "80", "-y", "24")
+    t.keys("?")
+    t.wait(lambda s: re.search(r"^ilocktop: keys and columns", s, re.M) and
+           "PgDn scroll" in s, "help on a small screen")
+    t.keys("NPage")
+    t.keys("NPage")
+    s = t.wait(lambda s: "LOST EVENTS   counts lost" in s, "the help's last line")
+    assert "ilocktop: keys and columns" not in s
+    t.keys("x")
+    t.wait(lambda s: "ilocktop: keys" not in s and "LOST EVENTS   counts" not in s,
+           "table after the help")
+    _tmux("resize-window", "-t", t.name, "-x", "160", "-y", "50")
+
     # resize: redrawn at the new width, narrower layout
     _tmux("resize-window", "-t", t.name, "-x", "90", "-y", "30")
     s = t.wait(lambda s: (_table_rows(s)[0] or "").startswith("PATH") and
