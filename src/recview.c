@@ -419,16 +419,15 @@ bool rec_parse_time(const struct recording *r, const char *arg, uint64_t *ns, ch
 		    size_t errlen)
 {
 	struct tm tm = {};
-	const char *end;
-	char *e;
+	const char *end, *e;
 	double v;
+	size_t n;
 
 	if (!arg || !*arg)
 		goto bad;
 	if (arg[0] == '@') {
-		errno = 0;
-		v = strtod(arg + 1, &e);
-		if (errno || e != arg + 1 + decimal_len(arg + 1) || e == arg + 1 || *e || !(v >= 0))
+		n = parse_decimal(arg + 1, &v);
+		if (!n || arg[1 + n])
 			goto bad;
 		return from_abs(r, v, ns, err, errlen, arg);
 	}
@@ -475,13 +474,11 @@ bool rec_parse_time(const struct recording *r, const char *arg, uint64_t *ns, ch
 			t += 86400;
 		return from_abs(r, (double)t, ns, err, errlen, arg);
 	}
-	/* seconds from the start, with an optional unit; plain decimals only */
-	if (!decimal_len(arg))
+	/* seconds from the start, a plain decimal with an optional unit */
+	n = parse_decimal(arg, &v);
+	if (!n)
 		goto bad;
-	errno = 0;
-	v = strtod(arg, &e);
-	if (errno || e != arg + decimal_len(arg) || !(v >= 0))
-		goto bad;
+	e = arg + n;
 	if (!strcmp(e, "m"))
 		v *= 60;
 	else if (!strcmp(e, "h"))

@@ -98,8 +98,9 @@ bool parse_kdev(const char *s, uint32_t *kdev)
 	return true;
 }
 
-size_t decimal_len(const char *s)
+size_t parse_decimal(const char *s, double *v)
 {
+	char num[64];
 	size_t n = 0, digits = 0;
 
 	while (s[n] >= '0' && s[n] <= '9')
@@ -107,23 +108,20 @@ size_t decimal_len(const char *s)
 	if (s[n] == '.')
 		for (n++; s[n] >= '0' && s[n] <= '9'; n++)
 			digits++;
-	return digits ? n : 0;
+	/* strtod on a copy of just those: it would take 0x10, 1e1, inf */
+	if (!digits || n >= sizeof(num))
+		return 0;
+	memcpy(num, s, n);
+	num[n] = 0;
+	*v = strtod(num, NULL);
+	return n;
 }
 
 bool parse_seconds(const char *s, double max, double *out)
 {
-	char *end;
-	double v;
+	size_t n = s ? parse_decimal(s, out) : 0;
 
-	/* plain decimals only: strtod would take 0x10, 1e1, inf */
-	if (!s || !*s || !decimal_len(s) || s[decimal_len(s)])
-		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || *end || !(v > 0.0) || v > max)
-		return false;
-	*out = v;
-	return true;
+	return n && !s[n] && *out > 0.0 && *out <= max;
 }
 
 void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen)

@@ -23,9 +23,12 @@ char *fmt_kdev(char *buf, size_t len, uint32_t kdev);
 bool parse_kdev(const char *s, uint32_t *kdev);
 /* Parse a non-negative decimal (or 0x hex) integer that fits in max. */
 bool parse_u64(const char *s, uint64_t max, uint64_t *out);
-/* Parse seconds, fractions allowed ("0.5"), > 0 and <= max. */
-/* The length of a plain decimal at s ("12", "1.5", ".5"; no sign, exponent or hex); 0: none. */
-size_t decimal_len(const char *s);
+/*
+ * The plain decimal at the start of s ("12", "1.5", ".5"; no sign,
+ * exponent or hex) into *v; its length, 0 when there is none.
+ */
+size_t parse_decimal(const char *s, double *v);
+/* Parse seconds, a plain decimal ("0.5"), > 0 and <= max. */
 bool parse_seconds(const char *s, double max, double *out);
 /* Copy with truncation, always NUL-terminated; comm fields may lack a NUL. */
 void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen);

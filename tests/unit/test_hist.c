@@ -79,15 +79,20 @@ static void test_plain_decimals(void)
 {
 	double v = 0;
 
-	CHECK_EQ_U(decimal_len("12"), 2);
-	CHECK_EQ_U(decimal_len("1.5s"), 3);
-	CHECK_EQ_U(decimal_len(".5"), 2);
-	CHECK_EQ_U(decimal_len("5."), 2);
-	CHECK_EQ_U(decimal_len("."), 0);
-	CHECK_EQ_U(decimal_len("-1"), 0);
-	CHECK_EQ_U(decimal_len("+1"), 0);
-	CHECK_EQ_U(decimal_len("inf"), 0);
-	CHECK_EQ_U(decimal_len(""), 0);
+	CHECK_EQ_U(parse_decimal("12", &v), 2);
+	CHECK(v == 12);
+	CHECK_EQ_U(parse_decimal("1.5s", &v), 3);
+	CHECK(v == 1.5);
+	CHECK_EQ_U(parse_decimal(".5", &v), 2);
+	CHECK(v == 0.5);
+	CHECK_EQ_U(parse_decimal("5.", &v), 2);
+	CHECK_EQ_U(parse_decimal("1e1", &v), 1);
+	CHECK(v == 1);  /* the exponent is not taken */
+	CHECK_EQ_U(parse_decimal(".", &v), 0);
+	CHECK_EQ_U(parse_decimal("-1", &v), 0);
+	CHECK_EQ_U(parse_decimal("+1", &v), 0);
+	CHECK_EQ_U(parse_decimal("inf", &v), 0);
+	CHECK_EQ_U(parse_decimal("", &v), 0);
 	CHECK(parse_seconds("2.5", 10, &v) && v == 2.5);
 	CHECK(parse_seconds("10", 10, &v) && v == 10);
 	CHECK(!parse_seconds("0x10", 100, &v));
