@@ -28,27 +28,32 @@ static const char *const probe_other_switches[] = {
 	"ILOCK_NO_WALK", "ILOCK_WALK_ALWAYS", "ILOCK_NO_KCONFIG",
 };
 
-static void forced_list(const struct probe_result *r, char *buf, size_t len)
+#define PROBE_MAX_FORCED 8
+
+/* The switches in effect, in one order for the text and the JSON; how many. */
+static size_t forced_names(const struct probe_result *r, const char *out[PROBE_MAX_FORCED])
 {
-	buf[0] = 0;
+	size_t n = 0;
+
 	if (r->forced_raw_tp)
-		strncat(buf, " ILOCK_FORCE_RAW_TP", len - strlen(buf) - 1);
+		out[n++] = "ILOCK_FORCE_RAW_TP";
 	if (r->forced_no_xfs)
-		strncat(buf, " ILOCK_NO_XFS", len - strlen(buf) - 1);
+		out[n++] = "ILOCK_NO_XFS";
 	if (r->forced_no_contention)
-		strncat(buf, " ILOCK_NO_CONTENTION_TP", len - strlen(buf) - 1);
+		out[n++] = "ILOCK_NO_CONTENTION_TP";
 	if (r->forced_no_fentry)
-		strncat(buf, " ILOCK_NO_FENTRY", len - strlen(buf) - 1);
+		out[n++] = "ILOCK_NO_FENTRY";
 	for (size_t i = 0; i < sizeof(probe_other_switches) / sizeof(probe_other_switches[0]); i++)
-		if (probe_env_on(probe_other_switches[i])) {
-			strncat(buf, " ", len - strlen(buf) - 1);
-			strncat(buf, probe_other_switches[i], len - strlen(buf) - 1);
-		}
+		if (probe_env_on(probe_other_switches[i]))
+			out[n++] = probe_other_switches[i];
+	return n;
 }
 
 void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s)
 {
-	char t[200], forced[128];
+	const char *forced[PROBE_MAX_FORCED];
+	size_t nforced;
+	char t[200];
 
 	if (r->tool)
 		fprintf(f, "ilock %s\n", r->tool);
@@ -83,9 +88,13 @@ void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s
 		fprintf(f, "    %-7s %s\n", probe_kind_name(k), fmt_trial(t, sizeof(t), &r->trial[k]));
 	if (r->xfs_trial.tried)
 		fprintf(f, "    %-7s %s (xfs)\n", "tp_btf", fmt_trial(t, sizeof(t), &r->xfs_trial));
-	forced_list(r, forced, sizeof(forced));
-	if (forced[0])
-		fprintf(f, "  forced by the environment:%s\n", forced);
+	nforced = forced_names(r, forced);
+	if (nforced) {
+		fprintf(f, "  forced by the environment:");
+		for (size_t i = 0; i < nforced; i++)
+			fprintf(f, " %s", forced[i]);
+		fputc('\n', f);
+	}
 	fprintf(f, "strategy:\n  lock waits:  %s\n  XFS holds:   %s\n  rwsem holds: %s\n",
 		s->lock_waits_why, s->xfs_holds_why, s->rwsem_holds_why);
 }
@@ -113,6 +122,8 @@ static void capture_json(struct json *j, const char *key, enum attach_mode m, co
 
 void probe_json(struct json *j, const struct probe_result *r, const struct strategy *s)
 {
+	const char *forced[PROBE_MAX_FORCED];
+
 	json_obj_begin(j, NULL);
 	json_str(j, "ilock", r->tool);
 	json_str(j, "kernel", r->kernel);
@@ -147,17 +158,8 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	json_u64(j, "hz", r->hz);
 	json_str(j, "hz_from", r->hz_from ? r->hz_from : "");
 	json_arr_begin(j, "forced");
-	if (r->forced_raw_tp)
-		json_str(j, NULL, "ILOCK_FORCE_RAW_TP");
-	if (r->forced_no_xfs)
-		json_str(j, NULL, "ILOCK_NO_XFS");
-	if (r->forced_no_contention)
-		json_str(j, NULL, "ILOCK_NO_CONTENTION_TP");
-	if (r->forced_no_fentry)
-		json_str(j, NULL, "ILOCK_NO_FENTRY");
-	for (size_t i = 0; i < sizeof(probe_other_switches) / sizeof(probe_other_switches[0]); i++)
-		if (probe_env_on(probe_other_switches[i]))
-			json_str(j, NULL, probe_other_switches[i]);
+	for (size_t i = 0, n = forced_names(r, forced); i < n; i++)
+		json_str(j, NULL, forced[i]);
 	json_arr_end(j);
 	json_obj_begin(j, "strategy");
 	capture_json(j, "lock_waits", s->lock_waits, s->lock_waits_why);
