@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "log.h"
 #include "commands.h"
+#include "log.h"
 #include "recfile.h"
 #include "recview.h"
 #include "render.h"

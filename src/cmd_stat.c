@@ -93,12 +93,10 @@ static int render(const struct ilock_opts *o, struct snapshot *s, const struct r
 			printf("# %s\n", ro.title);
 		if (render_folded(stdout, s, ks))
 			log_error("out of memory folding stacks");
-	} else if (o->json) {
-		ro.title = NULL;
+	} else if (o->json)
 		render_json(stdout, s, m, &ro);
-	} else {
+	else
 		render_text(stdout, s, m, &ro);
-	}
 	if (fflush(stdout) || ferror(stdout)) {
 		log_error("writing the output failed: %s", strerror(errno));
 		return -1;

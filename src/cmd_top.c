@@ -366,7 +366,6 @@ static void at_exit_restore(void)
 static bool terminal_usable(void)
 {
 	int e = 0;
-
 	char *cup;
 
 	if (setupterm(NULL, STDOUT_FILENO, &e) != OK)

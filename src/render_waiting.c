@@ -133,7 +133,6 @@ void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct rep
 		return;
 	}
 	lock_label(lock, sizeof(lock), s, m, w);
-	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 	fmt_owner_now(now, sizeof(now), w);
 	if (w->before_trace) {
 		fprintf(f, "  STALLED: %s has waited more than %s, since before tracing began, %s, "
@@ -142,6 +141,7 @@ void render_waiting_in_short(FILE *f, const struct snapshot *s, const struct rep
 			fmt_ns(age, sizeof(age), waiting_age_ns(w)), mode_name(w->key.mode), lock, now);
 		return;
 	}
+	fmt_holder_task(h, sizeof(h), w->holder_comm, w->holder_pid, w->holder_mode);
 	fprintf(f, "  STALLED: %s has waited %s so far, %s, for %s, held at the start by %s; held "
 		   "now by %s (WAITING NOW below)\n",
 		fmt_task(who, sizeof(who), w->comm, w->tid), fmt_ns(age, sizeof(age), waiting_age_ns(w)),

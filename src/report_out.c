@@ -263,7 +263,6 @@ static void stall_inode(const struct report_ctx *c, const struct rec_inode *in,
 	describe_inode(one, c->meta ? c->meta->mounts : NULL, in->dev, in->ino, in->gen, false, iv);
 }
 
-/* "stalls": every stall of the window, longest first (report_stalls). */
 /*
  * A wait begun before the recording (ilock_waiting.before_trace): the
  * recorder writes its start as the recording's, and no holder at it. A
@@ -275,6 +274,7 @@ static bool stall_before_start(const struct recording *r, const struct rec_stall
 	return !s->start_ns && s->holder_mode == ILOCK_MODE_UNKNOWN && !r->tasks[s->holder].pid;
 }
 
+/* "stalls": every stall of the window, longest first (report_stalls). */
 static void stalls_json(struct json *j, const struct report_ctx *c)
 {
 	const struct recording *r = c->r;

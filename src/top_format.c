@@ -205,23 +205,24 @@ char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
 char *top_fit_holder(char *buf, size_t len, const struct edge_row *e, int width)
 {
 	char c[ILOCK_COMM_LEN + 1], full[96];
-	const char *at;
-	int keep, pre, post;
+	int keep, pre, clen, post;
 
 	top_fmt_holder(full, sizeof(full), e);
 	snprintf(buf, len, "%s", full);
 	if (!e || (int)strlen(full) <= width)
 		return buf;
+	/* where top_fmt_holder() put the command: after "readers, ", else first */
 	str_copy(c, sizeof(c), e->k.holder_comm, ILOCK_COMM_LEN);
-	at = c[0] ? strstr(full, c) : NULL;
-	if (!at)
-		return buf;
+	label_clean(c);  /* as fmt_task() prints it */
+	pre = e->k.holder_mode == ILOCK_MODE_READERS ? (int)strlen("readers, ") : 0;
+	clen = (int)strlen(c);
+	if (!clen || (int)strlen(full) < pre + clen || strncmp(full + pre, c, (size_t)clen))
+		return buf;  /* no command in it: "(no owner)", "readers" */
 	/* the command gives way, marked '~': its thread id and mode are the answer */
-	pre = (int)(at - full);
-	post = (int)strlen(at + strlen(c));
+	post = (int)strlen(full + pre + clen);
 	keep = width - pre - post - 1;
 	if (keep >= 2)
-		snprintf(buf, len, "%.*s%.*s~%s", pre, full, keep, c, at + strlen(c));
+		snprintf(buf, len, "%.*s%.*s~%s", pre, full, keep, c, full + pre + clen);
 	return buf;
 }
 

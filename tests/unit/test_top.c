@@ -865,6 +865,11 @@ static void test_fit_holder(void)
 	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22), "cont~[10807] next excl");
 	e.k.holder_mode = ILOCK_MODE_READERS;
 	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22), "readers, conte~[10807]");
+	/* a command named like the word before it: its own letters give way */
+	memset(e.k.holder_comm, 0, sizeof(e.k.holder_comm));
+	memcpy(e.k.holder_comm, "read", 4);
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 19), "readers, re~[10807]");
+	memcpy(e.k.holder_comm, "contend_many", 12);
 	/* too narrow even for that: as it was, the cell cuts it */
 	e.k.holder_mode = ILOCK_MODE_EXCL;
 	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 12), "contend_many[10807] excl");
