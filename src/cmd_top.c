@@ -383,6 +383,8 @@ int cmd_top(int argc, char **argv)
 	bool batch;
 	int r, ret = 1;
 
+	/* `ilock top` too: the shared code's messages name the view the user sees */
+	log_set_prog("ilocktop");
 	a = calloc(1, sizeof(*a));
 	if (!a) {
 		fprintf(stderr, "ilocktop: out of memory\n");

@@ -7,10 +7,21 @@
 #include "log.h"
 
 int log_verbose;
+static const char *log_prog = "ilock";
+
+void log_set_prog(const char *name)
+{
+	log_prog = name;
+}
+
+const char *log_prog_name(void)
+{
+	return log_prog;
+}
 
 static void vlog(const char *kind, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "ilock: %s", kind);
+	fprintf(stderr, "%s: %s", log_prog, kind);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }

@@ -5,12 +5,19 @@
 
 extern int log_verbose;
 
+/*
+ * The name messages start with: "ilock", or "ilocktop" for the live view
+ * however it was started, so that its messages all say one name.
+ */
+void log_set_prog(const char *name);
+const char *log_prog_name(void);
+
 /* "ilock: <message>" on stderr, one line. */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only with -v. */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Route libbpf's messages: debug with -vv, info with -v, warnings always. */
+/* Route libbpf's messages: debug with -vv, info and warnings with -v (ilock reports failures itself). */
 void log_setup_libbpf(int verbose);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "ilock.h"
+#include "log.h"
 #include "outguard.h"
 #include "version.h"
 
@@ -59,7 +60,8 @@ static int output_status(int ret)
 	/* a command that failed has said why (report and diff check their output) */
 	if (ret || (!e && !ferror(stdout)))
 		return ret;
-	fprintf(stderr, "ilock: writing the output failed%s%s\n", e ? ": " : "", e ? strerror(e) : "");
+	fprintf(stderr, "%s: writing the output failed%s%s\n", log_prog_name(), e ? ": " : "",
+		e ? strerror(e) : "");
 	return 1;
 }
 

@@ -86,6 +86,8 @@ def test_bad_flags_exit_2_with_one_line(ilock_bin, args, needle):
     assert r.stdout == ""
     first = r.stderr.splitlines()[0]
     assert needle in first, r.stderr
+    # the live view's messages all name it, however it was started
+    assert first.startswith("ilocktop: ") == (args[0] == "top"), first
     assert len(r.stderr.splitlines()) <= 2 or args == ["nosuchcommand"]
 
 
@@ -98,6 +100,10 @@ def test_pid_that_matches_nothing_is_refused(ilock_bin, procs):
     r = run([ilock_bin, "stat", "-d", "1", "-p", str(free)])
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.strip() == f"ilock: -p {free}: no such process", r.stderr
+    # the live view's runtime messages name it too
+    r = run([ilock_bin, "top", "-b", "-n", "1", "-p", str(free)])
+    assert r.returncode == 1 and r.stdout == ""
+    assert r.stderr.strip() == f"ilocktop: -p {free}: no such process", r.stderr
     p = procs.start([sys.executable, "-c",
                      "import threading, time\n"
                      "threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"

@@ -403,7 +403,7 @@ def test_batch_closed_pipe_is_quiet_a_full_disk_is_not(ilocktop_bin):
         r = subprocess.run([ilocktop_bin, "-b", "-i", "0.3", "-n", "3"], stdout=full,
                            stderr=subprocess.PIPE, text=True, timeout=60)
     assert r.returncode == 1
-    assert r.stderr == "ilock: writing the output failed: No space left on device\n", r.stderr
+    assert r.stderr == "ilocktop: writing the output failed: No space left on device\n", r.stderr
 
 
 def test_screen_refuses_what_only_batch_takes(term, ilocktop_bin):
