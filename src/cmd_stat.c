@@ -104,69 +104,85 @@ static int render(const struct ilock_opts *o, struct snapshot *s, const struct r
 	return 0;
 }
 
+/* What one run of stat keeps between its reads and renders. */
+struct stat_run {
+	struct ilock_opts o;
+	struct tracer t;
+	struct snapshot cur, prev, delta;
+	struct mount_table mt;
+	struct ksyms ks;
+	struct report_meta meta;
+	char host[256], filt[256];
+	int interval_no;          /* intervals written so far */
+	bool mounts_warned;
+};
+
+/* The mounts now (paths are resolved against them), the run's header data with them. */
+static void refresh_meta(struct stat_run *r, double duration_s)
+{
+	mounts_free(&r->mt);
+	if (mounts_load(&r->mt) && !r->mounts_warned) {
+		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
+		r->mounts_warned = true;
+	}
+	fill_meta(&r->meta, &r->t, r->host, sizeof(r->host), &r->mt, duration_s, r->filt);
+}
+
 /*
  * One interval of -i, from the read in cur: what changed since prev (the
  * last interval's read; the start for the first), then cur becomes prev.
  */
-static int emit_interval(const struct ilock_opts *o, struct tracer *t, struct snapshot *cur,
-			 struct snapshot *prev, struct snapshot *delta, int *interval_no,
-			 struct report_meta *meta, struct mount_table *mt, char *host, size_t hostlen,
-			 const char *filt, struct ksyms *ks)
+static int emit_interval(struct stat_run *r)
 {
-	uint64_t from = *interval_no ? prev->mono_ns : t->start_mono_ns;
-	struct span iv = { *interval_no + 1, (double)(from - t->start_mono_ns) / 1e9,
-			   (double)(cur->mono_ns - t->start_mono_ns) / 1e9 };
+	uint64_t start = r->t.start_mono_ns;
+	uint64_t from = r->interval_no ? r->prev.mono_ns : start;
+	struct span iv = { r->interval_no + 1, (double)(from - start) / 1e9,
+			   (double)(r->cur.mono_ns - start) / 1e9 };
 
-	if (snap_delta(delta, cur, *interval_no ? prev : NULL))
+	if (snap_delta(&r->delta, &r->cur, r->interval_no ? &r->prev : NULL))
 		return -1;
-	mounts_free(mt);
-	mounts_load(mt);
-	fill_meta(meta, t, host, hostlen, mt, (double)(cur->mono_ns - from) / 1e9, filt);
-	(*interval_no)++;
-	if (render(o, delta, meta, &iv, ks) || snap_copy(prev, cur))
+	refresh_meta(r, (double)(r->cur.mono_ns - from) / 1e9);
+	r->interval_no++;
+	if (render(&r->o, &r->delta, &r->meta, &iv, &r->ks) || snap_copy(&r->prev, &r->cur))
 		return -1;
 	return 0;
 }
 
 int cmd_stat(int argc, char **argv)
 {
-	struct snapshot cur, prev, delta;
-	struct mount_table mt = {};
-	struct ksyms ks = {};
-	struct report_meta meta;
-	struct ilock_opts o;
-	struct tracer t;
-	char err[256], host[256], filt[256];
+	struct stat_run run = {};
+	struct stat_run *r = &run;
+	char err[256];
 	uint64_t start, deadline = 0, next_tick = 0;
-	int r, ret = 1, interval_no = 0;
+	int rc, ret = 1;
 
-	r = cli_parse(CLI_STAT, argc, argv, &o, err, sizeof(err));
-	if (r == 1) {
+	rc = cli_parse(CLI_STAT, argc, argv, &r->o, err, sizeof(err));
+	if (rc == 1) {
 		cli_usage(CLI_STAT, stdout);
 		return 0;
 	}
-	if (r < 0) {
+	if (rc < 0) {
 		fprintf(stderr, "ilock stat: %s\n", err);
 		cli_usage_brief(CLI_STAT, stderr);
 		return 2;
 	}
-	cli_filters_text(&o.f, filt, sizeof(filt));
+	cli_filters_text(&r->o.f, r->filt, sizeof(r->filt));
 	signals_setup(NULL);
-	snap_init(&cur);
-	snap_init(&prev);
-	snap_init(&delta);
-	if (tracer_start(&t, &o))
+	snap_init(&r->cur);
+	snap_init(&r->prev);
+	snap_init(&r->delta);
+	if (tracer_start(&r->t, &r->o))
 		return 1;
 
 	/* on stderr even with --json: scripts wait for it to know we are attached */
 	fprintf(stderr, "ilock: tracing inode lock waits%s... Ctrl-C to stop\n",
-		o.duration_s ? " for the given duration" : "");
+		r->o.duration_s ? " for the given duration" : "");
 
-	start = t.start_mono_ns;
-	if (o.duration_s)
-		deadline = start + (uint64_t)(o.duration_s * 1e9);
-	if (o.interval_s)
-		next_tick = start + (uint64_t)(o.interval_s * 1e9);
+	start = r->t.start_mono_ns;
+	if (r->o.duration_s)
+		deadline = start + (uint64_t)(r->o.duration_s * 1e9);
+	if (r->o.interval_s)
+		next_tick = start + (uint64_t)(r->o.interval_s * 1e9);
 
 	while (!stop_requested) {
 		uint64_t wake = deadline;
@@ -180,36 +196,31 @@ int cmd_stat(int argc, char **argv)
 		if (stop_requested || (deadline && now_monotonic_ns() >= deadline))
 			break;
 		if (next_tick && now_monotonic_ns() >= next_tick) {
-			if (tracer_read(&t, &cur) ||
-			    emit_interval(&o, &t, &cur, &prev, &delta, &interval_no, &meta, &mt, host,
-					  sizeof(host), filt, &ks))
+			if (tracer_read(&r->t, &r->cur) || emit_interval(r))
 				goto out;
 			/* the next tick follows the schedule, not the time we woke */
 			while (next_tick <= now_monotonic_ns())
-				next_tick += (uint64_t)(o.interval_s * 1e9);
+				next_tick += (uint64_t)(r->o.interval_s * 1e9);
 		}
 	}
 
-	if (tracer_read(&t, &cur))
+	if (tracer_read(&r->t, &r->cur))
 		goto out;
 	/* the last interval, cut short by -d or Ctrl-C: the intervals add up to the whole */
-	if (o.interval_s && cur.mono_ns > (interval_no ? prev.mono_ns : start) + 1000000 &&
-	    emit_interval(&o, &t, &cur, &prev, &delta, &interval_no, &meta, &mt, host, sizeof(host),
-			  filt, &ks))
+	if (r->o.interval_s &&
+	    r->cur.mono_ns > (r->interval_no ? r->prev.mono_ns : start) + 1000000 &&
+	    emit_interval(r))
 		goto out;
-	mounts_free(&mt);
-	if (mounts_load(&mt))
-		log_warn("cannot read /proc/self/mountinfo: paths are shown relative to their filesystem");
-	fill_meta(&meta, &t, host, sizeof(host), &mt, (double)(cur.mono_ns - start) / 1e9, filt);
-	if (render(&o, &cur, &meta, &(struct span){ 0 }, &ks))
+	refresh_meta(r, (double)(r->cur.mono_ns - start) / 1e9);
+	if (render(&r->o, &r->cur, &r->meta, &(struct span){ 0 }, &r->ks))
 		goto out;
 	ret = 0;
 out:
-	tracer_stop(&t);
-	ksyms_free(&ks);
-	mounts_free(&mt);
-	snap_free(&cur);
-	snap_free(&prev);
-	snap_free(&delta);
+	tracer_stop(&r->t);
+	ksyms_free(&r->ks);
+	mounts_free(&r->mt);
+	snap_free(&r->cur);
+	snap_free(&r->prev);
+	snap_free(&r->delta);
 	return ret;
 }
