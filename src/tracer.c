@@ -111,7 +111,7 @@ static void configure(struct tracer *t, const struct ilock_opts *o)
 		struct stat cs;
 
 		/* a cgroup v2 directory's inode is its id (for the task iterator's kfuncs) */
-		if (f->cgroup && !stat(f->cgroup, &cs))
+		if (t->cgroup_fd >= 0 && !fstat(t->cgroup_fd, &cs))
 			s->rodata->cfg_cgroup_id = cs.st_ino;
 	}
 	memcpy((char *)s->rodata->cfg_comm, f->comm, sizeof(f->comm));
@@ -429,6 +429,25 @@ static void log_verified(struct tracer *t, uint64_t load_ns)
 }
 
 /*
+ * --cgroup's directory, opened once before the load: its inode is the id
+ * the task iterator compares, and the same fd goes into the map the
+ * programs ask, so both name one cgroup even if the path is replaced.
+ */
+static int open_cgroup(struct tracer *t, const char *path)
+{
+	if (!path)
+		return 0;
+	t->cgroup_fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (t->cgroup_fd < 0) {
+		int err = -errno;
+
+		log_error("--cgroup %s: %s", path, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/*
  * --cgroup, into the map the programs ask (before they are attached: with
  * the map empty they would drop everything). The map keeps its own
  * reference to the cgroup, so the directory's fd is closed at once.
@@ -436,22 +455,18 @@ static void log_verified(struct tracer *t, uint64_t load_ns)
 static int set_cgroup(struct tracer *t, const char *path)
 {
 	uint32_t k = 0;
-	int fd, err;
+	int err;
 
-	if (!path)
+	if (t->cgroup_fd < 0)
 		return 0;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		log_error("--cgroup %s: %s", path, strerror(-err));
-		return err;
-	}
-	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.cgroup_filter), &k, &fd, BPF_ANY);
+	err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.cgroup_filter), &k, &t->cgroup_fd,
+				  BPF_ANY);
 	if (err) {
 		err = -errno;
 		log_error("--cgroup %s: cannot select it: %s", path, strerror(-err));
 	}
-	close(fd);
+	close(t->cgroup_fd);
+	t->cgroup_fd = -1;
 	return err;
 }
 
@@ -466,6 +481,7 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 
 	memset(t, 0, sizeof(*t));
 	t->stats_fd = -1;
+	t->cgroup_fd = -1;
 	log_setup_libbpf(o->verbose);
 	probe_kernel(&t->probe);
 	/* -D's filesystem, read once: for what the filters leave, and the warning below */
@@ -557,6 +573,9 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 	walk = walk && t->probe.vmlinux_btf;
 	bpf_program__set_autoload(t->skel->progs.waiting_now, walk);
 	tracer_note_attach(t, "waiting_now", walk ? "iter" : "off");
+	err = open_cgroup(t, o->f.cgroup);
+	if (err)
+		goto fail;
 	configure(t, o);
 	tracer_ops_configure(t, o);
 	err = check_map_memory(t, o);
@@ -818,6 +837,9 @@ void tracer_stop(struct tracer *t)
 	if (t->stats_fd >= 0)
 		close(t->stats_fd);
 	t->stats_fd = -1;
+	if (t->cgroup_fd >= 0)
+		close(t->cgroup_fd);
+	t->cgroup_fd = -1;
 	unmap_slots(&t->waits);
 	unmap_slots(&t->edges);
 	ilock_bpf__destroy(t->skel);  /* detaches every link and frees maps */

@@ -26,6 +26,7 @@ struct tracer {
 	uint64_t start_mono_ns;
 	int ncpus;
 	int stats_fd;            /* BPF_ENABLE_STATS run-time stats, or -1 */
+	int cgroup_fd;           /* --cgroup's directory until the programs have it, or -1 */
 	/* what the filters rule out, so programs only they would need stay off */
 	unsigned fs_drop;        /* FS_* bits */
 	char scope_why[96];
