@@ -70,8 +70,8 @@ static void role_key(const struct recording *r, const struct rec_edge *e, bool o
 	k->class = e->class;
 	k->holder_mode = e->holder_mode;
 	k->waiter_mode = e->waiter_mode;
-	memcpy(k->holder_comm, r->tasks[e->holder].comm, sizeof(k->holder_comm));
-	memcpy(k->waiter_comm, r->tasks[e->waiter].comm, sizeof(k->waiter_comm));
+	comm_role(k->holder_comm, r->tasks[e->holder].comm);
+	comm_role(k->waiter_comm, r->tasks[e->waiter].comm);
 	if (ops) {
 		k->holder_op = e->holder_op;
 		k->holder_op_flags = e->holder_op_flags;
@@ -743,11 +743,17 @@ static const struct recording *g_comm_rec;  /* qsort has no context */
 
 static int cmp_task_comm(const void *pa, const void *pb)
 {
-	return strncmp(g_comm_rec->tasks[*(const uint32_t *)pa].comm,
-		       g_comm_rec->tasks[*(const uint32_t *)pb].comm, ILOCK_COMM_LEN);
+	char a[ILOCK_COMM_LEN], b[ILOCK_COMM_LEN];
+
+	comm_role(a, g_comm_rec->tasks[*(const uint32_t *)pa].comm);
+	comm_role(b, g_comm_rec->tasks[*(const uint32_t *)pb].comm);
+	return strcmp(a, b);
 }
 
-/* Per task, an id shared by the tasks of one command. malloc'ed; NULL: out of memory. */
+/*
+ * Per task, an id shared by the tasks of one command, a pool's threads
+ * one command (comm_role). malloc'ed; NULL: out of memory.
+ */
 static uint32_t *comm_ids(const struct recording *r)
 {
 	uint32_t *order = malloc((r->ntasks + 1) * sizeof(*order));

@@ -220,8 +220,12 @@ static void tag_edge(struct tagged_edge *t, const struct edge_row *e, unsigned b
 	t->holder = t->k.holder_pid;
 	t->waiter = t->k.waiter_pid;
 	t->k.range = 0;
-	if (!(by & PAIRS_THREADS))
+	if (!(by & PAIRS_THREADS)) {
 		t->k.holder_pid = t->k.holder_tgid = t->k.waiter_pid = t->k.waiter_tgid = 0;
+		/* a role: one name for a pool's threads (comm_role) */
+		comm_role(t->k.holder_comm, e->k.holder_comm);
+		comm_role(t->k.waiter_comm, e->k.waiter_comm);
+	}
 	if (!(by & PAIRS_OPS))
 		t->k.holder_op = t->k.waiter_op = t->k.holder_op_flags = t->k.waiter_op_flags = 0;
 }

@@ -19,6 +19,7 @@
 #include "hist.h"
 #include "prom.h"
 #include "render.h"
+#include "util.h"
 
 static void *grow(void *arr, size_t *cap, size_t need, size_t esz)
 {
@@ -404,9 +405,12 @@ static void pair_key_of(struct prom_pair_key *k, const struct ilock_edge_key *e)
 	k->class = e->class;
 	k->holder_mode = e->holder_mode;
 	k->waiter_mode = e->waiter_mode;
-	/* comm fields may lack their NUL; the key always has one */
-	memcpy(k->holder_comm, e->holder_comm, ILOCK_COMM_LEN - 1);
-	memcpy(k->waiter_comm, e->waiter_comm, ILOCK_COMM_LEN - 1);
+	/*
+	 * By role: a pool's threads (io_uring's iou-wrk-<tid>) are one series,
+	 * not one per thread id. comm_role ends the key's names with a NUL.
+	 */
+	comm_role(k->holder_comm, e->holder_comm);
+	comm_role(k->waiter_comm, e->waiter_comm);
 }
 
 static bool pair_foldable_only(const struct prom_pair_key *k)

@@ -216,3 +216,31 @@ int file_create_beside(const char *path, char *tmp, size_t len, char *target, si
 	}
 	return fd;
 }
+
+/* prefix followed by nothing but digits, at least one, to the end of comm's n bytes */
+static bool pool_name(const char *comm, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	if (n <= k || strncmp(comm, prefix, k))
+		return false;
+	for (size_t i = k; i < n; i++)
+		if (comm[i] < '0' || comm[i] > '9')
+			return false;
+	return true;
+}
+
+void comm_role(char *out, const char *comm)
+{
+	size_t n = strnlen(comm, ILOCK_COMM_LEN - 1);
+
+	if (pool_name(comm, n, "iou-wrk-"))
+		n = strlen("iou-wrk");
+	else if (pool_name(comm, n, "iou-sqp-"))
+		n = strlen("iou-sqp");
+	else if (n >= 8 && !strncmp(comm, "kworker/", 8))
+		n = strlen("kworker");
+	/* NUL-padded: keys holding it are compared whole (memcmp) */
+	memmove(out, comm, n);
+	memset(out + n, 0, ILOCK_COMM_LEN - n);
+}

@@ -24,6 +24,16 @@ bool parse_kdev(const char *s, uint32_t *kdev);
 /* Parse a non-negative decimal (or 0x hex) integer that fits in max. */
 bool parse_u64(const char *s, uint64_t max, uint64_t *out);
 /*
+ * A thread's command as a role (tables "by command", diff's roles, the
+ * exporter's labels): kernel thread pools whose names carry an id that
+ * changes from run to run are one role each, "iou-wrk-1234" (io_uring's
+ * workers, named after the thread they serve) "iou-wrk", "iou-sqp-1234"
+ * "iou-sqp", "kworker/u8:7" "kworker". Other names are kept. comm may
+ * fill its ILOCK_COMM_LEN bytes without a NUL; out (as long, may be comm)
+ * is NUL-padded, so that keys holding it compare whole.
+ */
+void comm_role(char *out, const char *comm);
+/*
  * The plain decimal at the start of s ("12", "1.5", ".5"; no sign,
  * exponent or hex) into *v; its length, 0 when there is none.
  */

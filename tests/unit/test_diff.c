@@ -836,6 +836,43 @@ static void record_roles(struct recording *r, uint64_t rr, uint64_t ww, uint32_t
 }
 
 /*
+ * io_uring workers blocking "reader", 100 waits a second: four workers,
+ * named after the threads they serve ("iou-wrk-<tid>"), ids from tid.
+ */
+static void record_pool_roles(struct recording *r, uint32_t tid)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, MNT_A);
+	snap_init(&d);
+	for (int i = 0; i < 12; i++) {
+		snap_reset(&d);
+		if (i == 0)
+			synth_inode(&d, DEV_A, 131, ILOCK_XFS_SB_MAGIC, "/data");
+		for (uint32_t k = 0; k < 4; k++) {
+			struct ilock_edge_key ek = { .ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+						     .holder_mode = ILOCK_MODE_EXCL,
+						     .waiter_mode = ILOCK_MODE_SHARED,
+						     .holder_pid = tid + k, .holder_tgid = tid,
+						     .waiter_pid = tid + 10 + k, .waiter_tgid = tid,
+						     .holder_op = ILOCK_OP_BUFFERED_WRITE,
+						     .waiter_op = ILOCK_OP_BUFFERED_READ,
+						     .range = ILOCK_RANGE_DISJOINT };
+			struct ilock_edge_stats es = { 25, 25000000, 1000000 };
+
+			snprintf(ek.holder_comm, sizeof(ek.holder_comm), "iou-wrk-%u", tid + 100 + k);
+			memcpy(ek.waiter_comm, "reader", 7);
+			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 25, 1000000);
+			CHECK(snap_add_edge(&d, &ek, &es) == 0);
+		}
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+	add_meta(r, "attach.ops", "tp_btf (syscalls)");
+}
+
+/*
  * 300 holder commands h000..h299 each blocking "reader", role i waiting
  * 300 - i ms an interval: the costliest roles are the first ones seen.
  */
@@ -875,6 +912,33 @@ static const struct diff_subject *find_role(const struct diff_result *d, const c
 		if (d->s[i].kind == DK_ROLE && !strcmp(d->s[i].label, label))
 			return &d->s[i];
 	return NULL;
+}
+
+/*
+ * The same io_uring load twice: its workers' names carry other thread
+ * ids each run, and are still one role that did not change.
+ */
+static void test_pool_roles(void)
+{
+	const char *label = "iou-wrk buffered-write EXCL -> reader buffered-read SHARED";
+	struct recording a, b;
+	const struct diff_subject *x;
+	struct diff_result d;
+	size_t roles = 0;
+
+	record_pool_roles(&a, 11255);
+	record_pool_roles(&b, 20417);
+	run(&a, &b, &d);
+	for (size_t i = 0; i < d.n; i++)
+		roles += d.s[i].kind == DK_ROLE;
+	CHECK_EQ_U(roles, 1);
+	x = find_role(&d, label);
+	CHECK(x && x->m[DM_WAITS_PER_S].tested && x->m[DM_WAITS_PER_S].verdict == DV_SAME);
+	CHECK(x && x->threads[0][0] == 4 && x->threads[1][0] == 4);
+	CHECK_EQ_U(d.nsig, 0);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
 }
 
 /*
@@ -1072,6 +1136,7 @@ int main(void)
 	test_matching();
 	test_ranges();
 	test_roles();
+	test_pool_roles();
 	test_generations();
 	/* last: the synthetic jitter is one sequence, which the tests above were written against */
 	test_short_recordings();

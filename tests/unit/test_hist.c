@@ -74,6 +74,39 @@ static void test_percentiles(void)
 	CHECK(hist_percentile(h, 0.01, 0) >= hist_slot_lo(ILOCK_HIST_SLOTS - 1));
 }
 
+/* Thread pools named with an id that changes from run to run are one role. */
+static void test_comm_role(void)
+{
+	char r[ILOCK_COMM_LEN];
+	const char full[ILOCK_COMM_LEN] = { 'i', 'o', 'u', '-', 'w', 'r', 'k', '-',
+					    '1', '2', '3', '4', '5', '6', '7', '8' };
+
+	comm_role(r, "iou-wrk-11255");
+	CHECK_STR(r, "iou-wrk");
+	comm_role(r, "iou-sqp-4242");
+	CHECK_STR(r, "iou-sqp");
+	comm_role(r, "kworker/u8:7");
+	CHECK_STR(r, "kworker");
+	comm_role(r, "kworker/1:2H");
+	CHECK_STR(r, "kworker");
+	/* 16 bytes and no NUL, as the kernel may hand them over */
+	comm_role(r, full);
+	CHECK_STR(r, "iou-wrk");
+	/* names that only look alike are kept */
+	comm_role(r, "iou-wrk-");
+	CHECK_STR(r, "iou-wrk-");
+	comm_role(r, "iou-wrk-12x");
+	CHECK_STR(r, "iou-wrk-12x");
+	comm_role(r, "kworker");
+	CHECK_STR(r, "kworker");
+	comm_role(r, "fio");
+	CHECK_STR(r, "fio");
+	comm_role(r, "ib_io_rd-3");
+	CHECK_STR(r, "ib_io_rd-3");
+	comm_role(r, "");
+	CHECK_STR(r, "");
+}
+
 /* Durations and times are plain decimals: strtod would also take hex, exponents and inf. */
 static void test_plain_decimals(void)
 {
@@ -229,6 +262,7 @@ int main(void)
 	test_percentiles();
 	test_u64_of();
 	test_plain_decimals();
+	test_comm_role();
 	test_percentiles_one_slot();
 	test_merge_delta();
 	test_print();

@@ -452,6 +452,43 @@ static void test_roles(void)
 	snap_free(&s);
 }
 
+/*
+ * io_uring's workers are named after the thread they serve ("iou-wrk-<tid>"):
+ * by command they are one role, or every run (and every submitter) would
+ * be a new one; by thread they keep their names.
+ */
+static void test_pool_roles(void)
+{
+	struct ilock_edge_key a = edge(300, ILOCK_OP_BUFFERED_WRITE, 0, 200, ILOCK_OP_BUFFERED_READ,
+				       ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key b = edge(301, ILOCK_OP_BUFFERED_WRITE, 0, 201, ILOCK_OP_BUFFERED_READ,
+				       ILOCK_RANGE_DISJOINT);
+	struct pair_row *p;
+	struct snapshot s;
+	long n;
+
+	memcpy(a.holder_comm, "iou-wrk-11255", 14);
+	memcpy(b.holder_comm, "iou-wrk-11374", 14);
+	snap_init(&s);
+	add_edge(&s, a, 3, 3000000);
+	add_edge(&s, b, 2, 2000000);
+	n = snap_pairs(&s, &p, PAIRS_OPS);
+	CHECK_EQ_U(n, 1);
+	if (n == 1) {
+		CHECK_STR(p[0].k.holder_comm, "iou-wrk");
+		CHECK_EQ_U(p[0].s.count, 5);
+		CHECK_EQ_U(p[0].holders, 2);
+	}
+	free(p);
+	n = snap_pairs(&s, &p, PAIRS_THREADS | PAIRS_OPS);
+	CHECK_EQ_U(n, 2);
+	if (n == 2)
+		CHECK(!strcmp(p[0].k.holder_comm, "iou-wrk-11255") &&
+		      !strcmp(p[1].k.holder_comm, "iou-wrk-11374"));
+	free(p);
+	snap_free(&s);
+}
+
 static void test_model(void)
 {
 	struct snapshot a, b, d, m;
@@ -876,6 +913,7 @@ int main(void)
 	test_names();
 	test_pairs();
 	test_roles();
+	test_pool_roles();
 	test_model();
 	test_edge_wstack();
 	test_ksyms();

@@ -462,6 +462,23 @@ static void test_pairs(void)
 	free(t);
 	prom_series_free(&ps);
 	snap_free(&s);
+
+	/* io_uring's workers, named after the threads they serve: one series, not one each */
+	snap_init(&s);
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+	add_inode(&s, DEV_A, 1, "/f");
+	add_edge(&s, DEV_A, 1, "iou-wrk-11255", 20, "fio", 11, 3, 3000);
+	add_edge(&s, DEV_A, 1, "iou-wrk-11374", 21, "fio", 11, 2, 2000);
+	prom_series_init(&ps, 8, 1);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"holder_comm=\"iou-wrk\",holder_mode=\"exclusive\",waiter_comm=\"fio\","
+			"waiter_mode=\"shared\"}") == 5);
+	CHECK_EQ_U(count_lines(t, "ilock_serialised_waits_total{"), 1);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
 }
 
 static void add_range_edge(struct snapshot *s, uint32_t dev, uint64_t ino, uint8_t class,
