@@ -357,6 +357,17 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	meta.duration_s = report_window_s(&ctx);
+	{
+		struct report_stall *v = NULL;
+		size_t n = 0;
+
+		/* IN SHORT must not say "no wait" of a window a stall ran through */
+		if (!report_stalls(&ctx, &v, &n) && n) {
+			meta.window_stalls = n;
+			meta.window_stall_ns = v[0].s->waited_ns;
+		}
+		free(v);
+	}
 
 	if (a.html) {
 		int hr = write_html(a.html, a.file, &ctx);

@@ -478,6 +478,29 @@ uint64_t row_wait_ns(const struct lock_row *r)
 	return r->wait[0].total_ns + r->wait[1].total_ns;
 }
 
+/*
+ * Each wait counts at most the window: its slot's end bounds it, and the
+ * exact sum bounds them all. Histograms that do not hold every wait
+ * (none kept) cannot bound anything: the sum then.
+ */
+uint64_t row_wait_in_window(const struct lock_row *r, uint64_t window_ns)
+{
+	uint64_t sum = row_wait_ns(r), n = 0;
+	double bound = 0;
+
+	for (int m = 0; m < 2; m++) {
+		for (unsigned k = 0; k < ILOCK_HIST_SLOTS; k++) {
+			uint64_t hi = hist_slot_hi(k);
+
+			n += r->wait[m].hist[k];
+			bound += (double)r->wait[m].hist[k] * (double)(hi < window_ns ? hi : window_ns);
+		}
+	}
+	if (!window_ns || n != row_waits(r) || bound >= (double)sum)
+		return sum;
+	return (uint64_t)bound;
+}
+
 uint64_t row_waits(const struct lock_row *r)
 {
 	return r->wait[0].count + r->wait[1].count;
@@ -1091,6 +1114,7 @@ double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX])
 void snap_wait_load(const struct snapshot *s, double secs, struct wait_load *out)
 {
 	double per_s = secs > 0 ? 1e-9 / secs : 0;
+	uint64_t window = secs > 0 ? u64_of(secs * 1e9) : 0, in = 0, jin = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < s->nlocks; i++) {
@@ -1099,16 +1123,19 @@ void snap_wait_load(const struct snapshot *s, double secs, struct wait_load *out
 		if (r->class == ILOCK_CLASS_JBD2_WAIT) {
 			out->journal_waits += row_waits(r);
 			out->journal_ns += row_wait_ns(r);
+			jin += row_wait_in_window(r, window);
 			continue;
 		}
 		out->waits += row_waits(r);
 		out->wait_ns += row_wait_ns(r);
+		in += row_wait_in_window(r, window);
 		if (row_wait_ns(r) && (!out->top || row_wait_ns(r) > row_wait_ns(out->top)))
 			out->top = r;
 	}
-	out->tasks = (double)out->wait_ns * per_s;
-	out->journal_tasks = (double)out->journal_ns * per_s;
-	out->top_tasks = out->top ? (double)row_wait_ns(out->top) * per_s : 0;
+	out->began_before = in < out->wait_ns || jin < out->journal_ns;
+	out->tasks = (double)in * per_s;
+	out->journal_tasks = (double)jin * per_s;
+	out->top_tasks = out->top ? (double)row_wait_in_window(out->top, window) * per_s : 0;
 }
 
 double row_headroom(const struct lock_row *r)

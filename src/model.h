@@ -140,6 +140,13 @@ int snap_fold_gens(struct snapshot *dst, const struct snapshot *src);
 int snap_copy(struct snapshot *dst, const struct snapshot *src);
 
 uint64_t row_wait_ns(const struct lock_row *r);
+/*
+ * Of a row's wait time, what can have passed inside a window of window_ns
+ * (0: no window, all of it): a wait is booked whole in the window where
+ * it ends, so one longer than the window began before it, and counts
+ * the window's length at most.
+ */
+uint64_t row_wait_in_window(const struct lock_row *r, uint64_t window_ns);
 uint64_t row_waits(const struct lock_row *r);
 uint64_t row_max_ns(const struct lock_row *r);
 /* Time held in both modes (--holds). */
@@ -226,8 +233,10 @@ double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX]);
 /* Under this much traced time (a Ctrl-C just after start) no verdict either way. */
 #define ILOCK_SHORT_TRACE_S 1.0
 struct wait_load {
-	uint64_t waits, wait_ns;          /* inode-lock waits */
-	double tasks;                     /* wait_ns over the window */
+	uint64_t waits, wait_ns;          /* inode-lock waits, as booked when they ended */
+	/* waiting inside the window over its length (row_wait_in_window) */
+	double tasks;
+	bool began_before;                /* some wait was longer than the window */
 	uint64_t journal_waits, journal_ns;
 	double journal_tasks;
 	const struct lock_row *top;       /* the lock waited on longest; NULL: none */

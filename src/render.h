@@ -48,6 +48,13 @@ struct report_meta {
 	int nattach;
 	const struct mount_table *mounts;  /* may be NULL */
 	const char *filters;               /* as options ("-p 12"); NULL or "none": none */
+	/*
+	 * report: waits seen in progress in the window (its STALLS), which
+	 * the rows hold only once they end; the longest seen so far. Live
+	 * views have them in the snapshot's waiting instead.
+	 */
+	size_t window_stalls;
+	uint64_t window_stall_ns;
 };
 
 struct render_opts {

@@ -383,13 +383,17 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	char a[24], b[24], c[24], d[24];
 	uint64_t left = snap_lost_sum(s, counter_drops_waits);
 	/* "too few" stands only on totals that miss nothing, and no stall going on */
-	bool stalled = waiting_over(&s->waiting, WAITING_ALARM_NS) > 0;
+	bool stalled = waiting_over(&s->waiting, WAITING_ALARM_NS) > 0 || m->window_stalls;
 	bool few;
 
 	snap_wait_load(s, m->duration_s, &w);
 	few = w.tasks < ILOCK_FEW_WAITING && !left && !stalled &&
 	      m->duration_s >= ILOCK_SHORT_TRACE_S;
-	if (!w.waits && stalled)
+	if (!w.waits && m->window_stalls)
+		fprintf(f, "  no inode lock wait ended in this window, but %zu %s in progress in it, "
+			   "the longest seen for %s (STALLS below)\n", m->window_stalls,
+			m->window_stalls == 1 ? "was" : "were", fmt_ns(a, sizeof(a), m->window_stall_ns));
+	else if (!w.waits && stalled)
 		fprintf(f, "  no inode lock wait ended in this time: the stall is still going on\n");
 	else if (!w.waits && left)
 		fprintf(f, "  no inode lock wait could be kept\n");
@@ -412,9 +416,15 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 		fprintf(f, "  no task waited for an inode lock: if this workload is slow, the cause is "
 			   "not its inode locks\n");
 	else
-		fprintf(f, "  %s tasks waited for inode locks on average (%s of waiting in %.1f s, %s "
-			   "waits%s)%s\n", fmt_tasks(a, sizeof(a), w.tasks),
-			fmt_ns(b, sizeof(b), w.wait_ns), m->duration_s, fmt_count(c, sizeof(c), w.waits),
+		/*
+		 * A wait longer than this window began before it: it counts the
+		 * window's length at most, a bound, as it may have ended early in it.
+		 */
+		fprintf(f, "  %s%s tasks waited for inode locks on average (%s of waiting %s %.1f s%s, "
+			   "%s wait%s%s)%s\n", w.began_before ? "up to " : "", fmt_tasks(a, sizeof(a), w.tasks),
+			fmt_ns(b, sizeof(b), w.wait_ns), w.began_before ? "ended in" : "in",
+			m->duration_s, w.began_before ? ", some of it before" : "",
+			fmt_count(c, sizeof(c), w.waits), plural(w.waits),
 			meta_wait_sampling(m) ? ", estimated from a sample" : "",
 			few ? ": too few to slow a workload down; if it is slow, "
 			      "look past the locks (I/O path, journal, device)" : "");

@@ -351,6 +351,61 @@ static void test_in_short(void)
 	free(json);
 	snap_free(&s);
 
+	/*
+	 * An interval of 1 s in which one wait of 4.63 s ended, and one of
+	 * 2 ms: booked whole where they end, but one task cannot wait more
+	 * than the window, so about one task waited, not 4.6.
+	 */
+	{
+		static const uint64_t long_one[] = { 4630000000ULL }, short_one[] = { 2000000 };
+		struct report_meta iv = { .duration_s = 1.0 };
+		struct wait_load wl;
+
+		snap_init(&s);
+		add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, long_one, 1, false);
+		add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, short_one, 1, false);
+		snap_wait_load(&s, iv.duration_s, &wl);
+		CHECK(wl.began_before && wl.tasks > 1.0 && wl.tasks < 1.01);
+		CHECK(fabs(wl.top_tasks - wl.tasks) < 1e-9);
+		CHECK_EQ_U(wl.wait_ns, 4632000000ULL);
+		text = render(render_text, &s, &iv);
+		CHECK(strstr(text, "\nIN SHORT\n  up to 1.00 tasks waited for inode locks on average (4.63 s of "
+				  "waiting ended in 1.0 s, some of it before, 2 waits)\n") != NULL);
+		free(text);
+		/* over the whole 10 s no wait is longer than the window: as before */
+		snap_wait_load(&s, 10.0, &wl);
+		CHECK(!wl.began_before && fabs(wl.tasks - 0.4632) < 1e-9);
+		/* one wait: "1 wait" */
+		snap_free(&s);
+		snap_init(&s);
+		add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, short_one, 1, false);
+		text = render(render_text, &s, &iv);
+		CHECK(strstr(text, "(2.00 ms of waiting in 1.0 s, 1 wait)") != NULL);
+		free(text);
+		snap_free(&s);
+
+		/*
+		 * A report's window that a stall ran through, no wait ending in
+		 * it, under a filter: the stall, not the filter, is the answer.
+		 */
+		snap_init(&s);
+		s.counters[ILOCK_EV_BEGIN_RWSEM] = 48973;
+		iv.filters = "-D 7:2";
+		iv.duration_s = 3.0;
+		iv.window_stalls = 1;
+		iv.window_stall_ns = 2550000000ULL;
+		text = render(render_text, &s, &iv);
+		CHECK(strstr(text, "\nIN SHORT\n  no inode lock wait ended in this window, but 1 was in "
+				  "progress in it, the longest seen for 2.55 s (STALLS below)\n") != NULL);
+		CHECK(!strstr(text, "matched the filters"));
+		free(text);
+		iv.window_stalls = 0;
+		text = render(render_text, &s, &iv);
+		CHECK(strstr(text, "no inode lock wait matched the filters (-D 7:2)") != NULL);
+		free(text);
+		snap_free(&s);
+	}
+
 	/* every wait kept out: not "no task waited" */
 	snap_init(&s);
 	s.counters[ILOCK_LOST_PENDING_FULL] = 5;
