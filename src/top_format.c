@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,7 +590,8 @@ int top_format_status(const struct top_status *st, int width,
 		char t[40], h[80];
 
 		char head[96], tail[200], lock[2 * ILOCK_PATH_MAX + 32];
-		int room;
+		/* batch output (width 0) has no edge: all of it */
+		int room, room_w = width > 0 ? width : INT_MAX / 2;
 
 		/* fmt_task takes a comm of 16 bytes without its NUL */
 		snprintf(head, sizeof(head), "STALLED %s%s: %s %s", w->before_trace ? ">" : "",
@@ -631,14 +633,14 @@ int top_format_status(const struct top_status *st, int width,
 			if (st->stalled > 1)
 				snprintf(more, sizeof(more), "; %zu waits over %s", st->stalled,
 					 top_fmt_ns(b, sizeof(b), WAITING_ALARM_NS));
-			if (fixed + (int)strlen(more) + (int)strlen(key) <= width)
+			if (fixed + (int)strlen(more) + (int)strlen(key) <= room_w)
 				snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail), "%s%s", more,
 					 key);
-			else if (fixed + (int)strlen(more) <= width)
+			else if (fixed + (int)strlen(more) <= room_w)
 				snprintf(tail + strlen(tail), sizeof(tail) - strlen(tail), "%s", more);
 		}
 		/* " on PATH": from the left, down to 12 columns, else left out (w shows it) */
-		room = width - (int)strlen(head) - (int)strlen(tail) - 4;
+		room = room_w - (int)strlen(head) - (int)strlen(tail) - 4;
 		lock[0] = 0;
 		if (room >= 12)
 			fmt_path_left(lock, sizeof(lock), st->stall_lock, room);

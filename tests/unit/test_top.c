@@ -988,6 +988,16 @@ static void test_status(void)
 				CHECK(strstr(l3.text[i], "shared on /srv/postgresql/data/base/16384/2619_fsm"
 							 "_of_a_long_name IOLOCK, held now by fio[4100] "
 							 "excl (D); 3 waits over 1.00s  (w: its lock)") != NULL);
+		/* batch output (width 0, no edge): all of it too, not the least */
+		l3.n = 0;
+		found = 0;
+		top_format_status(&s3, 0, collect, &l3);
+		for (int i = 0; i < l3.n; i++)
+			if (!strncmp(l3.text[i], "STALLED ", 8))
+				found += strstr(l3.text[i], "shared on /srv/postgresql/data/base/16384/2619_fsm"
+							    "_of_a_long_name IOLOCK, held now by fio[4100] "
+							    "excl (D); 3 waits over 1.00s  (w: its lock)") != NULL;
+		CHECK_EQ_U(found, 1);
 	}
 	CHECK(strstr(l.text[4], "lost events: none") && l.kind[4] == TOP_LINE_NORMAL);
 	CHECK(strstr(l.text[5], "sort: wait time") && strstr(l.text[5], "rates over the last"));
