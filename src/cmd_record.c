@@ -266,7 +266,25 @@ struct recorder {
 	uint64_t bytes, last_sync_ns;
 	uint64_t intervals;
 	bool write_failed;   /* already said why */
+	/*
+	 * Not yet in place (unplaced): until its first whole interval the
+	 * recording is a new FILE or, under -f, a file beside the old one
+	 * (replacing); a failure or a second Ctrl-C then removes it, so no
+	 * recording without intervals is left, and an old one stays.
+	 */
+	bool unplaced, replacing;
 };
+
+/* The file to remove if a second signal ends us before it is in place. */
+static const char *volatile forced_unlink;
+
+static void record_forced_exit(void)
+{
+	const char *p = forced_unlink;
+
+	if (p)
+		unlink(p);  /* async-signal-safe */
+}
 
 static int write_block(struct recorder *rc, uint8_t type, struct rec_buf *raw)
 {
@@ -281,8 +299,12 @@ static int write_block(struct recorder *rc, uint8_t type, struct rec_buf *raw)
 	raw->len = 0;
 	if (err) {
 		rc->write_failed = true;
-		log_error("writing %s: %s; the recording ends at its last whole interval (%" PRIu64 ")",
-			  rc->path, strerror(-err), rc->intervals);
+		if (rc->unplaced)
+			log_error("writing %s: %s; nothing recorded%s", rc->path, strerror(-err),
+				  rc->replacing ? ", the old recording left as it was" : "");
+		else
+			log_error("writing %s: %s; the recording ends at its last whole interval "
+				  "(%" PRIu64 ")", rc->path, strerror(-err), rc->intervals);
 		return err;
 	}
 	rc->bytes += rc->framed.len;
@@ -345,6 +367,25 @@ static int open_output(const struct record_args *a, char *tmp, size_t len, char 
 	return rec_file_create_beside(a->path, tmp, len, target, target_len);
 }
 
+/*
+ * The first whole interval is written: the recording takes its place
+ * (under -f, over the old one).
+ */
+static int place(struct recorder *rc, const char *tmp_path, const char *target)
+{
+	if (tmp_path[0] && rename(tmp_path, target)) {
+		int err = -errno;
+
+		rc->write_failed = true;
+		log_error("cannot replace %s: %s; nothing recorded, the old recording left as it "
+			  "was", target, strerror(-err));
+		return err;
+	}
+	forced_unlink = NULL;
+	rc->unplaced = false;
+	return 0;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct snapshot cur, prev, delta, tmp;
@@ -371,7 +412,7 @@ int cmd_record(int argc, char **argv)
 		usage_brief(stderr);
 		return 2;
 	}
-	signals_setup(NULL);
+	signals_setup(record_forced_exit);
 	snap_init(&cur);
 	snap_init(&prev);
 	snap_init(&delta);
@@ -387,8 +428,11 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	rc.bytes = REC_HDR_LEN;
-	/* until it is in place, a failure leaves no header-only file behind */
+	/* until it is in place, a failure leaves no file without intervals behind */
 	unplaced = tmp_path[0] ? tmp_path : a.path;
+	forced_unlink = unplaced;
+	rc.unplaced = true;
+	rc.replacing = tmp_path[0] != 0;
 	if (tracer_start(&t, &a.o))
 		goto out;
 	tracing = true;
@@ -426,11 +470,6 @@ int cmd_record(int argc, char **argv)
 			  tmp_path[0] ? ", left as it was: " : "", tmp_path[0] ? target : "");
 		goto out;
 	}
-	if (tmp_path[0] && rename(tmp_path, target)) {
-		log_error("cannot replace %s: %s", target, strerror(errno));
-		goto out;
-	}
-	unplaced = NULL;
 	rc.last_sync_ns = now_monotonic_ns();
 	fprintf(stderr, "ilock: recording to %s every %g s%s... Ctrl-C to stop\n", a.path,
 		a.o.interval_s, a.o.duration_s ? " for the given duration" : "");
@@ -453,8 +492,10 @@ int cmd_record(int argc, char **argv)
 		}
 		if (now_monotonic_ns() < next_tick)
 			continue;
-		if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)))
+		if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)) ||
+		    (unplaced && (err = place(&rc, tmp_path, target))))
 			goto out;
+		unplaced = NULL;
 		prev_mono = cur.mono_ns;
 		tmp = prev;
 		prev = cur;
@@ -465,8 +506,10 @@ int cmd_record(int argc, char **argv)
 	}
 
 	/* the interval in progress, then the end marker */
-	if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)))
+	if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)) ||
+	    (unplaced && (err = place(&rc, tmp_path, target))))
 		goto out;
+	unplaced = NULL;
 	if ((err = rec_encode_end(&rc.w.raw, rc.intervals, now_realtime_ns(), reason)) ||
 	    (err = write_block(&rc, REC_BLK_END, &rc.w.raw)))
 		goto out;
@@ -478,6 +521,7 @@ int cmd_record(int argc, char **argv)
 out:
 	if (err && !rc.write_failed)
 		log_error("recording stopped: %s", strerror(-err));
+	forced_unlink = NULL;
 	if (unplaced)
 		unlink(unplaced);
 	if (tracing)

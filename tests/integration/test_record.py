@@ -9,6 +9,7 @@ machine's load does to process start-up.
 
 import json
 import os
+import resource
 import re
 import shutil
 import signal
@@ -328,6 +329,55 @@ def test_disk_full_keeps_whole_blocks(fs_factory, procs, helpers_dir, ilock_bin,
         subprocess.run(["umount", str(small)], capture_output=True)
 
 
+def test_write_failing_before_the_first_interval_keeps_the_old(fs_factory, procs, helpers_dir,
+                                                              ilock_bin, tmp_path):
+    """A write that fails before the first whole interval (a full disk;
+    here a file size limit, which fails the same write() at a known
+    offset) records nothing: under -f the old recording stays as it was,
+    and a new FILE is removed, with no file beside it. Before, -f left a
+    recording of no interval in the old one's place."""
+    fs = fs_factory("xfs")
+    data = make_file(os.path.join(fs.mnt, "data"), 1 << 20)
+    d = tmp_path / "recs"
+    d.mkdir()
+    old = str(d / "old.ilrec")
+    p = start_record(ilock_bin, old, "-d", "1", "-D", fs.mnt)
+    procs.append(p)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    before = open(old, "rb").read()
+
+    def record(args, limit=None):
+        def lower():
+            # the write past the limit fails with EFBIG instead of killing us
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        p = subprocess.Popen([ilock_bin, "record", *args, "-i", "0.5", "-d", "2", "-D", fs.mnt],
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lower if limit else None)
+        procs.append(p)
+        deadline = time.monotonic() + 30
+        while p.poll() is None and time.monotonic() < deadline:
+            scenario(helpers_dir, data, 0.5, hold_ms=100, readers=2, period=0.2)
+        _, err = p.communicate(timeout=30)
+        return p.returncode, err
+
+    for args, probe, what in ((["-f", "-o", old], ["-f", "-o", str(d / "prb.ilrec")],
+                               ", the old recording left as it was"),
+                              (["-o", str(d / "new.ilrec")], ["-o", str(d / "prb.ilrec")], "")):
+        # the same run unlimited, to learn where its metadata ends (same lengths)
+        rc, err = record(probe)
+        assert rc == 0, err
+        meta_end = next(end for t, _, end in blocks(str(d / "prb.ilrec"))[0] if t == 1)
+        os.unlink(d / "prb.ilrec")
+        rc, err = record(args, limit=meta_end + 8)
+        assert rc == 1, err
+        assert f"File too large; nothing recorded{what}\n" in err, err
+        assert open(old, "rb").read() == before
+        assert sorted(os.listdir(d)) == ["old.ilrec"]
+    assert report(ilock_bin, old, "-j").returncode == 0
+
+
 # ---------------------------------------------------------------- diff
 
 
@@ -468,6 +518,23 @@ def test_ctrl_c_while_loading_records_nothing(recordings, ilock_bin, tmp_path):
         assert "recording to" not in err, err
         assert err.strip().endswith("stopped before recording began: nothing recorded" +
                                     (f", left as it was: {old}" if force else "")), err
+        assert sorted(n.name for n in tmp_path.iterdir()) == ["night.ilrec"]
+        assert old.read_bytes() == before
+
+    # a second Ctrl-C exits at once (130): it too leaves no file made for the run
+    for target, force in ((old, ["-f"]), (tmp_path / "new.ilrec", [])):
+        p = subprocess.Popen([ilock_bin, "record", "-o", str(target), *force, "-d", "5"],
+                             stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and \
+                not any(n.name.startswith(target.name) and n.name != "night.ilrec"
+                        for n in tmp_path.iterdir()):
+            time.sleep(0.002)
+        p.send_signal(signal.SIGINT)
+        time.sleep(0.01)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=30)
+        assert p.returncode in (1, 130), err
         assert sorted(n.name for n in tmp_path.iterdir()) == ["night.ilrec"]
         assert old.read_bytes() == before
 
