@@ -11,6 +11,7 @@
 #include "ksyms.h"
 #include "log.h"
 #include "mounts.h"
+#include "outguard.h"
 #include "render.h"
 #include "render_ops.h"
 #include "signals.h"
@@ -115,7 +116,17 @@ struct stat_run {
 	char host[256], filt[256];
 	int interval_no;          /* intervals written so far */
 	bool mounts_warned;
+	bool detached;            /* the tracer let go while output blocked (outguard) */
 };
+
+/* A stop came while our output waited for its reader: no probes meanwhile. */
+static void stat_detach(void *ctx)
+{
+	struct stat_run *r = ctx;
+
+	tracer_stop(&r->t);
+	r->detached = true;
+}
 
 /* The mounts now (paths are resolved against them), the run's header data with them. */
 static void refresh_meta(struct stat_run *r, double duration_s)
@@ -173,6 +184,7 @@ int cmd_stat(int argc, char **argv)
 	snap_init(&r->delta);
 	if (tracer_start(&r->t, &r->o))
 		return 1;
+	outguard_on_stop(stat_detach, r);
 
 	/* on stderr even with --json: scripts wait for it to know we are attached */
 	fprintf(stderr, "ilock: tracing inode lock waits%s... Ctrl-C to stop\n",
@@ -204,8 +216,14 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 
-	if (tracer_read(&r->t, &r->cur))
+	/* detached while an interval's output blocked: the run ends at the last read */
+	if (!r->detached && tracer_read(&r->t, &r->cur))
 		goto out;
+	/*
+	 * Everything is read: detach before writing, which can block (a pipe
+	 * nobody reads yet), so that no program stays attached meanwhile.
+	 */
+	tracer_stop(&r->t);
 	/* the last interval, cut short by -d or Ctrl-C: the intervals add up to the whole */
 	if (r->o.interval_s &&
 	    r->cur.mono_ns > (r->interval_no ? r->prev.mono_ns : start) + 1000000 &&
@@ -216,6 +234,7 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	ret = 0;
 out:
+	outguard_on_stop(NULL, NULL);
 	tracer_stop(&r->t);
 	ksyms_free(&r->ks);
 	mounts_free(&r->mt);

@@ -238,6 +238,12 @@ static bool reader_gone(int fd)
 	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
 }
 
+/* A stop came while batch output waited for its reader: no probes meanwhile. */
+static void batch_detach(void *ctx)
+{
+	tracer_stop(&((struct top_app *)ctx)->t);
+}
+
 static int run_batch(struct top_app *a)
 {
 	uint64_t interval_ns = (uint64_t)(a->o.interval_s * 1e9);
@@ -245,6 +251,8 @@ static int run_batch(struct top_app *a)
 	int err;
 
 	outguard_stdout();
+	/* the loop reads the tracer again only if no stop was asked for */
+	outguard_on_stop(batch_detach, a);
 	for (long i = 1; !stop_requested && (!a->o.iterations || i <= a->o.iterations); i++) {
 		sleep_until(tick);
 		if (stop_requested)
@@ -454,6 +462,7 @@ int cmd_top(int argc, char **argv)
 
 	if (batch) {
 		ret = run_batch(a) ? 1 : 0;
+		outguard_on_stop(NULL, NULL);
 		goto out;
 	}
 	atexit(at_exit_restore);
@@ -463,7 +472,12 @@ int cmd_top(int argc, char **argv)
 		goto out;
 	}
 	r = run_screen(a);
-	/* the screen goes first, so the reason is printed on a sane terminal */
+	/*
+	 * Detach, then give the terminal back: restoring it writes to it, which
+	 * blocks while its output is paused (Ctrl-S), with nothing attached then.
+	 * The screen goes before the reason, so it is printed on a sane terminal.
+	 */
+	tracer_stop(&a->t);
 	ui_close();
 	if (r) {
 		log_error("stopped: %s", a->fail ? a->fail : strerror(-r));

@@ -5,9 +5,32 @@
 #include <unistd.h>
 
 #include "outguard.h"
+#include "signals.h"
 #include "util.h"
 
 static int guarded_fd = -1;
+static void (*stop_hook)(void *);
+static void *stop_hook_ctx;
+
+void outguard_on_stop(void (*fn)(void *ctx), void *ctx)
+{
+	stop_hook = fn;
+	stop_hook_ctx = ctx;
+}
+
+/*
+ * A stop asked for while a write blocks (a pipe nobody reads): the signal
+ * cuts the write short, and the hook runs here, once, outside the handler.
+ */
+static void check_stop(void)
+{
+	void (*fn)(void *) = stop_hook;
+
+	if (fn && stop_requested) {
+		stop_hook = NULL;
+		fn(stop_hook_ctx);
+	}
+}
 
 /* A failed write returns -1 with errno set, so that fflush and ferror report it. */
 static ssize_t guarded_write(void *cookie, const char *buf, size_t n)
@@ -24,6 +47,7 @@ static ssize_t guarded_write(void *cookie, const char *buf, size_t n)
 		while (off < k) {
 			ssize_t w = write(guarded_fd, tmp + off, k - off);
 
+			check_stop();
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0) {

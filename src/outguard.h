@@ -13,5 +13,12 @@
  * be made.
  */
 void outguard_stdout(void);
+/*
+ * fn(ctx) runs once, from the guarded stream's write, when a stop has been
+ * asked for (signals.h): a write blocked on a reader that does not read
+ * returns early on the signal, and fn can let go of what must not wait for
+ * the reader (the tracer's probes). NULL: none.
+ */
+void outguard_on_stop(void (*fn)(void *ctx), void *ctx);
 
 #endif

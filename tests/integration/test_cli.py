@@ -199,6 +199,42 @@ def test_interval_output_stops_when_the_reader_goes(ilock_bin, procs):
     assert_released(ids)
 
 
+@pytest.mark.parametrize("cmd", [["stat", "-i", "0.05"], ["top", "-b", "-i", "0.05", "--rows", "0"]])
+def test_stop_while_output_blocks_detaches_first(ilock_bin, cmd):
+    """`ilock stat -i 0.05 | slow-reader`, then Ctrl-C while a write waits for
+    the reader: the probes go at once, not when the reader gets to it (they
+    stayed attached, costing the workload, for as long as nobody read)."""
+    r, w = os.pipe()
+    p = subprocess.Popen([ilock_bin, *cmd], stdout=w, stderr=subprocess.PIPE)
+    os.close(w)
+    try:
+        deadline = time.monotonic() + 60
+        while "pipe_write" not in open(f"/proc/{p.pid}/wchan").read():
+            assert time.monotonic() < deadline and p.poll() is None, "its output never blocked"
+            time.sleep(0.05)
+        ids = bpf_ids_of(p.pid, "prog")
+        assert ids
+        p.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 5
+        while bpf_ids_of(p.pid, "prog") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # still writing to the reader, with nothing attached
+        assert p.poll() is None and not bpf_ids_of(p.pid, "prog")
+        assert_released(ids)
+        out = b""
+        while chunk := os.read(r, 1 << 16):
+            out += chunk
+        assert p.wait(timeout=10) == 0, p.stderr.read()
+        if cmd[0] == "stat":
+            # the whole run's report still comes, up to the last read
+            assert b"\nilock stat: " in out
+    finally:
+        os.close(r)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
 def test_interval_output(ilock_bin):
     r = run([ilock_bin, "stat", "-d", "2.2", "-i", "1", "-j"])
     assert r.returncode == 0, r.stderr
