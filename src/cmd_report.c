@@ -4,6 +4,8 @@
  * plus its per-interval timeline; text, JSON, CSV or one HTML page.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -184,10 +186,68 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 		 (double)to / 1e9, c->i1 - c->i0, plural(c->i1 - c->i0), report_window_s(c));
 }
 
+/* All of buf to fd from offset 0; 0 or an errno. */
+static int pwrite_all(int fd, const char *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len) {
+		ssize_t w = pwrite(fd, buf + off, len - off, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w ? errno : EIO;
+		off += (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * A hard-linked page (a new file would split the links), or one in a
+ * directory we may not write in: overwritten in place, not truncated
+ * first, and on a failure (a full disk) the old page written back, which
+ * fits in the blocks it had. 0 or an errno.
+ */
+static int write_in_place(const char *path, const char *page, size_t len)
+{
+	char *old = NULL;
+	size_t old_len = 0;
+	FILE *f = fopen(path, "rb");
+	int fd, e;
+
+	if (f) {
+		struct stat st;
+
+		if (!fstat(fileno(f), &st) && st.st_size > 0 &&
+		    (old = malloc((size_t)st.st_size)))
+			old_len = fread(old, 1, (size_t)st.st_size, f);
+		fclose(f);
+	}
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(old);
+		return errno;
+	}
+	e = pwrite_all(fd, page, len);
+	if (!e && ftruncate(fd, (off_t)len))
+		e = errno;
+	if (!e && fsync(fd))
+		e = errno;
+	if (e && old && !pwrite_all(fd, old, old_len) && !ftruncate(fd, (off_t)old_len))
+		log_warn("%s left as it was", path);
+	if (close(fd) && !e)
+		e = errno;
+	free(old);
+	return e;
+}
+
 /*
  * The page for --html. An existing file is replaced only once the page
- * is whole (made beside it, then renamed), so a failed write leaves it as
- * it was; a recording is never replaced, the one being read least of all.
+ * is whole (made beside it, then renamed; a hard-linked one overwritten
+ * in place, the old page kept in memory until then), so a failed write
+ * leaves it as it was; a recording is never replaced, the one being read
+ * least of all. The signals that stop us wait while a file is replaced.
  * A device or pipe is written as it is. 0, or the exit status after saying why.
  */
 static int write_html(const char *path, const char *recording, struct report_ctx *ctx)
@@ -195,6 +255,9 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 	char tmp[PATH_MAX + 8], target[PATH_MAX], magic[REC_MAGIC_LEN];
 	struct stat st, rs;
 	bool exists = !stat(path, &st), regular = exists && S_ISREG(st.st_mode);
+	sigset_t stops, was;
+	char *page = NULL;
+	size_t len = 0;
 	FILE *hf;
 	int fd = -1, e = 0;
 
@@ -204,7 +267,31 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 			"overwritten\n", path);
 		return 2;
 	}
-	if (regular) {
+	if (!regular) {
+		/* a new file, a device or a pipe: written as the page is made */
+		hf = fopen(path, "w");
+		if (!hf) {
+			fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+		report_html(hf, ctx);
+		if (fflush(hf) || ferror(hf))
+			e = errno ? errno : EIO;
+		if (fclose(hf) && !e)
+			e = errno;
+		if (e) {
+			/* a page cut short would load as if whole; only a file of ours goes */
+			char *real = realpath(path, NULL);
+
+			if (!exists && real && !stat(real, &st) && S_ISREG(st.st_mode))
+				unlink(real);
+			free(real);
+			fprintf(stderr, "ilock report: writing %s failed: %s\n", path, strerror(e));
+			return 1;
+		}
+		return 0;
+	}
+	{
 		FILE *old = fopen(path, "rb");
 		bool rec = old && fread(magic, 1, sizeof(magic), old) == sizeof(magic) &&
 			   !memcmp(magic, REC_MAGIC, REC_MAGIC_LEN);
@@ -216,51 +303,45 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 				"overwritten\n", path);
 			return 2;
 		}
-		/* a hard-linked page is written in place: a new one would split the links */
-		if (st.st_nlink == 1)
-			fd = file_create_beside(path, tmp, sizeof(tmp), target, sizeof(target));
-		if (fd >= 0) {
-			/* the old page's mode and, as root, its owner: a served page stays served */
-			if (fchmod(fd, st.st_mode & 07777) ||
-			    (!geteuid() && fchown(fd, st.st_uid, st.st_gid)))
-				log_warn("%s keeps neither mode nor owner: %s", path, strerror(errno));
-			hf = fdopen(fd, "w");
-		} else {
-			/* a directory we may not write in (or links): in place, as before */
-			tmp[0] = 0;
-			fd = -1;
-			hf = fopen(path, "w");
-		}
-	} else {
-		hf = fopen(path, "w");
 	}
+	/* the whole page first: nothing is touched until it is made */
+	hf = open_memstream(&page, &len);
 	if (!hf) {
-		fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(tmp);
-		}
+		fprintf(stderr, "ilock report: out of memory\n");
 		return 1;
 	}
 	report_html(hf, ctx);
-	if (fflush(hf) || ferror(hf))
-		e = errno ? errno : EIO;
-	if (fclose(hf) && !e)
-		e = errno;
-	if (!e && tmp[0] && rename(tmp, target))
-		e = errno;
-	if (e) {
-		/* a page cut short would load as if whole; only a file of ours goes */
-		if (tmp[0]) {
+	if (fclose(hf) || !page) {
+		free(page);
+		fprintf(stderr, "ilock report: out of memory\n");
+		return 1;
+	}
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGINT);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGHUP);
+	sigaddset(&stops, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &stops, &was);
+	if (st.st_nlink == 1)
+		fd = file_create_beside(path, tmp, sizeof(tmp), target, sizeof(target));
+	if (fd >= 0) {
+		/* the old page's mode and, as root, its owner: a served page stays served */
+		if (fchmod(fd, st.st_mode & 07777) ||
+		    (!geteuid() && fchown(fd, st.st_uid, st.st_gid)))
+			log_warn("%s keeps neither mode nor owner: %s", path, strerror(errno));
+		e = pwrite_all(fd, page, len);
+		if (close(fd) && !e)
+			e = errno;
+		if (!e && rename(tmp, target))
+			e = errno;
+		if (e)
 			unlink(tmp);
-		} else {
-			/* the file written, a link's target too; never a device */
-			char *real = realpath(path, NULL);
-
-			if (real && !stat(real, &st) && S_ISREG(st.st_mode))
-				unlink(real);
-			free(real);
-		}
+	} else {
+		e = write_in_place(path, page, len);
+	}
+	sigprocmask(SIG_SETMASK, &was, NULL);
+	free(page);
+	if (e) {
 		fprintf(stderr, "ilock report: writing %s failed: %s\n", path, strerror(e));
 		return 1;
 	}

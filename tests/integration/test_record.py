@@ -617,6 +617,13 @@ def test_html_never_replaces_a_recording(recordings, ilock_bin, tmp_path):
         assert r.returncode == 1 and "No space left on device" in r.stderr, r.stderr
         assert kept.read_text() == "old page\n"
         assert [n.name for n in small.iterdir()] == ["r.html"]
+        # hard-linked, so written in place: the old page is written back (it was cut short)
+        os.link(kept, small / "twin.html")
+        r = subprocess.run([ilock_bin, "report", "--html", str(kept), str(rec)],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode == 1 and "No space left on device" in r.stderr, r.stderr
+        assert kept.read_text() == "old page\n" and os.stat(kept).st_nlink == 2
+        assert sorted(n.name for n in small.iterdir()) == ["r.html", "twin.html"]
     finally:
         subprocess.run(["umount", str(small)], capture_output=True)
 
