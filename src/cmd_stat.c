@@ -221,8 +221,11 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	/*
 	 * Everything is read: detach before writing, which can block (a pipe
-	 * nobody reads yet), so that no program stays attached meanwhile.
+	 * nobody reads yet), so that no program stays attached meanwhile. The
+	 * symbols first: the programs' own go with them, and stacks taken
+	 * inside them are cut at those frames.
 	 */
+	load_ksyms(&r->o, &r->ks);
 	tracer_stop(&r->t);
 	/* the last interval, cut short by -d or Ctrl-C: the intervals add up to the whole */
 	if (r->o.interval_s &&
