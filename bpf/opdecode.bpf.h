@@ -490,7 +490,8 @@ static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
 		fixed_op(&t[0], ILOCK_OP_FDATASYNC, a[1], a[2]);
 		break;
 	case NR_ftruncate:
-		fixed_op(&t[0], ILOCK_OP_TRUNCATE, 0, 0);
+		/* (fd, length): the new size; the range runs from the lower of it and the old */
+		fixed_op(&t[0], ILOCK_OP_TRUNCATE, a[1], 0);
 		break;
 	case NR_fallocate: {
 		u32 mode = a[1];
@@ -516,13 +517,21 @@ static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
 		if (sa->nr != NR_creat && !((sa->nr == NR_open ? a[1] : a[2]) & ILOCK_O_TRUNC))
 			return false;
 		/* fall through */
-	case NR_truncate:
-		/* by path: the inode cannot be checked, but these lock no other inode's data */
+	case NR_truncate: {
+		/*
+		 * By path: the inode cannot be checked, but these lock no other
+		 * inode's data, so its size is the old one. O_TRUNC: size 0.
+		 */
+		s64 isize = fast ? kcast((void *)inode, struct inode)->i_size
+				 : BPF_CORE_READ((struct inode *)inode, i_size);
+
 		o->i.op = ILOCK_OP_TRUNCATE;
 		o->i.flags = 0;
-		o->pos = o->len = 0;
-		ilock_op_set_range(&o->i, 0, 0, ILOCK_RANGE_EOF);
+		o->pos = sa->nr == NR_truncate ? a[1] : 0;
+		o->len = 0;
+		ilock_op_set_range(&o->i, o->pos, 0, isize < 0 ? ILOCK_RANGE_EOF : (u64)isize);
 		return true;
+	}
 	case NR_copy_file_range:
 	case NR_splice:
 		/* (fd_in, off_in *, fd_out, off_out *, len): the writing end first */

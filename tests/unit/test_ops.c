@@ -43,9 +43,14 @@ static void test_range_rules(void)
 	CHECK(o.start == 60000 && o.end == EOFR);
 	o = op_at(ILOCK_OP_BUFFERED_WRITE, ILOCK_OPF_APPEND, 0, 10, 65536);
 	CHECK(o.start == 65536 && o.end == EOFR && (o.flags & ILOCK_OPF_EXTENDING));
-	/* truncate, setattr and fsync are whole-file */
+	/* truncate: from the lower of the new size (pos) and the old onwards */
 	o = op_at(ILOCK_OP_TRUNCATE, 0, 12345, 0, 1 << 20);
+	CHECK(o.start == 12345 && o.end == EOFR);
+	o = op_at(ILOCK_OP_TRUNCATE, 0, 16 << 20, 0, 8 << 20);  /* growing */
+	CHECK(o.start == 8 << 20 && o.end == EOFR);
+	o = op_at(ILOCK_OP_TRUNCATE, 0, 12345, 0, EOFR);  /* old size unknown: all */
 	CHECK(o.start == 0 && o.end == EOFR);
+	/* setattr and fsync are whole-file */
 	o = op_at(ILOCK_OP_SETATTR, 0, 0, 0, EOFR);
 	CHECK(o.start == 0 && o.end == EOFR);
 	o = op_at(ILOCK_OP_FSYNC, 0, 0, 0, EOFR);
@@ -86,6 +91,16 @@ static void test_range_class(void)
 	CHECK_EQ_U(ilock_range_class(&h, &w), ILOCK_RANGE_DISJOINT);
 	CHECK_EQ_U(ilock_range_class(&w, &h), ILOCK_RANGE_DISJOINT);
 	CHECK_EQ_U(ilock_range_class(&t, &w), ILOCK_RANGE_OVERLAP);
+	/* a truncate to 8M (from 16M) and a reader below it: disjoint, above it: overlap */
+	t = op_at(ILOCK_OP_TRUNCATE, 0, 8 << 20, 0, 16 << 20);
+	x = op_at(ILOCK_OP_BUFFERED_READ, 0, 0, 4 << 20, 16 << 20);
+	CHECK_EQ_U(ilock_range_class(&t, &x), ILOCK_RANGE_DISJOINT);
+	CHECK_EQ_U(ilock_range_class(&t, &w), ILOCK_RANGE_OVERLAP);
+	/* a writer below it, either side, overlaps: the truncate's writeback may cover it */
+	p = op_at(ILOCK_OP_BUFFERED_WRITE, 0, 0, 4096, 16 << 20);
+	CHECK_EQ_U(ilock_range_class(&t, &p), ILOCK_RANGE_OVERLAP);
+	CHECK_EQ_U(ilock_range_class(&p, &t), ILOCK_RANGE_OVERLAP);
+	CHECK_EQ_U(ilock_range_class(&x, &t), ILOCK_RANGE_DISJOINT);
 	w = op_at(ILOCK_OP_BUFFERED_READ, 0, 4096, 4096, 16 << 20);
 	CHECK_EQ_U(ilock_range_class(&h, &w), ILOCK_RANGE_OVERLAP);
 	/* touching ends do not overlap: [0, 1M) and [1M, 2M) */
