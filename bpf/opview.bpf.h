@@ -336,7 +336,7 @@ static __always_inline void edge_key_ops(struct ilock_edge_key *ek, const struct
 	ek->holder_op_flags = hop->flags & ILOCK_OPF_KEY_MASK;
 	ek->waiter_op = wop->op;
 	ek->waiter_op_flags = wop->flags & ILOCK_OPF_KEY_MASK;
-	ek->range = ilock_range_class(hop, wop);
+	ek->range = ilock_pair_range(hop, wop, ek->holder_mode, ek->waiter_mode);
 }
 
 /* A wait's stacks, on pair ek (es: its stats; NULL when the pair map was full). */

@@ -261,6 +261,24 @@ static __always_inline __u8 ilock_range_class(const struct ilock_op_info *h,
 	return ILOCK_RANGE_DISJOINT;
 }
 
+/*
+ * The range class of a pair, its modes known. Two readers never conflict,
+ * so a reader behind readers (or behind a reader first in the queue)
+ * waits for something the owner word does not name, most often a writer
+ * queued between them: their ranges say nothing of it, and the holder's
+ * side is unknown.
+ */
+static __always_inline __u8 ilock_pair_range(const struct ilock_op_info *h,
+					     const struct ilock_op_info *w, __u8 holder_mode,
+					     __u8 waiter_mode)
+{
+	if (waiter_mode == ILOCK_MODE_SHARED &&
+	    (holder_mode == ILOCK_MODE_READERS || holder_mode == ILOCK_MODE_QUEUED_SHARED ||
+	     holder_mode == ILOCK_MODE_SHARED))
+		return ILOCK_RANGE_NO_HOLDER;
+	return ilock_range_class(h, w);
+}
+
 /* Waits and their time in one range class (a lock's sums come from its pairs). */
 struct ilock_range_stats {
 	__u64 waits;

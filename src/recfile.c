@@ -1607,7 +1607,7 @@ static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks
 		buf_u8(out, (uint8_t)waiting_owner_state(x));
 		buf_u8(out, x->wop.op < ILOCK_OP_MAX ? x->wop.op : ILOCK_OP_UNKNOWN);
 		buf_u8(out, x->hop.op < ILOCK_OP_MAX ? x->hop.op : ILOCK_OP_UNKNOWN);
-		buf_u8(out, ilock_range_class(&x->hop, &x->wop));
+		buf_u8(out, ilock_pair_range(&x->hop, &x->wop, x->holder_mode, x->key.mode));
 		rec_buf_varint(out, waiter);
 		rec_buf_varint(out, holder);
 		rec_buf_varint(out, owner);

@@ -65,7 +65,7 @@ static char *fmt_owner_now(char *buf, size_t len, const struct ilock_waiting *w)
 /* Would a range lock have let it through? Said only when both ranges are known. */
 static const char *range_note(const struct ilock_waiting *w)
 {
-	switch (ilock_range_class(&w->hop, &w->wop)) {
+	switch (ilock_pair_range(&w->hop, &w->wop, w->holder_mode, w->key.mode)) {
 	case ILOCK_RANGE_DISJOINT: return "; ranges disjoint: a range lock would not block it";
 	case ILOCK_RANGE_OVERLAP: return "; ranges overlap";
 	default: return "";
@@ -288,7 +288,8 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 		json_str(j, "class", class_name(w->key.class));
 		json_str(j, "class_fs_name", class_display_name(w->key.class, v.magic));
 		json_u64(j, "weight", w->weight);
-		json_str(j, "range", range_group_name(ilock_range_class(&w->hop, &w->wop)));
+		json_str(j, "range", range_group_name(ilock_pair_range(&w->hop, &w->wop,
+									w->holder_mode, w->key.mode)));
 		side_json(j, "waiter", w->tid, w->tgid, w->comm, w->key.mode, &w->wop);
 		side_json(j, "holder", w->holder_pid, w->holder_tgid, w->holder_comm, w->holder_mode,
 			  &w->hop);

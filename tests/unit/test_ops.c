@@ -101,6 +101,15 @@ static void test_range_class(void)
 	CHECK_EQ_U(ilock_range_class(&t, &p), ILOCK_RANGE_OVERLAP);
 	CHECK_EQ_U(ilock_range_class(&p, &t), ILOCK_RANGE_OVERLAP);
 	CHECK_EQ_U(ilock_range_class(&x, &t), ILOCK_RANGE_DISJOINT);
+	/* a reader behind readers waits for something else: its ranges say nothing */
+	CHECK_EQ_U(ilock_pair_range(&x, &x, ILOCK_MODE_READERS, ILOCK_MODE_SHARED),
+		   ILOCK_RANGE_NO_HOLDER);
+	CHECK_EQ_U(ilock_pair_range(&x, &x, ILOCK_MODE_QUEUED_SHARED, ILOCK_MODE_SHARED),
+		   ILOCK_RANGE_NO_HOLDER);
+	CHECK_EQ_U(ilock_pair_range(&x, &x, ILOCK_MODE_EXCL, ILOCK_MODE_SHARED), ILOCK_RANGE_OVERLAP);
+	CHECK_EQ_U(ilock_pair_range(&x, &x, ILOCK_MODE_READERS, ILOCK_MODE_EXCL), ILOCK_RANGE_OVERLAP);
+	CHECK_EQ_U(ilock_pair_range(&x, &x, ILOCK_MODE_QUEUED_EXCL, ILOCK_MODE_SHARED),
+		   ILOCK_RANGE_OVERLAP);
 	w = op_at(ILOCK_OP_BUFFERED_READ, 0, 4096, 4096, 16 << 20);
 	CHECK_EQ_U(ilock_range_class(&h, &w), ILOCK_RANGE_OVERLAP);
 	/* touching ends do not overlap: [0, 1M) and [1M, 2M) */
