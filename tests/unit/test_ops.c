@@ -511,6 +511,31 @@ static void test_pool_roles(void)
 		      !strcmp(p[1].k.holder_comm, "iou-wrk-11374"));
 	free(p);
 	snap_free(&s);
+
+	/* readers none named (the kernel cleared the hint): "(readers)", as by command */
+	{
+		struct ilock_edge_key r = edge(0, 0, 0, 200, ILOCK_OP_BUFFERED_WRITE,
+					       ILOCK_RANGE_NO_HOLDER);
+		struct report_meta m = { .duration_s = 1.0 };
+		struct render_opts o = { .top_n = 10 };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		r.holder_mode = ILOCK_MODE_READERS;
+		r.waiter_mode = ILOCK_MODE_EXCL;
+		r.holder_comm[0] = 0;
+		snap_init(&s);
+		add_edge(&s, r, 4, 4000000);
+		f = open_memstream(&buf, &len);
+		render_ops_text(f, &s, &m, &o);
+		fclose(f);
+		CHECK(strstr(buf, "\n  (readers)                                  ->  fio[200] "
+				  "buffered-write EXCL") != NULL);
+		CHECK(strstr(buf, "? unknown READERS") == NULL);
+		free(buf);
+		snap_free(&s);
+	}
 }
 
 static void test_model(void)
