@@ -10,7 +10,7 @@
 #include "render.h"
 #include "util.h"
 
-/* "write 16 KiB at 4.0 MiB", "fsync", "" when the op is unknown */
+/* "write 16 KiB at 4 MiB", "read 2 B at 4,095 B", "fsync", "" when the op is unknown */
 static char *op_text(char *buf, size_t len, const struct ilock_op_info *o)
 {
 	char l[48], a[24], b[24];
@@ -23,11 +23,11 @@ static char *op_text(char *buf, size_t len, const struct ilock_op_info *o)
 	if (!(o->flags & ILOCK_OPF_RANGE))
 		snprintf(buf, len, "%s", l);
 	else if (o->end == ILOCK_RANGE_EOF)
-		snprintf(buf, len, "%s from %s to EOF", l, fmt_bytes(a, sizeof(a), o->start));
+		snprintf(buf, len, "%s from %s to EOF", l, fmt_offset(a, sizeof(a), o->start));
 	else
 		snprintf(buf, len, "%s %s at %s", l,
-			 fmt_bytes(a, sizeof(a), o->end > o->start ? o->end - o->start : 0),
-			 fmt_bytes(b, sizeof(b), o->start));
+			 fmt_offset(a, sizeof(a), o->end > o->start ? o->end - o->start : 0),
+			 fmt_offset(b, sizeof(b), o->start));
 	return buf;
 }
 

@@ -187,6 +187,21 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 	return buf;
 }
 
+char *fmt_offset(char *buf, size_t len, uint64_t bytes)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };
+	char n[32];
+	int u = -1;
+
+	while (u < 3 && bytes && !(bytes & ((1ULL << (10 * (u + 2))) - 1)))
+		u++;
+	if (u >= 0)
+		snprintf(buf, len, "%s %s", fmt_count(n, sizeof(n), bytes >> (10 * (u + 1))), unit[u]);
+	else
+		snprintf(buf, len, "%s B", fmt_count(n, sizeof(n), bytes));
+	return buf;
+}
+
 int file_create_beside(const char *path, char *tmp, size_t len, char *target, size_t target_len)
 {
 	char *real = realpath(path, NULL);

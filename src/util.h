@@ -13,6 +13,12 @@
 char *fmt_ns(char *buf, size_t len, uint64_t ns);
 /* "512 B", "7.1 MiB", "20 KiB", "1.9 GiB": binary units, 2 significant digits. */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
+/*
+ * A byte offset or length, exact: "64 MiB" when a whole number of a unit,
+ * else every byte ("4,095 B", "67,104,768 B"), so that two ranges that
+ * meet or miss by a byte do not read alike.
+ */
+char *fmt_offset(char *buf, size_t len, uint64_t bytes);
 /* "2,113" */
 char *fmt_count(char *buf, size_t len, uint64_t n);
 /* A share (0..1) as "97%"; "-" when negative (nothing to share: range_headroom's -1). */

@@ -205,7 +205,7 @@ def test_text_and_exporter_show_the_stall_then_let_go(ext4, procs, helpers_dir, 
                   r"exclusive; held now by the same thread, state [SD]", text)
     assert m, text
     assert (int(m.group(1)), int(m.group(3))) == (wtid, htid)
-    assert f"lockhold[{wtid}] exclusive, buffered-write 4.0 KiB at 64 KiB on {path}" in text
+    assert f"lockhold[{wtid}] exclusive, buffered-write 4 KiB at 64 KiB on {path}" in text
 
     writer.communicate(timeout=20)  # returns once the holder let go
     holder.communicate(timeout=20)
@@ -229,7 +229,7 @@ def test_ilocktop_alarms_on_a_stall(term, xfs, procs, helpers_dir, ilocktop_bin)
     t.keys("w")
     s = t.wait(lambda s: re.search(r"^WAITING NOW on this lock", s, re.M) and
                re.search(r"^Esc/Enter back", s, re.M), "the stalled lock's detail, drawn")
-    assert re.search(r"lockhold\[%d\] shared, buffered-read 4\.0 KiB at 8\.0 KiB\n\s+held at "
+    assert re.search(r"lockhold\[%d\] shared, buffered-read 4 KiB at 8 KiB\n\s+held at "
                      r"the start by lockhold\[%d\] exclusive" % (rtid, htid), s), s
     t.keys("Escape")
     t.wait_re(r"^PATH ")

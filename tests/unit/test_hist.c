@@ -74,6 +74,22 @@ static void test_percentiles(void)
 	CHECK(hist_percentile(h, 0.01, 0) >= hist_slot_lo(ILOCK_HIST_SLOTS - 1));
 }
 
+/* Offsets exact: a whole number of a unit, else every byte. */
+static void test_fmt_offset(void)
+{
+	char b[32];
+
+	CHECK_STR(fmt_offset(b, sizeof(b), 0), "0 B");
+	CHECK_STR(fmt_offset(b, sizeof(b), 4095), "4,095 B");
+	CHECK_STR(fmt_offset(b, sizeof(b), 4096), "4 KiB");
+	CHECK_STR(fmt_offset(b, sizeof(b), 16384), "16 KiB");
+	CHECK_STR(fmt_offset(b, sizeof(b), 67104768), "65,532 KiB");
+	CHECK_STR(fmt_offset(b, sizeof(b), 67108864), "64 MiB");
+	CHECK_STR(fmt_offset(b, sizeof(b), 67108865), "67,108,865 B");
+	CHECK_STR(fmt_offset(b, sizeof(b), 3ULL << 40), "3 TiB");
+	CHECK_STR(fmt_offset(b, sizeof(b), 1ULL << 50), "1,024 TiB");
+}
+
 /* Thread pools named with an id that changes from run to run are one role. */
 static void test_comm_role(void)
 {
@@ -263,6 +279,7 @@ int main(void)
 	test_u64_of();
 	test_plain_decimals();
 	test_comm_role();
+	test_fmt_offset();
 	test_percentiles_one_slot();
 	test_merge_delta();
 	test_print();

@@ -202,9 +202,9 @@ static void test_render(void)
 	CHECK(strstr(t, "  STALLED: postgres[4242] has waited 12.4 s so far, shared, for "
 			"/mnt/x/db/t1 IOLOCK, held at the start by fio[4100] exclusive; held now "
 			"by the same thread, state D") != NULL);
-	CHECK(strstr(t, "\n  12.4 s    postgres[4242] shared, buffered-read 4.0 KiB at 8.0 KiB on "
+	CHECK(strstr(t, "\n  12.4 s    postgres[4242] shared, buffered-read 4 KiB at 8 KiB on "
 			"/mnt/x/db/t1 IOLOCK\n            held at the start by fio[4100] exclusive, "
-			"buffered-write 4.0 KiB at 0 B; now by the same thread, state D; ranges disjoint: a "
+			"buffered-write 4 KiB at 0 B; now by the same thread, state D; ranges disjoint: a "
 			"range lock would not block it\n") != NULL);
 	CHECK(strstr(t, "\n  300 ms    pg2[4243] exclusive on /mnt/x/db/t1 IOLOCK\n            held at "
 			"the start by fio[4100] exclusive; now by vacuum[4101] exclusive, state R\n") != NULL);
@@ -228,8 +228,8 @@ static void test_render(void)
 		render_waiting_lock(f, &s.waiting, ILOCK_KDEV(7, 0), 132, 0, ILOCK_CLASS_I_RWSEM);
 		fclose(f);
 		CHECK(strstr(buf, "\nWAITING NOW on this lock (in progress for 100 ms or more when "
-				  "last read, oldest first)\n  12.4 s    postgres[4242] shared, buffered-read 4.0 KiB at "
-				  "8.0 KiB\n            held at the start by fio[4100] exclusive") != NULL);
+				  "last read, oldest first)\n  12.4 s    postgres[4242] shared, buffered-read 4 KiB at "
+				  "8 KiB\n            held at the start by fio[4100] exclusive") != NULL);
 		CHECK(strstr(buf, "  300 ms    pg2[4243] exclusive\n") != NULL);
 		CHECK(!strstr(buf, "pg3[4244]"));
 		/* once: the other inode has none */
