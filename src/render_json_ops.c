@@ -62,6 +62,15 @@ void render_json_lock_ranges(struct json *j, const struct lock_row *r)
 }
 
 /* One side of a pair; a role (by == PAIRS_OPS) has no thread ids. */
+void render_json_op_flags(struct json *j, uint8_t flags)
+{
+	json_arr_begin(j, "op_flags");
+	for (unsigned b = 0; op_flag_name(b); b++)
+		if (flags & (1U << b))
+			json_str(j, NULL, op_flag_name(b));
+	json_arr_end(j);
+}
+
 static void task_json(struct json *j, const char *key, unsigned by, uint32_t pid, uint32_t tgid,
 		      const char *comm, uint8_t mode, uint8_t op, uint8_t flags)
 {
@@ -76,11 +85,7 @@ static void task_json(struct json *j, const char *key, unsigned by, uint32_t pid
 	json_str(j, "comm", c);
 	json_str(j, "mode", mode_name(mode));
 	json_str(j, "op", op_name(op));
-	json_arr_begin(j, "op_flags");
-	for (unsigned b = 0; op_flag_name(b); b++)
-		if (flags & (1U << b))
-			json_str(j, NULL, op_flag_name(b));
-	json_arr_end(j);
+	render_json_op_flags(j, flags);
 	json_obj_end(j);
 }
 

@@ -8,6 +8,7 @@
 #include "json.h"
 #include "ops.h"
 #include "render.h"
+#include "render_json_ops.h"
 #include "util.h"
 
 /* "write 16 KiB at 4 MiB", "read 2 B at 4,095 B", "fsync", "" when the op is unknown */
@@ -248,6 +249,8 @@ static void side_json(struct json *j, const char *key, uint32_t pid, uint32_t tg
 	json_str(j, "mode", mode_name(mode));
 	if (op) {
 		json_str(j, "op", op_name(op->op));
+		/* as the pairs have them: "extending", "append", ... */
+		render_json_op_flags(j, op->flags & ILOCK_OPF_KEY_MASK);
 		if (op->flags & ILOCK_OPF_RANGE) {
 			json_u64(j, "offset", op->start);
 			if (op->end == ILOCK_RANGE_EOF)

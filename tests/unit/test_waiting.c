@@ -242,7 +242,7 @@ static void test_render(void)
 			"\"owner_state\":\"D\"") != NULL);
 	CHECK(strstr(t, "\"weight\":1,\"range\":\"disjoint\",") != NULL);
 	CHECK(strstr(t, "\"waiter\":{\"pid\":4242,\"tgid\":4242,\"comm\":\"postgres\",\"mode\":"
-			"\"shared\",\"op\":\"buffered-read\",\"offset\":8192,\"end\":12288}") != NULL);
+			"\"shared\",\"op\":\"buffered-read\",\"op_flags\":[],\"offset\":8192,\"end\":12288}") != NULL);
 	free(t);
 	snap_free(&s);
 }
