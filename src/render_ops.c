@@ -204,7 +204,8 @@ static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *
 			continue;
 		any = true;
 		inode_name(where, sizeof(where), s, m, r->dev, r->ino, r->gen, &v);
-		fprintf(f, "  %-40s %-9s overlapping %s (%s)  disjoint %s (%s)  unknown %s (%s)",
+		/* 15: the longest class name, invalidate_lock */
+		fprintf(f, "  %-40s %-15s overlapping %s (%s)  disjoint %s (%s)  unknown %s (%s)",
 			fmt_path_left(path, sizeof(path), where, 40), class_display_name(r->class, v.magic),
 			fmt_count(a, sizeof(a), g[ILOCK_RANGE_OVERLAP].waits),
 			fmt_ns(b, sizeof(b), g[ILOCK_RANGE_OVERLAP].wait_ns),
@@ -213,7 +214,7 @@ static void ranges(FILE *f, const struct snapshot *s, const struct report_meta *
 			fmt_count(e, sizeof(e), unk.waits), fmt_ns(x, sizeof(x), unk.wait_ns));
 		fprintf(f, "  headroom %s\n", fmt_share(share, sizeof(share), row_headroom(r)));
 		if (unk.waits)
-			fprintf(f, "  %-40s %-9s unknown: waiter's range missing %" PRIu64
+			fprintf(f, "  %-40s %-15s unknown: waiter's range missing %" PRIu64
 				   ", holder's %" PRIu64 ", both %" PRIu64 "\n", "", "",
 				(uint64_t)g[ILOCK_RANGE_NO_WAITER].waits,
 				(uint64_t)g[ILOCK_RANGE_NO_HOLDER].waits,

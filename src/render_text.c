@@ -451,10 +451,16 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			ov = ns > 0 ? (double)w.top->range[ILOCK_RANGE_OVERLAP].wait_ns / ns : 0;
 			unk = ns > 0 ? (double)row_range_unknown(w.top).wait_ns / ns : 0;
 
-			fprintf(f, ", %.0f%% of it between disjoint byte ranges (%s; %.0f%% overlapping, "
-				   "%.0f%% with a range unknown)", 100.0 * h,
-				h > 0 ? "a range lock would have let those run"
-				      : "a range lock would not have helped", 100.0 * ov, 100.0 * unk);
+			double part[3] = { h, ov, unk };
+			int pct[3];
+
+			/* whole percents that add up to 100 */
+			shares_to_percents(part, pct, 3);
+			fprintf(f, ", %d%% of it between disjoint byte ranges (%s; %d%% overlapping, "
+				   "%d%% with a range unknown)", pct[0],
+				pct[0] ? "a range lock would have let those run"
+				: h > 0 ? "too little for a range lock to matter"
+					: "a range lock would not have helped", pct[1], pct[2]);
 		} else if (!class_has_ranges(w.top->class)) {
 			fprintf(f, ", a lock on the inode's metadata, not its bytes: a range lock would "
 				   "not apply");

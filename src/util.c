@@ -187,6 +187,38 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 	return buf;
 }
 
+void shares_to_percents(const double *share, int *pct, int n)
+{
+	double sum = 0;
+	int left = 100;
+
+	for (int i = 0; i < n; i++) {
+		double p = share[i] > 0 ? share[i] * 100 : 0;
+
+		pct[i] = p < 100 ? (int)p : 100;
+		sum += p;
+		left -= pct[i];
+	}
+	if (sum < 0.5)
+		return;  /* nothing to share out */
+	while (left-- > 0) {
+		int best = -1;
+		double rem = -1;
+
+		for (int i = 0; i < n; i++) {
+			double r = (share[i] > 0 ? share[i] * 100 : 0) - pct[i];
+
+			if (r > rem) {
+				rem = r;
+				best = i;
+			}
+		}
+		if (best < 0 || rem <= 0)
+			break;
+		pct[best]++;
+	}
+}
+
 char *fmt_offset(char *buf, size_t len, uint64_t bytes)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB" };

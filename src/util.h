@@ -19,6 +19,13 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
  * meet or miss by a byte do not read alike.
  */
 char *fmt_offset(char *buf, size_t len, uint64_t bytes);
+/*
+ * n shares (each 0..1, together 1, or 0 when all are) as whole percents
+ * that add up to 100: each rounded down, the points left given to the
+ * largest remainders, so that 59.4/20.3/20.3 reads 60/20/20, not 59/20/20
+ * nor, rounded each, 59/21/21 = 101.
+ */
+void shares_to_percents(const double *share, int *pct, int n);
 /* "2,113" */
 char *fmt_count(char *buf, size_t len, uint64_t n);
 /* A share (0..1) as "97%"; "-" when negative (nothing to share: range_headroom's -1). */

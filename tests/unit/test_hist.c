@@ -90,6 +90,23 @@ static void test_fmt_offset(void)
 	CHECK_STR(fmt_offset(b, sizeof(b), 1ULL << 50), "1,024 TiB");
 }
 
+/* Shares as whole percents that add up to 100. */
+static void test_shares_to_percents(void)
+{
+	double a[3] = { 0.594, 0.203, 0.203 }, b[3] = { 0.00003, 0.93, 0.06997 }, z[3] = { 0 };
+	double c[3] = { 1.0 / 3, 1.0 / 3, 1.0 / 3 };
+	int p[3];
+
+	shares_to_percents(a, p, 3);
+	CHECK(p[0] == 60 && p[1] == 20 && p[2] == 20);
+	shares_to_percents(b, p, 3);
+	CHECK(p[0] == 0 && p[1] == 93 && p[2] == 7);
+	shares_to_percents(c, p, 3);
+	CHECK(p[0] + p[1] + p[2] == 100 && p[0] >= 33 && p[1] >= 33 && p[2] >= 33);
+	shares_to_percents(z, p, 3);
+	CHECK(p[0] == 0 && p[1] == 0 && p[2] == 0);
+}
+
 /* Thread pools named with an id that changes from run to run are one role. */
 static void test_comm_role(void)
 {
@@ -280,6 +297,7 @@ int main(void)
 	test_plain_decimals();
 	test_comm_role();
 	test_fmt_offset();
+	test_shares_to_percents();
 	test_percentiles_one_slot();
 	test_merge_delta();
 	test_print();

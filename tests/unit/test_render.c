@@ -571,6 +571,17 @@ static void test_headroom_rest(void)
 		free(text);
 		snap_free(&s);
 	}
+	/* a sliver disjoint: not "0% ... would have let those run"; and shares that add to 100 */
+	snap_init(&s);
+	add_wait(&s, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, waits, 2, false);
+	add_range(&s, 131, ILOCK_RANGE_DISJOINT, 1, 107000ULL);
+	add_range(&s, 131, ILOCK_RANGE_OVERLAP, 1, 1860000000ULL);
+	add_range(&s, 131, ILOCK_RANGE_NO_HOLDER, 1, 139893000ULL);
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, ", 0% of it between disjoint byte ranges (too little for a range lock to "
+			  "matter; 93% overlapping, 7% with a range unknown)\n") != NULL);
+	free(text);
+	snap_free(&s);
 }
 
 /* A reader-owned lock whose hint was the waiter itself: "readers", no name. */
