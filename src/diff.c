@@ -1472,12 +1472,16 @@ static const char *role_threads_text(char *buf, size_t len, const char *side, co
 	return buf;
 }
 
+/* SUMMARY leaves out inode and role changes under this share of its largest class wait. */
+#define SUMMARY_FLOOR 0.01
+
 void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
 		      const struct recording *a, const struct recording *b)
 {
 	char line[2 * ILOCK_PATH_MAX + 256], kh[32], ta[48], tb[48], fl[256];
 	bool any_class = false, any_inode = false, any_role = false;
-	size_t nsum = 0;
+	size_t nsum = 0, small = 0;
+	double scale = 0;  /* the largest class wait a second, either side */
 
 	fprintf(f, "ilock diff\n");
 	side_line(f, "before", name_a, a);
@@ -1561,6 +1565,11 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 
 		if (s->is_inode || s->kind == DK_ROLE)
 			continue;
+		if (s->kind != DK_HOLD && !is_range_kind(s->kind)) {
+			const struct diff_cmp *w = &s->m[DM_WAIT_PER_S];
+
+			scale = fmax(scale, fmax(w->before, w->after));
+		}
 		if (s->kind != DK_HOLD) {
 			diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
 			fprintf(f, "  %s\n", line);
@@ -1576,14 +1585,27 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		for (size_t i = 0, shown = 0; i < d->n && shown < 5; i++) {
 			const struct diff_subject *s = &d->s[i];
 
+			const struct diff_cmp *w = &s->m[DM_WAIT_PER_S];
+
 			if ((roles ? s->kind != DK_ROLE : !s->is_inode) || s->kind == DK_HOLD ||
-			    (s->m[DM_WAIT_PER_S].verdict != DV_HIGHER &&
-			     s->m[DM_WAIT_PER_S].verdict != DV_LOWER))
+			    (w->verdict != DV_HIGHER && w->verdict != DV_LOWER))
 				continue;
+			/*
+			 * Beside the headline's seconds a second, a change of under
+			 * 1% of its largest wait is detail (a role new at 34 us/s is
+			 * significant, and nothing): it stays in its table above.
+			 */
+			if (fabs(w->after - w->before) < SUMMARY_FLOOR * scale) {
+				small++;
+				continue;
+			}
 			diff_summary_line(line, sizeof(line), s, DM_WAIT_PER_S);
 			fprintf(f, "  %s\n", line);
 			shown++;
 		}
+	if (small)
+		fprintf(f, "  (and %zu significant change%s of inodes or roles under 1%% of the largest "
+			   "wait above: in their tables)\n", small, small == 1 ? "" : "s");
 	if (!nsum)
 		fprintf(f, "  (no inode lock waits or holds in either recording%s)\n",
 			filtered(d, fl, sizeof(fl)));

@@ -839,7 +839,15 @@ static void record_roles(struct recording *r, uint64_t rr, uint64_t ww, uint32_t
  * io_uring workers blocking "reader", 100 waits a second: four workers,
  * named after the threads they serve ("iou-wrk-<tid>"), ids from tid.
  */
+static void record_pool_roles_extra(struct recording *r, uint32_t tid, bool extra);
+
 static void record_pool_roles(struct recording *r, uint32_t tid)
+{
+	record_pool_roles_extra(r, tid, false);
+}
+
+/* extra: also "tiny" blocking "reader" once an interval for 30 us: a role of 30 us/s */
+static void record_pool_roles_extra(struct recording *r, uint32_t tid, bool extra)
 {
 	struct synth s;
 	struct snapshot d;
@@ -864,6 +872,22 @@ static void record_pool_roles(struct recording *r, uint32_t tid)
 			snprintf(ek.holder_comm, sizeof(ek.holder_comm), "iou-wrk-%u", tid + 100 + k);
 			memcpy(ek.waiter_comm, "reader", 7);
 			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 25, 1000000);
+			CHECK(snap_add_edge(&d, &ek, &es) == 0);
+		}
+		if (extra) {
+			struct ilock_edge_key ek = { .ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+						     .holder_mode = ILOCK_MODE_EXCL,
+						     .waiter_mode = ILOCK_MODE_SHARED,
+						     .holder_pid = tid + 50, .holder_tgid = tid + 50,
+						     .waiter_pid = tid + 10, .waiter_tgid = tid,
+						     .holder_op = ILOCK_OP_BUFFERED_WRITE,
+						     .waiter_op = ILOCK_OP_BUFFERED_READ,
+						     .range = ILOCK_RANGE_DISJOINT };
+			struct ilock_edge_stats es = { 1, 30000, 30000 };
+
+			memcpy(ek.holder_comm, "tiny", 5);
+			memcpy(ek.waiter_comm, "reader", 7);
+			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1, 30000);
 			CHECK(snap_add_edge(&d, &ek, &es) == 0);
 		}
 		synth_interval(&s, &d);
@@ -936,6 +960,23 @@ static void test_pool_roles(void)
 	CHECK(x && x->m[DM_WAITS_PER_S].tested && x->m[DM_WAITS_PER_S].verdict == DV_SAME);
 	CHECK(x && x->threads[0][0] == 4 && x->threads[1][0] == 4);
 	CHECK_EQ_U(d.nsig, 0);
+	diff_free(&d);
+	rec_free(&b);
+
+	/* a role new at 30 us/s is significant, and detail: its table, not the SUMMARY */
+	record_pool_roles_extra(&b, 20417, true);
+	run(&a, &b, &d);
+	x = find_role(&d, "tiny buffered-write EXCL -> reader buffered-read SHARED");
+	CHECK(x && x->m[DM_WAIT_PER_S].verdict == DV_HIGHER);
+	{
+		char *out = diff_text(&d, &a, &b), *sum = out ? strstr(out, "\nSUMMARY\n") : NULL;
+
+		CHECK(sum && !strstr(sum, "tiny"));
+		CHECK(sum && strstr(sum, "  (and 1 significant change of inodes or roles under 1% of "
+					 "the largest wait above: in their tables)\n"));
+		CHECK(out && strstr(out, "tiny buffered-write EXCL -> reader buffered-read SHARED"));
+		free(out);
+	}
 	diff_free(&d);
 	rec_free(&a);
 	rec_free(&b);
