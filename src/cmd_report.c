@@ -269,7 +269,23 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 	}
 	if (!regular) {
 		/* a new file, a device or a pipe: written as the page is made */
-		hf = fopen(path, "w");
+		if (exists && S_ISFIFO(st.st_mode)) {
+			/* a FIFO nobody reads would block the open for ever: say so instead */
+			fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+			if (fd < 0 && errno == ENXIO) {
+				fprintf(stderr, "ilock report: --html %s: a FIFO with no reader\n", path);
+				return 1;
+			}
+			if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+				close(fd);
+				fd = -1;
+			}
+			hf = fd >= 0 ? fdopen(fd, "w") : NULL;
+			if (!hf && fd >= 0)
+				close(fd);
+		} else {
+			hf = fopen(path, "w");
+		}
 		if (!hf) {
 			fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(errno));
 			return 1;

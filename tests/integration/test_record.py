@@ -628,7 +628,7 @@ def test_html_never_replaces_a_recording(recordings, ilock_bin, tmp_path):
         subprocess.run(["umount", str(small)], capture_output=True)
 
 
-def test_fifos_and_other_non_files_are_refused_at_once(ilock_bin, tmp_path):
+def test_fifos_and_other_non_files_are_refused_at_once(recordings, ilock_bin, tmp_path):
     """Opening a FIFO blocks until the other end opens: report and record
     hung there. And -f must not replace a device node or a directory."""
     fifo = tmp_path / "p"
@@ -641,6 +641,10 @@ def test_fifos_and_other_non_files_are_refused_at_once(ilock_bin, tmp_path):
         assert r.returncode == 1 and says in r.stderr, (cmd, r.stderr)
         assert "use -f" not in r.stderr
     assert stat.S_ISFIFO(os.stat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    # a page into a FIFO nobody reads: said at once, not a wait for ever
+    r = subprocess.run([ilock_bin, "report", recordings["a1"], "--html", str(fifo)],
+                       capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1 and r.stderr == f"ilock report: --html {fifo}: a FIFO with no reader\n"
 
 
 def test_bad_recordings(recordings, ilock_bin, tmp_path):
