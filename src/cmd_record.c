@@ -515,6 +515,17 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (fdatasync(rc.fd))
 		log_warn("fdatasync %s: %s", a.path, strerror(errno));
+	{
+		struct stat mine, there;
+
+		/* replaced under us (another record -f, an rm): not "wrote" what nobody can read */
+		if (!fstat(rc.fd, &mine) && (stat(a.path, &there) || mine.st_dev != there.st_dev ||
+					     mine.st_ino != there.st_ino)) {
+			log_error("%s was replaced or removed while recording: these %" PRIu64
+				  " interval%s are lost", a.path, rc.intervals, plural(rc.intervals));
+			goto out;
+		}
+	}
 	fprintf(stderr, "ilock: wrote %" PRIu64 " interval%s (%.1f KiB) to %s\n", rc.intervals,
 		plural(rc.intervals), (double)rc.bytes / 1024.0, a.path);
 	ret = 0;

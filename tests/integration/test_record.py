@@ -539,6 +539,24 @@ def test_ctrl_c_while_loading_records_nothing(recordings, ilock_bin, tmp_path):
         assert old.read_bytes() == before
 
 
+def test_a_recording_replaced_under_it_is_not_reported_written(ilock_bin, procs, tmp_path):
+    """Two `record -f -o SAME` at once: the second's file replaces the
+    first's, whose intervals then go to a file nobody can open. The first
+    used to say "wrote N intervals" and exit 0; now it says they are lost."""
+    out = str(tmp_path / "same.ilrec")
+    first = start_record(ilock_bin, out, "-f", "-d", "3")
+    procs.append(first)
+    second = start_record(ilock_bin, out, "-f", "-d", "1")
+    procs.append(second)
+    _, err2 = second.communicate(timeout=30)
+    _, err1 = first.communicate(timeout=30)
+    assert second.returncode == 0, err2
+    assert first.returncode == 1, err1
+    assert f"{out} was replaced or removed while recording: these " in err1, err1
+    assert "wrote" not in err1
+    assert report(ilock_bin, out, "-j").returncode == 0
+
+
 def current_umask():
     mask = os.umask(0)
     os.umask(mask)
