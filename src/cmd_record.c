@@ -267,12 +267,14 @@ struct recorder {
 	uint64_t intervals;
 	bool write_failed;   /* already said why */
 	/*
-	 * Not yet in place (unplaced): until its first whole interval the
-	 * recording is a new FILE or, under -f, a file beside the old one
-	 * (replacing); a failure or a second Ctrl-C then removes it, so no
-	 * recording without intervals is left, and an old one stays.
+	 * The file made, while not yet in place (NULL once it is): until its
+	 * first whole interval the recording is a new FILE or, under -f, a
+	 * file beside the old one (replacing); a failure or a second Ctrl-C
+	 * then removes it, so no recording without intervals is left, and an
+	 * old one stays.
 	 */
-	bool unplaced, replacing;
+	const char *unplaced;
+	bool replacing;
 };
 
 /* The file to remove if a second signal ends us before it is in place. */
@@ -382,7 +384,7 @@ static int place(struct recorder *rc, const char *tmp_path, const char *target)
 		return err;
 	}
 	forced_unlink = NULL;
-	rc->unplaced = false;
+	rc->unplaced = NULL;
 	return 0;
 }
 
@@ -399,7 +401,6 @@ int cmd_record(int argc, char **argv)
 	uint64_t deadline = 0, next_tick, interval_ns, prev_mono, start_real;
 	const char *reason = "interrupted";
 	char tmp_path[PATH_MAX + 8], target[PATH_MAX];
-	const char *unplaced = NULL;  /* the file made, while not yet in place */
 	int r, err = 0, ret = 1;
 
 	r = parse(argc, argv, &a, err_msg, sizeof(err_msg));
@@ -429,9 +430,8 @@ int cmd_record(int argc, char **argv)
 	}
 	rc.bytes = REC_HDR_LEN;
 	/* until it is in place, a failure leaves no file without intervals behind */
-	unplaced = tmp_path[0] ? tmp_path : a.path;
-	forced_unlink = unplaced;
-	rc.unplaced = true;
+	rc.unplaced = tmp_path[0] ? tmp_path : a.path;
+	forced_unlink = rc.unplaced;
 	rc.replacing = tmp_path[0] != 0;
 	if (tracer_start(&t, &a.o))
 		goto out;
@@ -493,9 +493,8 @@ int cmd_record(int argc, char **argv)
 		if (now_monotonic_ns() < next_tick)
 			continue;
 		if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)) ||
-		    (unplaced && (err = place(&rc, tmp_path, target))))
+		    (rc.unplaced && (err = place(&rc, tmp_path, target))))
 			goto out;
-		unplaced = NULL;
 		prev_mono = cur.mono_ns;
 		tmp = prev;
 		prev = cur;
@@ -507,9 +506,8 @@ int cmd_record(int argc, char **argv)
 
 	/* the interval in progress, then the end marker */
 	if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)) ||
-	    (unplaced && (err = place(&rc, tmp_path, target))))
+	    (rc.unplaced && (err = place(&rc, tmp_path, target))))
 		goto out;
-	unplaced = NULL;
 	if ((err = rec_encode_end(&rc.w.raw, rc.intervals, now_realtime_ns(), reason)) ||
 	    (err = write_block(&rc, REC_BLK_END, &rc.w.raw)))
 		goto out;
@@ -533,8 +531,8 @@ out:
 	if (err && !rc.write_failed)
 		log_error("recording stopped: %s", strerror(-err));
 	forced_unlink = NULL;
-	if (unplaced)
-		unlink(unplaced);
+	if (rc.unplaced)
+		unlink(rc.unplaced);
 	if (tracing)
 		tracer_stop(&t);
 	if (rc.fd >= 0 && close(rc.fd) && !ret) {

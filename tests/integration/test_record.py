@@ -503,7 +503,8 @@ def test_ctrl_c_while_loading_records_nothing(recordings, ilock_bin, tmp_path):
     old = tmp_path / "night.ilrec"
     old.write_bytes(open(recordings["a1"], "rb").read())
     before = old.read_bytes()
-    for target, force in ((old, ["-f"]), (tmp_path / "new.ilrec", [])):
+    def interrupted_while_loading(target, force, signals):
+        """record -o TARGET, SIGINT `signals` times once its file is made."""
         p = subprocess.Popen([ilock_bin, "record", "-o", str(target), *force, "-d", "5"],
                              stderr=subprocess.PIPE, text=True)
         # the file is made before loading starts (which takes a second or more)
@@ -512,9 +513,16 @@ def test_ctrl_c_while_loading_records_nothing(recordings, ilock_bin, tmp_path):
                 not any(n.name.startswith(target.name) and n.name != "night.ilrec"
                         for n in tmp_path.iterdir()):
             time.sleep(0.002)
-        p.send_signal(signal.SIGINT)
+        for k in range(signals):
+            if k:
+                time.sleep(0.01)
+            p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=30)
-        assert p.returncode == 1, err
+        return p.returncode, err
+
+    for target, force in ((old, ["-f"]), (tmp_path / "new.ilrec", [])):
+        rc, err = interrupted_while_loading(target, force, 1)
+        assert rc == 1, err
         assert "recording to" not in err, err
         assert err.strip().endswith("stopped before recording began: nothing recorded" +
                                     (f", left as it was: {old}" if force else "")), err
@@ -523,18 +531,8 @@ def test_ctrl_c_while_loading_records_nothing(recordings, ilock_bin, tmp_path):
 
     # a second Ctrl-C exits at once (130): it too leaves no file made for the run
     for target, force in ((old, ["-f"]), (tmp_path / "new.ilrec", [])):
-        p = subprocess.Popen([ilock_bin, "record", "-o", str(target), *force, "-d", "5"],
-                             stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and \
-                not any(n.name.startswith(target.name) and n.name != "night.ilrec"
-                        for n in tmp_path.iterdir()):
-            time.sleep(0.002)
-        p.send_signal(signal.SIGINT)
-        time.sleep(0.01)
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=30)
-        assert p.returncode in (1, 130), err
+        rc, err = interrupted_while_loading(target, force, 2)
+        assert rc in (1, 130), err
         assert sorted(n.name for n in tmp_path.iterdir()) == ["night.ilrec"]
         assert old.read_bytes() == before
 
