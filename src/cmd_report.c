@@ -186,13 +186,13 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 		 (double)to / 1e9, c->i1 - c->i0, plural(c->i1 - c->i0), report_window_s(c));
 }
 
-/* All of buf to fd from offset 0; 0 or an errno. */
-static int pwrite_all(int fd, const char *buf, size_t len)
+/* All of buf to fd; 0 or an errno. */
+static int write_all(int fd, const char *buf, size_t len)
 {
 	size_t off = 0;
 
 	while (off < len) {
-		ssize_t w = pwrite(fd, buf + off, len - off, (off_t)off);
+		ssize_t w = write(fd, buf + off, len - off);
 
 		if (w < 0 && errno == EINTR)
 			continue;
@@ -211,30 +211,23 @@ static int pwrite_all(int fd, const char *buf, size_t len)
  */
 static int write_in_place(const char *path, const char *page, size_t len)
 {
-	char *old = NULL;
+	uint8_t *old = NULL;
 	size_t old_len = 0;
-	FILE *f = fopen(path, "rb");
 	int fd, e;
 
-	if (f) {
-		struct stat st;
-
-		if (!fstat(fileno(f), &st) && st.st_size > 0 &&
-		    (old = malloc((size_t)st.st_size)))
-			old_len = fread(old, 1, (size_t)st.st_size, f);
-		fclose(f);
-	}
+	rec_file_read(path, &old, &old_len);  /* NULL: nothing to write back */
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0) {
 		free(old);
 		return errno;
 	}
-	e = pwrite_all(fd, page, len);
+	e = write_all(fd, page, len);
 	if (!e && ftruncate(fd, (off_t)len))
 		e = errno;
 	if (!e && fsync(fd))
 		e = errno;
-	if (e && old && !pwrite_all(fd, old, old_len) && !ftruncate(fd, (off_t)old_len))
+	if (e && old && !lseek(fd, 0, SEEK_SET) && !write_all(fd, (const char *)old, old_len) &&
+	    !ftruncate(fd, (off_t)old_len))
 		log_warn("%s left as it was", path);
 	if (close(fd) && !e)
 		e = errno;
@@ -243,12 +236,58 @@ static int write_in_place(const char *path, const char *page, size_t len)
 }
 
 /*
- * The page for --html. An existing file is replaced only once the page
- * is whole (made beside it, then renamed; a hard-linked one overwritten
- * in place, the old page kept in memory until then), so a failed write
- * leaves it as it was; a recording is never replaced, the one being read
- * least of all. The signals that stop us wait while a file is replaced.
- * A device or pipe is written as it is. 0, or the exit status after saying why.
+ * Where a page goes that is not a regular file already there: a new file
+ * (removed if the write fails: a page cut short would load as if whole), a
+ * device or a pipe. A FIFO nobody reads would block the open for ever. 0,
+ * an errno, or -1 once it has said why it could not open.
+ */
+static int write_new_or_stream(const char *path, const struct stat *st, bool exists,
+			       const char *page, size_t len)
+{
+	int fd, e;
+
+	if (exists && S_ISFIFO(st->st_mode)) {
+		fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENXIO) {
+			fprintf(stderr, "ilock report: --html %s: a FIFO with no reader\n", path);
+			return -1;
+		}
+		if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
+			e = errno;
+			close(fd);
+			fd = -1;
+			errno = e;
+		}
+	} else {
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	}
+	if (fd < 0) {
+		fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	e = write_all(fd, page, len);
+	if (close(fd) && !e)
+		e = errno;
+	if (e && !exists) {
+		/* the file written, a link's target too; never a device */
+		char *real = realpath(path, NULL);
+		struct stat now;
+
+		if (real && !stat(real, &now) && S_ISREG(now.st_mode))
+			unlink(real);
+		free(real);
+	}
+	return e;
+}
+
+/*
+ * The page for --html, made whole in memory first. An existing file is
+ * replaced only once the page is whole (made beside it, then renamed; a
+ * hard-linked one overwritten in place, the old page kept in memory until
+ * then), so a failed write leaves it as it was; a recording is never
+ * replaced, the one being read least of all. The signals that stop us wait
+ * while a file is replaced. A device or pipe is written as it is. 0, or
+ * the exit status after saying why.
  */
 static int write_html(const char *path, const char *recording, struct report_ctx *ctx)
 {
@@ -267,47 +306,7 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 			"overwritten\n", path);
 		return 2;
 	}
-	if (!regular) {
-		/* a new file, a device or a pipe: written as the page is made */
-		if (exists && S_ISFIFO(st.st_mode)) {
-			/* a FIFO nobody reads would block the open for ever: say so instead */
-			fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-			if (fd < 0 && errno == ENXIO) {
-				fprintf(stderr, "ilock report: --html %s: a FIFO with no reader\n", path);
-				return 1;
-			}
-			if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)) {
-				close(fd);
-				fd = -1;
-			}
-			hf = fd >= 0 ? fdopen(fd, "w") : NULL;
-			if (!hf && fd >= 0)
-				close(fd);
-		} else {
-			hf = fopen(path, "w");
-		}
-		if (!hf) {
-			fprintf(stderr, "ilock report: cannot write %s: %s\n", path, strerror(errno));
-			return 1;
-		}
-		report_html(hf, ctx);
-		if (fflush(hf) || ferror(hf))
-			e = errno ? errno : EIO;
-		if (fclose(hf) && !e)
-			e = errno;
-		if (e) {
-			/* a page cut short would load as if whole; only a file of ours goes */
-			char *real = realpath(path, NULL);
-
-			if (!exists && real && !stat(real, &st) && S_ISREG(st.st_mode))
-				unlink(real);
-			free(real);
-			fprintf(stderr, "ilock report: writing %s failed: %s\n", path, strerror(e));
-			return 1;
-		}
-		return 0;
-	}
-	{
+	if (regular) {
 		FILE *old = fopen(path, "rb");
 		bool rec = old && fread(magic, 1, sizeof(magic), old) == sizeof(magic) &&
 			   !memcmp(magic, REC_MAGIC, REC_MAGIC_LEN);
@@ -332,36 +331,38 @@ static int write_html(const char *path, const char *recording, struct report_ctx
 		fprintf(stderr, "ilock report: out of memory\n");
 		return 1;
 	}
-	sigemptyset(&stops);
-	sigaddset(&stops, SIGINT);
-	sigaddset(&stops, SIGTERM);
-	sigaddset(&stops, SIGHUP);
-	sigaddset(&stops, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &stops, &was);
-	if (st.st_nlink == 1)
-		fd = file_create_beside(path, tmp, sizeof(tmp), target, sizeof(target));
-	if (fd >= 0) {
-		/* the old page's mode and, as root, its owner: a served page stays served */
-		if (fchmod(fd, st.st_mode & 07777) ||
-		    (!geteuid() && fchown(fd, st.st_uid, st.st_gid)))
-			log_warn("%s keeps neither mode nor owner: %s", path, strerror(errno));
-		e = pwrite_all(fd, page, len);
-		if (close(fd) && !e)
-			e = errno;
-		if (!e && rename(tmp, target))
-			e = errno;
-		if (e)
-			unlink(tmp);
+	if (!regular) {
+		e = write_new_or_stream(path, &st, exists, page, len);
 	} else {
-		e = write_in_place(path, page, len);
+		sigemptyset(&stops);
+		sigaddset(&stops, SIGINT);
+		sigaddset(&stops, SIGTERM);
+		sigaddset(&stops, SIGHUP);
+		sigaddset(&stops, SIGQUIT);
+		sigprocmask(SIG_BLOCK, &stops, &was);
+		if (st.st_nlink == 1)
+			fd = file_create_beside(path, tmp, sizeof(tmp), target, sizeof(target));
+		if (fd >= 0) {
+			/* the old page's mode and, as root, its owner: a served page stays served */
+			if (fchmod(fd, st.st_mode & 07777) ||
+			    (!geteuid() && fchown(fd, st.st_uid, st.st_gid)))
+				log_warn("%s keeps neither mode nor owner: %s", path, strerror(errno));
+			e = write_all(fd, page, len);
+			if (close(fd) && !e)
+				e = errno;
+			if (!e && rename(tmp, target))
+				e = errno;
+			if (e)
+				unlink(tmp);
+		} else {
+			e = write_in_place(path, page, len);
+		}
+		sigprocmask(SIG_SETMASK, &was, NULL);
 	}
-	sigprocmask(SIG_SETMASK, &was, NULL);
 	free(page);
-	if (e) {
+	if (e > 0)
 		fprintf(stderr, "ilock report: writing %s failed: %s\n", path, strerror(e));
-		return 1;
-	}
-	return 0;
+	return e ? 1 : 0;
 }
 
 int cmd_report(int argc, char **argv)
