@@ -1584,7 +1584,6 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 	for (int roles = 0; roles < 2; roles++)
 		for (size_t i = 0, shown = 0; i < d->n && shown < 5; i++) {
 			const struct diff_subject *s = &d->s[i];
-
 			const struct diff_cmp *w = &s->m[DM_WAIT_PER_S];
 
 			if ((roles ? s->kind != DK_ROLE : !s->is_inode) || s->kind == DK_HOLD ||

@@ -1114,28 +1114,31 @@ double range_headroom(const struct ilock_range_stats range[ILOCK_RANGE_MAX])
 void snap_wait_load(const struct snapshot *s, double secs, struct wait_load *out)
 {
 	double per_s = secs > 0 ? 1e-9 / secs : 0;
-	uint64_t window = secs > 0 ? u64_of(secs * 1e9) : 0, in = 0, jin = 0;
+	uint64_t window = secs > 0 ? u64_of(secs * 1e9) : 0, in = 0, jin = 0, top_in = 0;
 
 	memset(out, 0, sizeof(*out));
 	for (size_t i = 0; i < s->nlocks; i++) {
 		const struct lock_row *r = &s->locks[i];
+		uint64_t r_in = row_wait_in_window(r, window);
 
 		if (r->class == ILOCK_CLASS_JBD2_WAIT) {
 			out->journal_waits += row_waits(r);
 			out->journal_ns += row_wait_ns(r);
-			jin += row_wait_in_window(r, window);
+			jin += r_in;
 			continue;
 		}
 		out->waits += row_waits(r);
 		out->wait_ns += row_wait_ns(r);
-		in += row_wait_in_window(r, window);
-		if (row_wait_ns(r) && (!out->top || row_wait_ns(r) > row_wait_ns(out->top)))
+		in += r_in;
+		if (row_wait_ns(r) && (!out->top || row_wait_ns(r) > row_wait_ns(out->top))) {
 			out->top = r;
+			top_in = r_in;
+		}
 	}
 	out->began_before = in < out->wait_ns || jin < out->journal_ns;
 	out->tasks = (double)in * per_s;
 	out->journal_tasks = (double)jin * per_s;
-	out->top_tasks = out->top ? (double)row_wait_in_window(out->top, window) * per_s : 0;
+	out->top_tasks = (double)top_in * per_s;
 }
 
 double row_headroom(const struct lock_row *r)

@@ -126,7 +126,7 @@ char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t o
 		return buf;
 	}
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
-	if (!c[0] && mode == ILOCK_MODE_READERS) {  /* the hint named the waiter itself */
+	if (readers_unnamed(mode, c)) {
 		snprintf(buf, len, "(readers)");
 		return buf;
 	}

@@ -28,6 +28,15 @@ const char *range_name(uint8_t range);
 const char *mode_short(uint8_t mode);
 
 /*
+ * Readers held the lock and none is named: the hint was the waiter itself,
+ * or the kernel had cleared it (6.17+ with hung-task blocker tracking).
+ */
+static inline bool readers_unnamed(uint8_t mode, const char *comm)
+{
+	return mode == ILOCK_MODE_READERS && !comm[0];
+}
+
+/*
  * One side of a role, its thread left out: "fio buffered-write EXCL", or
  * "fio EXCL" when ops is false; "(no owner)" for an unknown holder.
  */

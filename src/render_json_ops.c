@@ -61,7 +61,6 @@ void render_json_lock_ranges(struct json *j, const struct lock_row *r)
 	headroom_json(j, row_headroom(r));
 }
 
-/* One side of a pair; a role (by == PAIRS_OPS) has no thread ids. */
 void render_json_op_flags(struct json *j, uint8_t flags)
 {
 	json_arr_begin(j, "op_flags");
@@ -71,6 +70,7 @@ void render_json_op_flags(struct json *j, uint8_t flags)
 	json_arr_end(j);
 }
 
+/* One side of a pair; a role (by == PAIRS_OPS) has no thread ids. */
 static void task_json(struct json *j, const char *key, unsigned by, uint32_t pid, uint32_t tgid,
 		      const char *comm, uint8_t mode, uint8_t op, uint8_t flags)
 {

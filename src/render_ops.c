@@ -123,8 +123,8 @@ static void serialisation(FILE *f, const struct snapshot *s, const struct report
 		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, r->k.gen, &v);
 		if (r->k.holder_mode == ILOCK_MODE_UNKNOWN)
 			snprintf(left, sizeof(left), "(no owner)");
-		else if (r->k.holder_mode == ILOCK_MODE_READERS && !r->k.holder_comm[0])
-			/* readers, none named: as the tables by command say it */
+		else if (readers_unnamed(r->k.holder_mode, r->k.holder_comm))
+			/* as the tables by command say it */
 			snprintf(left, sizeof(left), "(readers)");
 		else
 			snprintf(left, sizeof(left), "%s %s %s",

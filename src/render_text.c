@@ -101,8 +101,8 @@ char *fmt_holder_task(char *buf, size_t len, const char *comm, uint32_t pid, uin
 	else if (mode == ILOCK_MODE_QUEUED_EXCL || mode == ILOCK_MODE_QUEUED_SHARED)
 		snprintf(buf, len, "%s next, %s", fmt_task(t, sizeof(t), comm, pid),
 			 mode == ILOCK_MODE_QUEUED_EXCL ? "exclusive" : "shared");
-	else if (mode == ILOCK_MODE_READERS && !comm[0])
-		snprintf(buf, len, "readers");  /* the hint named the waiter itself */
+	else if (readers_unnamed(mode, comm))
+		snprintf(buf, len, "readers");
 	else if (mode == ILOCK_MODE_READERS)
 		snprintf(buf, len, "readers, last %s", fmt_task(t, sizeof(t), comm, pid));
 	else

@@ -548,8 +548,8 @@ static void roles(FILE *f, const struct report_ctx *c)
 		fputs("<tr>", f);
 		if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
 			fputs("<td class=\"l\">(no owner)</td><td class=\"l\"></td><td class=\"l\"></td>", f);
-		else if (e->k.holder_mode == ILOCK_MODE_READERS && !e->k.holder_comm[0])
-			/* the hint named the waiter itself: readers, none named (role_side) */
+		else if (readers_unnamed(e->k.holder_mode, e->k.holder_comm))
+			/* as role_side says it */
 			fprintf(f, "<td class=\"l\">(readers)</td><td class=\"l\"></td>"
 				"<td class=\"l\">%s</td>", mode_name(ILOCK_MODE_READERS));
 		else {

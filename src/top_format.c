@@ -189,8 +189,8 @@ char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
 		snprintf(buf, len, "-");
 	else if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
 		snprintf(buf, len, "(no owner)");  /* as ilock stat says it */
-	else if (e->k.holder_mode == ILOCK_MODE_READERS && !e->k.holder_comm[0])
-		snprintf(buf, len, "readers");  /* the hint named the waiter itself */
+	else if (readers_unnamed(e->k.holder_mode, e->k.holder_comm))
+		snprintf(buf, len, "readers");
 	else if (e->k.holder_mode == ILOCK_MODE_READERS)
 		snprintf(buf, len, "readers, %s",
 			 fmt_task(t, sizeof(t), e->k.holder_comm, e->k.holder_pid));
