@@ -836,21 +836,38 @@ static void record_roles(struct recording *r, uint64_t rr, uint64_t ww, uint32_t
 }
 
 /*
- * io_uring workers blocking "reader", 100 waits a second: four workers,
- * named after the threads they serve ("iou-wrk-<tid>"), ids from tid.
+ * holder (a buffered writer, thread hpid) kept waiter thread wpid ("reader",
+ * a buffered read) waiting n times, each_ns each, in one interval's delta d.
  */
-static void record_pool_roles_extra(struct recording *r, uint32_t tid, bool extra);
-
-static void record_pool_roles(struct recording *r, uint32_t tid)
+static void reader_behind(struct snapshot *d, const char *holder, uint32_t hpid, uint32_t wpid,
+			  uint32_t tgid, uint64_t n, uint64_t each_ns)
 {
-	record_pool_roles_extra(r, tid, false);
+	struct ilock_edge_key ek = { .ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+				     .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				     .holder_pid = hpid, .holder_tgid = tgid,
+				     .waiter_pid = wpid, .waiter_tgid = tgid,
+				     .holder_op = ILOCK_OP_BUFFERED_WRITE,
+				     .waiter_op = ILOCK_OP_BUFFERED_READ,
+				     .range = ILOCK_RANGE_DISJOINT };
+	struct ilock_edge_stats es = { n, n * each_ns, each_ns };
+
+	snprintf(ek.holder_comm, sizeof(ek.holder_comm), "%s", holder);
+	memcpy(ek.waiter_comm, "reader", 7);
+	synth_wait(d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, n, each_ns);
+	CHECK(snap_add_edge(d, &ek, &es) == 0);
 }
 
-/* extra: also "tiny" blocking "reader" once an interval for 30 us: a role of 30 us/s */
-static void record_pool_roles_extra(struct recording *r, uint32_t tid, bool extra)
+/*
+ * io_uring workers blocking "reader", 100 waits a second: four workers,
+ * named after the threads they serve ("iou-wrk-<tid>"), ids from tid.
+ * extra: also "tiny" blocking "reader" once an interval for 30 us, a role
+ * of 30 us/s.
+ */
+static void record_pool_roles(struct recording *r, uint32_t tid, bool extra)
 {
 	struct synth s;
 	struct snapshot d;
+	char name[ILOCK_COMM_LEN];
 
 	synth_begin(&s, 1000000000ULL, MNT_A);
 	snap_init(&d);
@@ -859,37 +876,11 @@ static void record_pool_roles_extra(struct recording *r, uint32_t tid, bool extr
 		if (i == 0)
 			synth_inode(&d, DEV_A, 131, ILOCK_XFS_SB_MAGIC, "/data");
 		for (uint32_t k = 0; k < 4; k++) {
-			struct ilock_edge_key ek = { .ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
-						     .holder_mode = ILOCK_MODE_EXCL,
-						     .waiter_mode = ILOCK_MODE_SHARED,
-						     .holder_pid = tid + k, .holder_tgid = tid,
-						     .waiter_pid = tid + 10 + k, .waiter_tgid = tid,
-						     .holder_op = ILOCK_OP_BUFFERED_WRITE,
-						     .waiter_op = ILOCK_OP_BUFFERED_READ,
-						     .range = ILOCK_RANGE_DISJOINT };
-			struct ilock_edge_stats es = { 25, 25000000, 1000000 };
-
-			snprintf(ek.holder_comm, sizeof(ek.holder_comm), "iou-wrk-%u", tid + 100 + k);
-			memcpy(ek.waiter_comm, "reader", 7);
-			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 25, 1000000);
-			CHECK(snap_add_edge(&d, &ek, &es) == 0);
+			snprintf(name, sizeof(name), "iou-wrk-%u", tid + 100 + k);
+			reader_behind(&d, name, tid + k, tid + 10 + k, tid, 25, 1000000);
 		}
-		if (extra) {
-			struct ilock_edge_key ek = { .ino = 131, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
-						     .holder_mode = ILOCK_MODE_EXCL,
-						     .waiter_mode = ILOCK_MODE_SHARED,
-						     .holder_pid = tid + 50, .holder_tgid = tid + 50,
-						     .waiter_pid = tid + 10, .waiter_tgid = tid,
-						     .holder_op = ILOCK_OP_BUFFERED_WRITE,
-						     .waiter_op = ILOCK_OP_BUFFERED_READ,
-						     .range = ILOCK_RANGE_DISJOINT };
-			struct ilock_edge_stats es = { 1, 30000, 30000 };
-
-			memcpy(ek.holder_comm, "tiny", 5);
-			memcpy(ek.waiter_comm, "reader", 7);
-			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1, 30000);
-			CHECK(snap_add_edge(&d, &ek, &es) == 0);
-		}
+		if (extra)
+			reader_behind(&d, "tiny", tid + 50, tid + 10, tid, 1, 30000);
 		synth_interval(&s, &d);
 	}
 	finish(&s, &d, r);
@@ -950,8 +941,8 @@ static void test_pool_roles(void)
 	struct diff_result d;
 	size_t roles = 0;
 
-	record_pool_roles(&a, 11255);
-	record_pool_roles(&b, 20417);
+	record_pool_roles(&a, 11255, false);
+	record_pool_roles(&b, 20417, false);
 	run(&a, &b, &d);
 	for (size_t i = 0; i < d.n; i++)
 		roles += d.s[i].kind == DK_ROLE;
@@ -964,7 +955,7 @@ static void test_pool_roles(void)
 	rec_free(&b);
 
 	/* a role new at 30 us/s is significant, and detail: its table, not the SUMMARY */
-	record_pool_roles_extra(&b, 20417, true);
+	record_pool_roles(&b, 20417, true);
 	run(&a, &b, &d);
 	x = find_role(&d, "tiny buffered-write EXCL -> reader buffered-read SHARED");
 	CHECK(x && x->m[DM_WAIT_PER_S].verdict == DV_HIGHER);
