@@ -160,10 +160,12 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 		if (ri < 0)
 			continue;
 		r = &v->rows[ri];
-		if (e->k.range < ILOCK_RANGE_MAX) {
-			r->range[e->k.range].waits += e->s.count;
-			r->range[e->k.range].wait_ns += e->s.total_ns;
-		}
+		/*
+		 * As stat and report sum them: not on the ILOCK, a journal
+		 * wait or names in a directory, whose BPF range class may still
+		 * say disjoint from the two syscalls' byte ranges.
+		 */
+		edge_add_ranges(e, r->range);
 		if (!r->holder || e->s.total_ns > r->holder->s.total_ns ||
 		    (e->s.total_ns == r->holder->s.total_ns &&
 		     memcmp(&e->k, &r->holder->k, sizeof(e->k)) < 0))

@@ -782,6 +782,21 @@ static void test_headroom_column(void)
 	char line[2048], hdr[2048];
 
 	fixture(&s);  /* its lock rows carry no range sums: the view adds up the pairs' */
+	/*
+	 * ino 200 is an ILOCK: a pair whose two syscalls' byte ranges were
+	 * disjoint says nothing of a lock on the inode's metadata, so its DISJ
+	 * stays "-", as in ilock stat (1 ms: the top holder stays (no owner))
+	 */
+	{
+		struct ilock_edge_key ek = ekey(200, 4257, "fio", 903, "reader", ILOCK_MODE_EXCL);
+		struct ilock_edge_stats es = { 1, 1 * MS, 1 * MS };
+
+		ek.class = ILOCK_CLASS_XFS_ILOCK;
+		ek.holder_op = ILOCK_OP_BUFFERED_WRITE;
+		ek.waiter_op = ILOCK_OP_BUFFERED_READ;
+		ek.range = ILOCK_RANGE_DISJOINT;
+		snap_add_edge(&s, &ek, &es);
+	}
 	top_view_init(&v);
 	top_view_build(&v, &s, &s, &s, NULL, 1.0, false, NULL);
 	top_view_sort(&v, SORT_WAIT_TIME, 0);
