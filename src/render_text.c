@@ -401,7 +401,7 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	    s->counters[ILOCK_EV_BEGIN_RWSEM])
 		/* the filters may have left out the very waits that matter */
 		fprintf(f, "  no inode lock wait matched the filters (%s): %s rw_semaphore wait%s in "
-			   "all; run without them to see the others\n", m->filters,
+			   "all, on any lock, file or task\n", m->filters,
 			fmt_count(a, sizeof(a), s->counters[ILOCK_EV_BEGIN_RWSEM]),
 			plural(s->counters[ILOCK_EV_BEGIN_RWSEM]));
 	else if (!w.waits && m->duration_s < ILOCK_SHORT_TRACE_S)
@@ -505,7 +505,8 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	for (int i = 0; i < m->nattach; i++)
 		fprintf(f, " %s=%s", m->attach[i].probe, m->attach[i].mode);
 	/* a wait is counted begun and ended in different reads: not a subset per interval */
-	fprintf(f, "\nevents: %s rw_semaphore wait%s begun, %s inode lock wait%s ended\n",
+	fprintf(f, "\nevents: %s rw_semaphore wait%s begun (any lock, before the filters), %s inode "
+		   "lock wait%s ended\n",
 		fmt_count(n2, sizeof(n2), s->counters[ILOCK_EV_BEGIN_RWSEM]),
 		plural(s->counters[ILOCK_EV_BEGIN_RWSEM]),
 		fmt_count(n1, sizeof(n1), s->counters[ILOCK_EV_WAIT]), plural(s->counters[ILOCK_EV_WAIT]));

@@ -788,11 +788,17 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 		t->walk_warned = true;
 		waiting_reset(&s->waiting);
 	}
+	/*
+	 * In the order the BPF side writes them, backwards: a wait's end adds
+	 * its pair after its wait, and its inode was noted at its begin. So a
+	 * pair read here has its wait read too, and every wait its inode and
+	 * path (an exporter series takes its path label once, when made).
+	 */
 	if (err ||
-	    (err = tracer_scan_map(t, k->maps.inodes, inode_entry, s)) ||
+	    (err = tracer_scan_edges(t, edge_entry, s)) ||
 	    (err = tracer_scan_waits(t, wait_entry, s)) ||
 	    (err = tracer_scan_map(t, k->maps.lock_holds, hold_entry, s)) ||
-	    (err = tracer_scan_edges(t, edge_entry, s)) ||
+	    (err = tracer_scan_map(t, k->maps.inodes, inode_entry, s)) ||
 	    (err = tracer_ops_read(t, s)))
 		log_error("cannot read the BPF maps: %s", strerror(-err));
 	return err;
