@@ -1577,6 +1577,16 @@ out:
  * The stalls of this read (1.3): waits in progress for WAITING_STALL_NS or
  * more, their inode and tasks defined in this block like an edge's.
  */
+/* An fsync's journal wait has no holder: its holder mode says whether a commit ran (rec_stall). */
+static uint8_t stall_holder_mode(const struct ilock_waiting *x)
+{
+	if (x->key.class != ILOCK_CLASS_JBD2_WAIT)
+		return x->holder_mode;
+	if (x->owner_mode != ILOCK_MODE_EXCL)
+		return ILOCK_MODE_UNKNOWN;  /* no journal seen: nothing to tell */
+	return waiting_commit_ns(x) ? ILOCK_MODE_EXCL : ILOCK_MODE_SHARED;
+}
+
 static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks,
 		      uint64_t *ntasks, struct rec_buf *out, const struct waiting_set *ws,
 		      uint64_t start_mono_ns)
@@ -1602,7 +1612,7 @@ static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks
 		rec_buf_varint(out, waiting_age_ns(x));
 		rec_buf_varint(out, id);
 		buf_u8(out, x->key.class);
-		buf_u8(out, (uint8_t)((x->holder_mode & 0xf) | (x->key.mode << 4)));
+		buf_u8(out, (uint8_t)((stall_holder_mode(x) & 0xf) | (x->key.mode << 4)));
 		buf_u8(out, x->owner_mode);
 		buf_u8(out, (uint8_t)waiting_owner_state(x));
 		buf_u8(out, x->wop.op < ILOCK_OP_MAX ? x->wop.op : ILOCK_OP_UNKNOWN);

@@ -155,6 +155,11 @@ struct rec_stall {
 	uint64_t start_ns;     /* when it began, from the recording's start */
 	uint64_t waited_ns;    /* so far, at the interval's read */
 	uint32_t inode;        /* index into inodes */
+	/*
+	 * holder_mode of an fsync's journal wait (JBD2_WAIT), which has no
+	 * holder: EXCL, a journal commit ran at the read; SHARED, none ran;
+	 * UNKNOWN, not known (no journal seen, or an older recording).
+	 */
 	uint8_t class, waiter_mode, holder_mode, owner_mode;
 	uint8_t waiter_op, holder_op;
 	uint8_t range;         /* enum ilock_range of the two ops' byte ranges */

@@ -310,7 +310,17 @@ static void stalls_json(struct json *j, const struct report_ctx *c)
 		json_str(j, "class", class_name(s->class));
 		json_str(j, "range", range_group_name(s->range));
 		rec_side_json(j, "waiter", r, s->waiter, s->waiter_mode, s->waiter_op);
-		rec_side_json(j, "holder", r, s->holder, s->holder_mode, s->holder_op);
+		if (s->class == ILOCK_CLASS_JBD2_WAIT) {
+			/* no holder: its mode says whether a commit ran (rec_stall) */
+			rec_side_json(j, "holder", r, s->holder, ILOCK_MODE_UNKNOWN, s->holder_op);
+			if (s->holder_mode == ILOCK_MODE_UNKNOWN)
+				json_null(j, "journal_commit_running");
+			else
+				json_bool(j, "journal_commit_running",
+					  s->holder_mode == ILOCK_MODE_EXCL);
+		} else {
+			rec_side_json(j, "holder", r, s->holder, s->holder_mode, s->holder_op);
+		}
 		rec_side_json(j, "owner_at_last_read", r, s->owner, s->owner_mode, -1);
 		json_str(j, "owner_state", s->owner_state ? st : NULL);
 		json_obj_end(j);
@@ -576,11 +586,16 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 				fmt_task(who, sizeof(who), w->comm, w->pid),
 				s->waiter_op ? op_name(s->waiter_op) : "fsync", label,
 				fmt_ns(age, sizeof(age), s->waited_ns));
-			if (s->owner_mode == ILOCK_MODE_EXCL && jt->pid)
-				fprintf(f, "      journal %s at the last read",
-					fmt_task(o, sizeof(o), jt->comm, jt->pid));
-			else
+			fmt_task(o, sizeof(o), jt->comm, jt->pid);
+			if (s->owner_mode != ILOCK_MODE_EXCL || !jt->pid)
 				fprintf(f, "      no journal commit seen");
+			else if (s->holder_mode == ILOCK_MODE_EXCL)
+				fprintf(f, "      a journal commit running at the last read, by %s", o);
+			else if (s->holder_mode == ILOCK_MODE_SHARED)
+				fprintf(f, "      no journal commit running at the last read (the fsync "
+					   "writes its data back, or waits for one to start); journal %s", o);
+			else
+				fprintf(f, "      journal %s at the last read", o);
 			if (s->owner_state)
 				fprintf(f, ", state %c", s->owner_state);
 			fprintf(f, "; %s\n", end);

@@ -376,11 +376,12 @@ def test_fsync_in_progress_names_the_journal_commit(xfs, fs_factory, procs, help
     assert (x["class"], x["path"], x["outcome"]) == ("jbd2_wait", path, "ended"), x
     assert x["waited_at_least_ns"] >= 1_000_000_000, x
     assert x["owner_at_last_read"]["comm"].startswith("jbd2/"), x
+    assert x["journal_commit_running"] is True, x
     text = subprocess.run([ilock_bin, "report", out], capture_output=True, text=True,
                           timeout=60).stdout
-    assert re.search(r"python3\[%d\] was in fsync of %s for at least [\d.]+ s\n      journal "
-                     r"jbd2/[^\[]+\[\d+\] at the last read, state D; it ended before the next "
-                     r"read\n" % (stid, re.escape(path)), text), text
+    assert re.search(r"python3\[%d\] was in fsync of %s for at least [\d.]+ s\n      a journal "
+                     r"commit running at the last read, by jbd2/[^\[]+\[\d+\], state D; it "
+                     r"ended before the next read\n" % (stid, re.escape(path)), text), text
     # and the fsync's journal wait, once it ended, in the tables as ever
     (row,) = [lk for lk in rd["locks"] if lk["class"] == "jbd2_wait" and lk["ino"] == ino]
     assert row["exclusive"]["waits"] == 1 and row["exclusive"]["max_ns"] >= 1_000_000_000, row

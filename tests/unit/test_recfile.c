@@ -861,6 +861,96 @@ static void test_stalls(void)
 	synth_free(&s);
 }
 
+/*
+ * An fsync's journal stalls: whether a commit ran at the read is kept in
+ * the holder mode such a wait has no use for, and said in text and JSON.
+ */
+static void test_fsync_stalls(void)
+{
+	const uint64_t s0 = 5000000000ULL;
+	static const struct {
+		uint8_t owner_mode;
+		uint64_t commit_start;   /* from s0; 0: no commit running */
+		uint8_t holder_mode;     /* as recorded */
+		const char *text, *json;
+	} cases[] = {
+		{ ILOCK_MODE_EXCL, 100000000, ILOCK_MODE_EXCL,
+		  "      a journal commit running at the last read, by jbd2/sdb1-8[321], state D; ",
+		  "\"journal_commit_running\":true" },
+		{ ILOCK_MODE_EXCL, 0, ILOCK_MODE_SHARED,
+		  "      no journal commit running at the last read (the fsync writes its data "
+		  "back, or waits for one to start); journal jbd2/sdb1-8[321], state D; ",
+		  "\"journal_commit_running\":false" },
+		{ ILOCK_MODE_UNKNOWN, 0, ILOCK_MODE_UNKNOWN, "      no journal commit seen",
+		  "\"journal_commit_running\":null" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct ilock_waiting w = stall_rec(201, s0 + 200000000, s0 + 1000000000);
+		struct report_meta meta = {};
+		struct report_ctx c = {};
+		struct snapshot d, merged;
+		struct recording r;
+		struct synth s;
+		struct json j;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *f;
+
+		w.key.class = ILOCK_CLASS_JBD2_WAIT;
+		w.key.mode = ILOCK_MODE_EXCL;
+		w.wop = (struct ilock_op_info){ .op = ILOCK_OP_FSYNC };
+		w.hop = (struct ilock_op_info){ .op = ILOCK_OP_UNKNOWN };
+		w.holder_mode = ILOCK_MODE_UNKNOWN;
+		w.holder_pid = w.holder_tgid = 0;
+		memset(w.holder_comm, 0, sizeof(w.holder_comm));
+		w.owner_mode = cases[i].owner_mode;
+		w.owner_pid = w.owner_tgid = 321;
+		memcpy(w.owner_comm, "jbd2/sdb1-8", 12);
+		w.commit_start_ns = cases[i].commit_start ? s0 + cases[i].commit_start : 0;
+		synth_begin(&s, 1000000000ULL, MOUNTINFO);
+		snap_init(&d);
+		synth_inode(&d, DEV_X, 131, 0xEF53, "/log");
+		CHECK(!waiting_add_raw(&d.waiting, &w, sizeof(w), 0));
+		d.waiting.available = true;
+		waiting_finish(&d.waiting);
+		d.mono_ns = s0 + 1000000000;
+		synth_interval(&s, &d);
+		synth_end(&s);
+		CHECK(s.ok);
+		rec_init(&r);
+		CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+		CHECK_EQ_U(r.nstalls, 1);
+		if (r.nstalls != 1)
+			goto next;
+		CHECK_EQ_U(r.stalls[0].holder_mode, cases[i].holder_mode);
+		snap_init(&merged);
+		meta.mounts = &r.mounts;
+		c = (struct report_ctx){ .r = &r, .i1 = r.niv, .merged = &merged, .meta = &meta };
+		f = open_memstream(&text, &len);
+		report_stalls_text(f, &c);
+		json_init(&j, f);
+		json_obj_begin(&j, NULL);
+		report_json_extra(&j, &c);
+		json_obj_end(&j);
+		fclose(f);
+		if (getenv("SHOW"))
+			fputs(text, stderr);
+		CHECK(strstr(text, "pg[201] was in fsync of /mnt/x/log for at least 800 ms\n") != NULL);
+		CHECK(strstr(text, cases[i].text) != NULL);
+		CHECK(strstr(text, cases[i].json) != NULL);
+		/* the journal wait has no holder, whatever its mode carries */
+		CHECK(strstr(text, "\"holder\":{\"pid\":0") != NULL);
+		CHECK(strstr(text, "\"mode\":\"unknown\"") != NULL);
+		free(text);
+		snap_free(&merged);
+next:
+		rec_free(&r);
+		snap_free(&d);
+		synth_free(&s);
+	}
+}
+
 /* Every truncation point and every single-bit flip: no crash, sane state. */
 static void test_every_cut_and_flip(void)
 {
@@ -1166,6 +1256,7 @@ int main(void)
 	test_stacks();
 	test_stacks_malformed();
 	test_stalls();
+	test_fsync_stalls();
 	test_select_and_time();
 	test_fuzz_regressions();
 	test_namespace_ops();
