@@ -1164,6 +1164,48 @@ static void mark_ranges_uncaptured(struct diff_result *d, const struct recording
 	}
 }
 
+/*
+ * Could it see ext4 fsyncs waiting for the journal? Not with the jbd2_wait
+ * probes off (an XFS-only -D, a --class without jbd2_wait); a recording
+ * with attach meta but none for jbd2_wait predates them: off, as
+ * same_probe_mode() has it; with no attach meta at all, as for holds.
+ */
+static bool journal_captured(const struct recording *r)
+{
+	const char *v = rec_meta(r, "attach.jbd2_wait");
+
+	return v ? strcmp(v, "off") != 0 : !has_attach_meta(r);
+}
+
+/*
+ * A side without the jbd2_wait probes saw no journal wait: its zero is not
+ * a measurement, so the jbd2_wait subjects (class, inodes, roles) are not
+ * "new" or "gone", and nothing of them is tested.
+ */
+static void mark_journal_uncaptured(struct diff_result *d, const struct recording *a,
+				    const struct recording *b)
+{
+	bool ja = journal_captured(a), jb = journal_captured(b);
+
+	if (ja && jb)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		if (d->s[i].class != ILOCK_CLASS_JBD2_WAIT)
+			continue;
+		for (int m = 0; m < DM_COUNT; m++) {
+			struct diff_cmp *c = &d->s[i].m[m];
+
+			if (!c->present)
+				continue;
+			c->tested = false;
+			c->uncaptured = true;
+			c->verdict = DV_UNTESTED;
+			c->why = !ja ? "not captured before (jbd2_wait off)"
+				     : "not captured after (jbd2_wait off)";
+		}
+	}
+}
+
 /* A hold missing on a side that could not see holds is not "new" or "gone". */
 static void mark_uncaptured(struct diff_result *d, const struct recording *a,
 			    const struct recording *b)
@@ -1171,6 +1213,7 @@ static void mark_uncaptured(struct diff_result *d, const struct recording *a,
 	bool ha = holds_captured(a), hb = holds_captured(b);
 
 	mark_ranges_uncaptured(d, a, b);
+	mark_journal_uncaptured(d, a, b);
 	if (ha && hb)
 		return;
 	for (size_t i = 0; i < d->n; i++) {

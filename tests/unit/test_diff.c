@@ -186,6 +186,107 @@ static void test_holds_off_is_not_gone(void)
 }
 
 /*
+ * i_rwsem waits in every interval and, with journal, ext4 fsyncs waiting
+ * for the journal on one file; jbd2_mode is what the recorder wrote for
+ * its jbd2_wait probes (NULL: no such meta, an older build).
+ */
+static void record_journal(struct recording *r, bool journal, const char *jbd2_mode)
+{
+	struct synth s;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, MNT_B);
+	snap_init(&d);
+	for (int i = 0; i < 12; i++) {
+		snap_reset(&d);
+		if (i == 0)
+			synth_inode(&d, DEV_B, 12, ILOCK_EXT4_SB_MAGIC, "/mnt/b/wal");
+		synth_wait(&d, DEV_B, 12, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, 50, 1000000);
+		if (journal)
+			synth_wait(&d, DEV_B, 12, ILOCK_CLASS_JBD2_WAIT, ILOCK_MODE_EXCL, 5,
+				   20000000);
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+	add_meta(r, "attach.contention_begin", "tp_btf");
+	if (jbd2_mode)
+		add_meta(r, "attach.jbd2_wait", jbd2_mode);
+}
+
+static const struct diff_subject *find_journal(const struct diff_result *d, bool inode)
+{
+	for (size_t i = 0; i < d->n; i++)
+		if (d->s[i].is_inode == inode && d->s[i].class == ILOCK_CLASS_JBD2_WAIT &&
+		    d->s[i].kind == DK_EXCL)
+			return &d->s[i];
+	return NULL;
+}
+
+/*
+ * Journal waits after, on a before recorded without the jbd2_wait probes
+ * (an XFS mount's -D, say): n/a and untested, not "new" (PostgreSQL audit:
+ * an XFS recording diffed against an ext4 one).
+ */
+static void test_journal_off_is_not_new(void)
+{
+	struct recording a, b, c, e;
+	struct diff_result d;
+	const struct diff_subject *j;
+	char *text;
+
+	record_journal(&a, false, "off");
+	record_journal(&b, true, "tp_btf");
+	run(&a, &b, &d);
+	CHECK_EQ_U(d.nprobes, 1);
+	CHECK_STR(d.probes[0].probe, "jbd2_wait");
+	for (int inode = 0; inode < 2; inode++) {
+		j = find_journal(&d, inode);
+		CHECK(j && j->m[DM_WAITS_PER_S].uncaptured && !j->m[DM_WAITS_PER_S].tested);
+		CHECK(j && j->m[DM_WAIT_PER_S].verdict == DV_UNTESTED);
+		CHECK(j && j->m[DM_WAIT_PER_S].why &&
+		      !strcmp(j->m[DM_WAIT_PER_S].why, "not captured before (jbd2_wait off)"));
+	}
+	for (size_t i = 0; i < d.n; i++)
+		if (d.s[i].kind == DK_ROLE && d.s[i].class == ILOCK_CLASS_JBD2_WAIT)
+			CHECK(!d.s[i].m[DM_WAIT_PER_S].tested);
+	/* the i_rwsem waits, seen by both, are still compared */
+	CHECK(find(&d, false, DK_EXCL) && find(&d, false, DK_EXCL)->m[DM_WAITS_PER_S].tested);
+	text = diff_text(&d, &a, &b);
+	CHECK(strstr(text, "jbd2_wait exclusive wait: 0 ns/s -> ") != NULL);
+	CHECK(strstr(text, "(n/a, untested: not captured before (jbd2_wait off))") != NULL);
+	CHECK(!strstr(text, " new "));
+	free(text);
+	diff_free(&d);
+
+	/* the other way round: not captured after */
+	run(&b, &a, &d);
+	j = find_journal(&d, false);
+	CHECK(j && j->m[DM_WAIT_PER_S].why &&
+	      !strcmp(j->m[DM_WAIT_PER_S].why, "not captured after (jbd2_wait off)"));
+	diff_free(&d);
+
+	/* both sides with the probes, none before: they really are new, and tested */
+	record_journal(&c, false, "tp_btf");
+	run(&c, &b, &d);
+	CHECK_EQ_U(d.nprobes, 0);
+	j = find_journal(&d, false);
+	CHECK(j && !j->m[DM_WAITS_PER_S].uncaptured && j->m[DM_WAITS_PER_S].tested);
+	CHECK(j && j->m[DM_WAITS_PER_S].verdict == DV_HIGHER);
+	diff_free(&d);
+
+	/* an older build's recording, with attach meta but none for jbd2_wait: off */
+	record_journal(&e, false, NULL);
+	run(&e, &b, &d);
+	j = find_journal(&d, false);
+	CHECK(j && j->m[DM_WAITS_PER_S].uncaptured);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+	rec_free(&c);
+	rec_free(&e);
+}
+
+/*
  * A probe the older build did not have is "off" there: no probe change
  * unless the newer side has it on; with no attach meta at all, unknown.
  */
@@ -1162,6 +1263,7 @@ int main(void)
 {
 	test_holds_off_is_not_gone();
 	test_probe_missing_on_one_side();
+	test_journal_off_is_not_new();
 	test_same_condition();
 	test_changed_condition();
 	test_effect_floors();
