@@ -161,9 +161,23 @@ bool render_have_pairs(FILE *f, long np)
 void render_roles_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		       const struct pair_row *p, long np, int rows)
 {
+	/* both sides as wide as the widest shown: a long command and op keep the columns */
+	int lw = 36, rw = 36;
+
 	fprintf(f, "\nWHO SERIALISES WHOM, BY COMMAND (the threads of a command summed)\n");
 	if (!render_have_pairs(f, np))
 		return;
+	for (long i = 0; i < np && i < rows; i++) {
+		char side[96];
+		int n;
+
+		n = (int)strlen(role_side(side, sizeof(side), p[i].k.holder_comm, p[i].k.holder_mode,
+					  p[i].k.holder_op, p[i].k.holder_op_flags, true));
+		lw = n > lw ? n : lw;
+		n = (int)strlen(role_side(side, sizeof(side), p[i].k.waiter_comm, p[i].k.waiter_mode,
+					  p[i].k.waiter_op, p[i].k.waiter_op_flags, true));
+		rw = n > rw ? n : rw;
+	}
 	for (long i = 0; i < np && i < rows; i++) {
 		const struct pair_row *r = &p[i];
 		char left[96], right[96], n[24], t[24], mx[24];
@@ -175,8 +189,8 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 			  r->k.holder_op_flags, true);
 		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
 			  r->k.waiter_op_flags, true);
-		fprintf(f, "  %-36s ->  %-36s %9s wait%-1s %9s  max %9s  %3u -> %-3u threads", left,
-			right, fmt_count(n, sizeof(n), r->s.count), plural(r->s.count),
+		fprintf(f, "  %-*s ->  %-*s %9s wait%-1s %9s  max %9s  %3u -> %-3u threads", lw, left,
+			rw, right, fmt_count(n, sizeof(n), r->s.count), plural(r->s.count),
 			fmt_ns(t, sizeof(t), r->s.total_ns),
 			fmt_ns(mx, sizeof(mx), r->s.max_ns), r->holders, r->waiters);
 		range_note(f, r);

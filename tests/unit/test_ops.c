@@ -463,6 +463,40 @@ static void test_roles(void)
 		free(buf);
 		free(p);
 
+		/*
+		 * A side wider than 36 columns (a long command, an extending
+		 * write, a queued writer): every row's arrow stays in one column.
+		 */
+		{
+			struct ilock_edge_key wide = w1;
+			const char *line, *arrow;
+			long col = -1;
+			bool aligned = true;
+
+			memcpy(wide.holder_comm, "postgres-writer", 16);
+			wide.holder_mode = ILOCK_MODE_QUEUED_EXCL;
+			wide.holder_op_flags = ILOCK_OPF_EXTENDING;
+			add_edge(&s, wide, 1, 500000);
+			nroles = snap_pairs(&s, &p, PAIRS_OPS);
+			f = open_memstream(&buf, &len);
+			render_roles_text(f, &s, &m, p, nroles, 10);
+			fclose(f);
+			CHECK(strstr(buf, "postgres-writer buffered-write(extending) NEXT-EXCL ->  fio "
+					  "buffered-read SHARED") != NULL);
+			for (line = strchr(buf, '\n') + 1; line && *line; line = strchr(line, '\n')) {
+				line++;
+				arrow = strstr(line, " ->  ");
+				if (!arrow || arrow > strchr(line, '\n'))
+					continue;
+				if (col >= 0 && arrow - line != col)
+					aligned = false;
+				col = arrow - line;
+			}
+			CHECK(aligned && col > 36);
+			free(buf);
+			free(p);
+		}
+
 		f = open_memstream(&buf, &len);
 		render_json(f, &s, &m, &o);
 		fclose(f);
