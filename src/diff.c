@@ -597,6 +597,21 @@ static int cmp_rank(const void *pa, const void *pb)
 	return a->score > b->score ? -1 : a->score < b->score;
 }
 
+/*
+ * The lock's name on both sides: one path matched across filesystems (an
+ * XFS recording against an ext4 one) is "IOLOCK | i_rwsem".
+ */
+static const char *subject_class_name(const struct diff_subject *s, char *buf, size_t len)
+{
+	const char *a = class_display_name(s->class, s->magic);
+	const char *b = s->magic_b ? class_display_name(s->class, s->magic_b) : a;
+
+	if (!strcmp(a, b))
+		return a;
+	snprintf(buf, len, "%s | %s", a, b);
+	return buf;
+}
+
 static void subject_label(struct diff_subject *s, const struct entity *ea, const struct entity *eb)
 {
 	const struct entity *e = ea ? ea : eb;
@@ -609,6 +624,7 @@ static void subject_label(struct diff_subject *s, const struct entity *ea, const
 		snprintf(s->ident_b, sizeof(s->ident_b), "%s:%" PRIu64,
 			 fmt_kdev(d, sizeof(d), eb->dev), eb->ino);
 	s->magic = ea && ea->magic ? ea->magic : eb ? eb->magic : 0;
+	s->magic_b = ea && eb ? eb->magic : 0;
 	if (ea && eb && ea->has_path && eb->has_path && strcmp(ea->path, eb->path))
 		snprintf(s->label, sizeof(s->label), "%s | %s", ea->path, eb->path);
 	else if (e->has_path)
@@ -1434,15 +1450,15 @@ static void verdict_text(char *buf, size_t len, const struct diff_cmp *c)
 void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum diff_metric m)
 {
 	const struct diff_cmp *c = &s->m[m];
-	char va[32], vb[32], ch[24], p[24], name[2 * ILOCK_PATH_MAX + 96], kh[32];
+	char va[32], vb[32], ch[24], p[24], name[2 * ILOCK_PATH_MAX + 96], kh[32], cn[48];
 	const char *what = m == DM_HOLD_P99 ? "exclusive hold p99"
 			   : m == DM_WAIT_PER_S ? "wait" : metric_labels[m];
 	/* a hold's metric says "hold" itself */
 	const char *kind = s->kind == DK_HOLD ? "" : kind_heading(s->kind, kh, sizeof(kh));
 
 	if (s->is_inode)
-		snprintf(name, sizeof(name), "%s %s %s", s->label, class_display_name(s->class, s->magic),
-			 kind);
+		snprintf(name, sizeof(name), "%s %s %s", s->label,
+			 subject_class_name(s, cn, sizeof(cn)), kind);
 	else if (s->kind == DK_ROLE)
 		snprintf(name, sizeof(name), "%s %s", class_name(s->class), s->label);
 	else
@@ -1521,7 +1537,7 @@ static const char *role_threads_text(char *buf, size_t len, const char *side, co
 void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
 		      const struct recording *a, const struct recording *b)
 {
-	char line[2 * ILOCK_PATH_MAX + 256], kh[32], ta[48], tb[48], fl[256];
+	char line[2 * ILOCK_PATH_MAX + 256], kh[32], cn[48], ta[48], tb[48], fl[256];
 	bool any_class = false, any_inode = false, any_role = false;
 	size_t nsum = 0, small = 0;
 	double scale = 0;  /* the largest class wait a second, either side */
@@ -1571,7 +1587,7 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		if (!s->is_inode)
 			continue;
 		any_inode = true;
-		fprintf(f, "  %s  %s %s  [%s", s->label, class_display_name(s->class, s->magic),
+		fprintf(f, "  %s  %s %s  [%s", s->label, subject_class_name(s, cn, sizeof(cn)),
 			kind_heading(s->kind, kh, sizeof(kh)), diff_match_name(s->match));
 		if (s->ident_a[0] && s->ident_b[0] && strcmp(s->ident_a, s->ident_b))
 			fprintf(f, "; %s -> %s", s->ident_a, s->ident_b);

@@ -84,6 +84,7 @@ struct diff_subject {
 	uint8_t class;
 	uint8_t kind;             /* enum diff_kind */
 	uint32_t magic;           /* fs of the inode (either side), 0 if unknown */
+	uint32_t magic_b;         /* the after side's, when it has one (0: as magic) */
 	enum diff_match match;
 	char label[2 * ILOCK_PATH_MAX + 64];
 	char ident_a[48], ident_b[48];  /* "dev:ino" on each side, "" if absent */

@@ -690,6 +690,13 @@ static void test_matching(void)
 	s = find(&d, true, DK_SHARED);
 	CHECK(s && s->match == DMATCH_FSPATH);
 	CHECK(s && !strcmp(s->label, "/mnt/a/data | /mnt/b/data"));
+	/* its lock by both names: the XFS IOLOCK is ext4's i_rwsem */
+	{
+		char *out = diff_text(&d, &a, &b);
+
+		CHECK(strstr(out, "  /mnt/a/data | /mnt/b/data  IOLOCK | i_rwsem shared  [") != NULL);
+		free(out);
+	}
 	diff_free(&d);
 	rec_free(&b);
 	/* no path on one side: dev:ino */
