@@ -247,7 +247,7 @@ static __always_inline int on_begin_ctx(void *ctx, void *lock, unsigned int flag
 	p->weight = weight;
 	p->start_ns = bpf_ktime_get_ns();
 	read_holder(lock, me, p, fast);
-	ops_wait_begin(ctx, btf, ts, p, inode, me, p->start_ns);
+	ops_wait_begin(ctx, btf, ts, p, inode, me, lock, p->start_ns);
 	note_inode(inode, &p->key, ts);
 	pair_find(p, me);
 	/*

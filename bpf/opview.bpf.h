@@ -244,16 +244,36 @@ static __always_inline void waiter_stack(void *ctx, struct task_state *ts, struc
 int resolve_op(u64 task, u32 how, u64 regs, const struct cur_op *st, struct pending_wait *p);
 
 /*
- * At contention_begin, after read_holder(): the waiter's op and stack, and
- * through a counted reference to the owner, the holder's op and stack.
- * ctx is the program's context (NULL where stacks cannot be taken); btf
- * says whether task kfuncs may be called (tp_btf, not raw_tp). now is the
- * wait's start, read once: a clock read costs ~67 ns on this VM. me is
- * the current task, asked for once by the caller.
+ * Does the writer named at the wait's start still own the lock? Reading what
+ * it does takes time (its registers, its fd table, a stack unwind), and a
+ * writer may let go meanwhile and go on to its next call: a writer whose
+ * next call is a read would read as "buffered-read, exclusive", and one
+ * whose vCPU the host stops, as whatever it does milliseconds later. The
+ * owner word is on the line the slow path has just used: one load.
+ */
+static __always_inline bool holder_moved_on(void *lock, const struct pending_wait *p)
+{
+	unsigned long owner;
+
+	if (p->holder_mode != ILOCK_MODE_EXCL)
+		return false;  /* a reader's hint or the queue's head: nothing to check */
+	owner = kcast(lock, struct rw_semaphore)->owner.counter;
+	/* READER_OWNED too: a writer that let go and read names itself as the last reader */
+	return (owner & RWSEM_READER_OWNED) || (owner & ~RWSEM_OWNER_FLAGS_MASK) != p->holder_task;
+}
+
+/*
+ * At contention_begin, after read_holder(): through a counted reference to
+ * the owner, the holder's op and stack, then the waiter's op and stack.
+ * The holder first: it is the one that moves on. ctx is the program's
+ * context (NULL where stacks cannot be taken); btf says whether task
+ * kfuncs may be called (tp_btf, not raw_tp). now is the wait's start, read
+ * once: a clock read costs ~67 ns on this VM. me is the current task,
+ * asked for once by the caller; lock, the rw_semaphore.
  */
 static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_state *ts,
 					   struct pending_wait *p, struct inode *inode,
-					   struct task_struct *me, u64 now)
+					   struct task_struct *me, void *lock, u64 now)
 {
 	u32 fast = KFAST(btf) ? RESOLVE_FAST : 0;
 	u64 regs = 0;
@@ -272,9 +292,6 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 		if (!ts->self)
 			ts->self = bpf_get_current_task();
 	}
-	resolve_op(fast ? ts->self : 0, RESOLVE_CUR | fast, regs, op_of(me->pid), p);
-	if (ctx && cfg_waiter_stacks)
-		waiter_stack(ctx, ts, p, now);
 	/* bpf_rdonly_cast came in 6.2: without it, no holder op or stack */
 	if (fast && p->holder_task && p->holder_pid) {
 		struct task_struct *h = kcast(p->holder_task, struct task_struct);
@@ -282,13 +299,26 @@ static __always_inline void ops_wait_begin(void *ctx, bool btf, struct task_stat
 
 		if (h->flags & ILOCK_PF_EXITING) {
 			count(ILOCK_LOST_HOLDER_GONE);
-			return;
+		} else {
+			resolve_op(p->holder_task, fast, other_regs(h, me, regs),
+				   op_snapshot(p->holder_pid, &st) ? &st : NULL, p);
+			if (holder_moved_on(lock, p)) {
+				count(ILOCK_LOST_HOLDER_MOVED_ON);
+				p->hop.op = ILOCK_OP_UNKNOWN;
+				p->hop.flags = 0;
+			} else if (cfg_holder_stacks) {
+				sample_holder_stack(h, ts, p, now);
+				/* an unwind takes microseconds: the stack may be of its next call */
+				if (p->holder_stack && holder_moved_on(lock, p)) {
+					count(ILOCK_LOST_HOLDER_MOVED_ON);
+					p->holder_stack = 0;
+				}
+			}
 		}
-		resolve_op(p->holder_task, fast, other_regs(h, me, regs),
-			   op_snapshot(p->holder_pid, &st) ? &st : NULL, p);
-		if (cfg_holder_stacks)
-			sample_holder_stack(h, ts, p, now);
 	}
+	resolve_op(fast ? ts->self : 0, RESOLVE_CUR | fast, regs, op_of(me->pid), p);
+	if (ctx && cfg_waiter_stacks)
+		waiter_stack(ctx, ts, p, now);
 }
 
 static __always_inline void add_stack(const struct ilock_edge_key *ek, u64 stack, u8 kind, u64 ns,

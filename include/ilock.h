@@ -524,6 +524,7 @@ enum ilock_counter {
 	ILOCK_LOST_DIO_MAP_FULL,   /* ext4 direct-write map full */
 	ILOCK_LOST_HOLDER_GONE,    /* holder exited before its op could be read */
 	ILOCK_LOST_OP_SLOT_SHARED, /* an op overwritten by a thread sharing its slot */
+	ILOCK_LOST_HOLDER_MOVED_ON,/* a writer let go before its op or stack was read */
 	ILOCK_COUNTER_MAX,
 };
 

@@ -48,6 +48,9 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_LOST_OP_SLOT_SHARED] = { "op_slot_shared",
 					"ops overwritten by a thread whose id equals the owner's "
 					"modulo 16384" },
+	[ILOCK_LOST_HOLDER_MOVED_ON] = { "holder_moved_on",
+					 "writers that let go of the lock before their op or stack "
+					 "was read: op unknown, no stack" },
 };
 
 const char *counter_name(int c)
