@@ -487,7 +487,7 @@ static __always_inline bool decode_syscall(u64 task, bool cur, bool fast,
 		fixed_op(&t[0], sa->nr == NR_fsync ? ILOCK_OP_FSYNC : ILOCK_OP_FDATASYNC, 0, 0);
 		break;
 	case NR_sync_file_range:
-		fixed_op(&t[0], ILOCK_OP_FDATASYNC, a[1], a[2]);
+		fixed_op(&t[0], ILOCK_OP_SYNC_FILE_RANGE, a[1], a[2]);
 		break;
 	case NR_ftruncate:
 		/* (fd, length): the new size; the range runs from the lower of it and the old */

@@ -90,7 +90,7 @@ enum ilock_op {
 	ILOCK_OP_DIRECT_READ,
 	ILOCK_OP_DIRECT_WRITE,
 	ILOCK_OP_FSYNC,
-	ILOCK_OP_FDATASYNC,        /* also sync_file_range */
+	ILOCK_OP_FDATASYNC,
 	ILOCK_OP_FALLOCATE,
 	ILOCK_OP_PUNCH_HOLE,
 	ILOCK_OP_ZERO_RANGE,
@@ -113,6 +113,12 @@ enum ilock_op {
 	ILOCK_OP_LINK,             /* link and symlink */
 	ILOCK_OP_LOOKUP,           /* a path lookup missing the dcache: open, stat, access, ... */
 	ILOCK_OP_READDIR,          /* getdents */
+	/*
+	 * Recordings 1.6: sync_file_range, a flush of a byte range (a
+	 * database's background writeback: PostgreSQL's *_flush_after), not
+	 * a durability sync; before, it read as fdatasync.
+	 */
+	ILOCK_OP_SYNC_FILE_RANGE,
 	ILOCK_OP_MAX,
 };
 
@@ -210,6 +216,7 @@ static __always_inline void ilock_op_set_range(struct ilock_op_info *o, __u64 po
 		end = ILOCK_RANGE_EOF;
 		break;
 	case ILOCK_OP_FDATASYNC:
+	case ILOCK_OP_SYNC_FILE_RANGE:
 		if (!len)
 			end = ILOCK_RANGE_EOF;
 		break;

@@ -34,6 +34,7 @@ static const char *const op_names[ILOCK_OP_MAX] = {
 	[ILOCK_OP_LINK] = "link",
 	[ILOCK_OP_LOOKUP] = "lookup",
 	[ILOCK_OP_READDIR] = "readdir",
+	[ILOCK_OP_SYNC_FILE_RANGE] = "sync-file-range",
 };
 
 const char *op_name(uint8_t op)

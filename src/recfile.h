@@ -23,7 +23,7 @@
 #define REC_MAGIC "\x89ILOCKR\n"
 #define REC_MAGIC_LEN 8
 #define REC_MAJOR 1
-#define REC_MINOR 5
+#define REC_MINOR 6
 #define REC_HDR_LEN 16
 #define REC_BLOCK_HDR_LEN 16
 /* Reader limits: a damaged or hostile length must not make us allocate. */

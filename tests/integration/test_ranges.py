@@ -588,3 +588,43 @@ def test_xfs_fault_ops_on_both_sides(xfs, procs, ilock_bin):
     unknown = sum(e["waits"] for e in edges if e["holder"]["mode"] != "unknown" and
                   "unknown" in (e["waiter"]["op"], e["holder"]["op"]))
     assert unknown < 0.05 * total, edges
+
+
+SYNC_RANGE = r"""
+import ctypes, os, random, sys, threading, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.ftruncate(fd, 64 << 20)  # sparse: writes allocate, writeback converts under the ILOCK
+libc = ctypes.CDLL(None, use_errno=True)
+stop = time.time() + float(sys.argv[2])
+def writer(seed):
+    r = random.Random(seed)
+    while time.time() < stop:
+        os.pwrite(fd, b"x" * 8192, r.randrange(0, 8192) * 8192)
+def syncer():
+    # SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER, the whole file
+    while time.time() < stop:
+        if libc.sync_file_range(fd, ctypes.c_longlong(0), ctypes.c_longlong(0), 2 | 4):
+            sys.exit("sync_file_range: errno %d" % ctypes.get_errno())
+ts = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+ts += [threading.Thread(target=syncer) for _ in range(2)]
+[t.start() for t in ts]
+[t.join() for t in ts]
+"""
+
+
+def test_xfs_sync_file_range_is_its_own_op(xfs, procs, ilock_bin):
+    """A database's background flush (PostgreSQL's *_flush_after) is
+    sync_file_range, writeback of a range, not a durability sync: its waits
+    behind writers on the XFS ILOCK (writeback maps blocks under it) name it
+    `sync-file-range`, never `fdatasync`, which this workload never calls."""
+    path = os.path.join(xfs.mnt, "relation.dat")
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt)
+    w = procs.start(["python3", "-c", SYNC_RANGE, path, 3])
+    w.communicate(timeout=60)
+    assert w.returncode == 0
+    doc = stop_stat(st)
+
+    edges = edges_for(doc, xfs.majmin, os.stat(path).st_ino, "xfs_ilock")
+    sides = [s for e in edges for s in (e["holder"], e["waiter"])]
+    assert any(s["op"] == "sync-file-range" for s in sides), edges
+    assert not any(s["op"] == "fdatasync" for s in sides), edges

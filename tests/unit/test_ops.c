@@ -66,8 +66,15 @@ static void test_range_rules(void)
 	CHECK(o.start == 4096 && o.end == 8192);
 	o = op_at(ILOCK_OP_SHIFT_RANGE, 0, 4096, 4096, 1 << 20);
 	CHECK(o.start == 4096 && o.end == EOFR);
-	o = op_at(ILOCK_OP_FDATASYNC, 0, 4096, 0, 1 << 20);  /* sync_file_range n == 0 */
-	CHECK(o.start == 4096 && o.end == EOFR);
+	o = op_at(ILOCK_OP_FDATASYNC, 0, 0, 0, 1 << 20);
+	CHECK(o.start == 0 && o.end == EOFR);
+	/* sync_file_range: its range, to EOF when nbytes is 0 */
+	o = op_at(ILOCK_OP_SYNC_FILE_RANGE, 0, 4096, 0, 1 << 20);
+	CHECK(o.start == 4096 && o.end == EOFR && (o.flags & ILOCK_OPF_RANGE));
+	o = op_at(ILOCK_OP_SYNC_FILE_RANGE, 0, 4096, 8192, 1 << 20);
+	CHECK(o.start == 4096 && o.end == 12288);
+	CHECK_STR(op_name(ILOCK_OP_SYNC_FILE_RANGE), "sync-file-range");
+	CHECK(!ilock_op_is_namespace(ILOCK_OP_SYNC_FILE_RANGE));
 	/* overflow clamps rather than wraps */
 	o = op_at(ILOCK_OP_DIRECT_READ, 0, EOFR - 10, 100, EOFR);
 	CHECK(o.start == EOFR - 10 && o.end == EOFR);
