@@ -401,9 +401,13 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 	    s->counters[ILOCK_EV_BEGIN_RWSEM])
 		/* the filters may have left out the very waits that matter */
 		fprintf(f, "  no inode lock wait matched the filters (%s): %s rw_semaphore wait%s in "
-			   "all, on any lock, file or task\n", m->filters,
+			   "all, on any lock, file or task%s\n", m->filters,
 			fmt_count(a, sizeof(a), s->counters[ILOCK_EV_BEGIN_RWSEM]),
-			plural(s->counters[ILOCK_EV_BEGIN_RWSEM]));
+			plural(s->counters[ILOCK_EV_BEGIN_RWSEM]),
+			/* a server's workers are its children: -p of the parent takes none */
+			!strncmp(m->filters, "-p ", 3) || strstr(m->filters, " -p ") ?
+			"; -p takes one process's threads, not its children (a server's "
+			"worker processes: -c NAME or --cgroup)" : "");
 	else if (!w.waits && m->duration_s < ILOCK_SHORT_TRACE_S)
 		fprintf(f, "  no inode lock wait in %.1f s traced: too short to tell\n",
 			m->duration_s);
