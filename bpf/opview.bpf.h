@@ -263,9 +263,9 @@ static __always_inline bool holder_moved_on(void *lock, const struct pending_wai
 }
 
 /*
- * At contention_begin, after read_holder(): through a counted reference to
- * the owner, the holder's op and stack, then the waiter's op and stack.
- * The holder first: it is the one that moves on. ctx is the program's
+ * At contention_begin, after read_holder(): the holder's op and stack (a
+ * counted reference to it only for an unwind), then the waiter's op and
+ * stack. The holder first: it is the one that moves on. ctx is the program's
  * context (NULL where stacks cannot be taken); btf says whether task
  * kfuncs may be called (tp_btf, not raw_tp). now is the wait's start, read
  * once: a clock read costs ~67 ns on this VM. me is the current task,

@@ -1573,10 +1573,6 @@ out:
 	return err;
 }
 
-/*
- * The stalls of this read (1.3): waits in progress for WAITING_STALL_NS or
- * more, their inode and tasks defined in this block like an edge's.
- */
 /* An fsync's journal wait has no holder: its holder mode says whether a commit ran (rec_stall). */
 static uint8_t stall_holder_mode(const struct ilock_waiting *x)
 {
@@ -1587,6 +1583,10 @@ static uint8_t stall_holder_mode(const struct ilock_waiting *x)
 	return waiting_commit_ns(x) ? ILOCK_MODE_EXCL : ILOCK_MODE_SHARED;
 }
 
+/*
+ * The stalls of this read (1.3): waits in progress for WAITING_STALL_NS or
+ * more, their inode and tasks defined in this block like an edge's.
+ */
 static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks,
 		      uint64_t *ntasks, struct rec_buf *out, const struct waiting_set *ws,
 		      uint64_t start_mono_ns)
