@@ -795,11 +795,27 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 {
 	struct pair_row *p;
 	long np = snap_pairs(win, &p, PAIRS_OPS);
-	int shown = 0;
+	int shown = 0, hw = 34, ww = 34;
 
 	if (np < 0) {
 		fprintf(f, "  (out of memory)\n");
 		return;
+	}
+	/* both sides as wide as the widest shown: a long command and op keep the columns */
+	for (long i = 0, n = 0; i < np && n < 20; i++) {
+		const struct pair_row *r = &p[i];
+		char side[96];
+		int len;
+
+		if (r->k.dev != dev || r->k.ino != ino || r->k.gen != gen)
+			continue;
+		n++;
+		len = (int)strlen(role_side(side, sizeof(side), r->k.holder_comm, r->k.holder_mode,
+					    r->k.holder_op, r->k.holder_op_flags, true));
+		hw = len > hw ? len : hw;
+		len = (int)strlen(role_side(side, sizeof(side), r->k.waiter_comm, r->k.waiter_mode,
+					    r->k.waiter_op, r->k.waiter_op_flags, true));
+		ww = len > ww ? len : ww;
 	}
 	for (long i = 0; i < np && shown < 20; i++) {
 		const struct pair_row *r = &p[i];
@@ -808,12 +824,12 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 		if (r->k.dev != dev || r->k.ino != ino || r->k.gen != gen)
 			continue;
 		if (!shown++)
-			fprintf(f, "  %-34s    %-34s %-8s %9s %9s %9s %9s  %s\n", "HOLDER", "WAITER",
-				"LOCK", "THREADS", "WAITS", "WAITED", "MAX", "DISJOINT");
+			fprintf(f, "  %-*s    %-*s %-8s %9s %9s %9s %9s  %s\n", hw, "HOLDER", ww,
+				"WAITER", "LOCK", "THREADS", "WAITS", "WAITED", "MAX", "DISJOINT");
 		snprintf(thr, sizeof(thr), "%u->%u", r->holders, r->waiters);
-		fprintf(f, "  %-34s -> %-34s %-8s %9s %9s %9s %9s  %s\n",
+		fprintf(f, "  %-*s -> %-*s %-8s %9s %9s %9s %9s  %s\n", hw,
 			role_side(h, sizeof(h), r->k.holder_comm, r->k.holder_mode, r->k.holder_op,
-				  r->k.holder_op_flags, true),
+				  r->k.holder_op_flags, true), ww,
 			role_side(w, sizeof(w), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
 				  r->k.waiter_op_flags, true),
 			top_class_name(r->k.class, magic), thr, fmt_count(c, sizeof(c), r->s.count),

@@ -1157,6 +1157,40 @@ static void test_detail(void)
 	CHECK(strstr(text, "  cp unknown EXCL                    -> reader unknown SHARED") != NULL);
 	free(text);
 
+	/* a side wider than 34 columns: the arrows of all rows stay in one column */
+	{
+		struct ilock_edge_key ek = ekey(100, 4259, "postgres-writer", 902, "reader",
+						ILOCK_MODE_QUEUED_EXCL);
+		struct ilock_edge_stats es = { 1, 1 * MS, 1 * MS };
+		const char *sec, *line, *arrow;
+		long col = -1;
+		bool aligned = true;
+
+		ek.holder_op = ILOCK_OP_BUFFERED_WRITE;
+		ek.holder_op_flags = ILOCK_OPF_EXTENDING;
+		ek.waiter_op = ILOCK_OP_SYNC_FILE_RANGE;
+		snap_add_edge(&s, &ek, &es);
+		text = NULL;
+		f = open_memstream(&text, &size);
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM,
+				  2.0, false);
+		fclose(f);
+		sec = strstr(text, "BY COMMAND on this inode");
+		CHECK(sec && strstr(sec, "postgres-writer buffered-write(extending) NEXT-EXCL -> "
+				       "reader sync-file-range SHARED"));
+		for (line = sec ? strchr(sec, '\n') + 1 : NULL; line && *line && *line != '\n';
+		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+			arrow = strstr(line, " -> ");
+			if (!arrow || arrow > strchr(line, '\n'))
+				continue;
+			if (col >= 0 && arrow - line != col)
+				aligned = false;
+			col = arrow - line;
+		}
+		CHECK(aligned && col > 34);
+		free(text);
+	}
+
 	text = NULL;
 	f = open_memstream(&text, &size);
 	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 300, 0, ILOCK_CLASS_INVALIDATE, 1.0, true);
