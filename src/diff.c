@@ -1154,18 +1154,18 @@ static bool ranges_captured(const struct recording *r)
 }
 
 /*
- * A side without ops saw every wait's range as unknown: its zero disjoint
- * (or overlapping) rate is not a measurement, so nothing is tested.
+ * Every comparison of the subjects `picks` takes is untested, "not captured"
+ * on the side (before, unless before saw them) that could not see them: its
+ * zero is not a measurement, so they are not "new" or "gone" either.
  */
-static void mark_ranges_uncaptured(struct diff_result *d, const struct recording *a,
-				   const struct recording *b)
+static void mark_subjects_uncaptured(struct diff_result *d, bool before, bool after,
+				     bool (*picks)(const struct diff_subject *),
+				     const char *why_before, const char *why_after)
 {
-	bool ra = ranges_captured(a), rb = ranges_captured(b);
-
-	if (ra && rb)
+	if (before && after)
 		return;
 	for (size_t i = 0; i < d->n; i++) {
-		if (!is_range_kind(d->s[i].kind))
+		if (!picks(&d->s[i]))
 			continue;
 		for (int m = 0; m < DM_COUNT; m++) {
 			struct diff_cmp *c = &d->s[i].m[m];
@@ -1175,9 +1175,15 @@ static void mark_ranges_uncaptured(struct diff_result *d, const struct recording
 			c->tested = false;
 			c->uncaptured = true;
 			c->verdict = DV_UNTESTED;
-			c->why = !ra ? "not captured before (--ops off)" : "not captured after (--ops off)";
+			c->why = !before ? why_before : why_after;
 		}
 	}
+}
+
+/* A side without ops saw every wait's range as unknown. */
+static bool is_range_subject(const struct diff_subject *s)
+{
+	return is_range_kind(s->kind);
 }
 
 /*
@@ -1193,33 +1199,10 @@ static bool journal_captured(const struct recording *r)
 	return v ? strcmp(v, "off") != 0 : !has_attach_meta(r);
 }
 
-/*
- * A side without the jbd2_wait probes saw no journal wait: its zero is not
- * a measurement, so the jbd2_wait subjects (class, inodes, roles) are not
- * "new" or "gone", and nothing of them is tested.
- */
-static void mark_journal_uncaptured(struct diff_result *d, const struct recording *a,
-				    const struct recording *b)
+/* A side without the jbd2_wait probes saw no journal wait: its class, inodes and roles. */
+static bool is_journal_subject(const struct diff_subject *s)
 {
-	bool ja = journal_captured(a), jb = journal_captured(b);
-
-	if (ja && jb)
-		return;
-	for (size_t i = 0; i < d->n; i++) {
-		if (d->s[i].class != ILOCK_CLASS_JBD2_WAIT)
-			continue;
-		for (int m = 0; m < DM_COUNT; m++) {
-			struct diff_cmp *c = &d->s[i].m[m];
-
-			if (!c->present)
-				continue;
-			c->tested = false;
-			c->uncaptured = true;
-			c->verdict = DV_UNTESTED;
-			c->why = !ja ? "not captured before (jbd2_wait off)"
-				     : "not captured after (jbd2_wait off)";
-		}
-	}
+	return s->class == ILOCK_CLASS_JBD2_WAIT;
 }
 
 /* A hold missing on a side that could not see holds is not "new" or "gone". */
@@ -1228,8 +1211,11 @@ static void mark_uncaptured(struct diff_result *d, const struct recording *a,
 {
 	bool ha = holds_captured(a), hb = holds_captured(b);
 
-	mark_ranges_uncaptured(d, a, b);
-	mark_journal_uncaptured(d, a, b);
+	mark_subjects_uncaptured(d, ranges_captured(a), ranges_captured(b), is_range_subject,
+				 "not captured before (--ops off)", "not captured after (--ops off)");
+	mark_subjects_uncaptured(d, journal_captured(a), journal_captured(b), is_journal_subject,
+				 "not captured before (jbd2_wait off)",
+				 "not captured after (jbd2_wait off)");
 	if (ha && hb)
 		return;
 	for (size_t i = 0; i < d->n; i++) {

@@ -117,6 +117,19 @@ const char *mode_short(uint8_t mode)
 	}
 }
 
+void pair_role_widths(const struct pair_row *r, int *hw, int *ww)
+{
+	char side[96];
+	int n;
+
+	n = (int)strlen(role_side(side, sizeof(side), r->k.holder_comm, r->k.holder_mode,
+				  r->k.holder_op, r->k.holder_op_flags, true));
+	*hw = n > *hw ? n : *hw;
+	n = (int)strlen(role_side(side, sizeof(side), r->k.waiter_comm, r->k.waiter_mode,
+				  r->k.waiter_op, r->k.waiter_op_flags, true));
+	*ww = n > *ww ? n : *ww;
+}
+
 char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t op, uint8_t flags,
 		bool ops)
 {

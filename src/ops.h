@@ -69,6 +69,11 @@ enum pair_by {
  * them). *out is malloc'ed (free it); returns the count or -ENOMEM.
  */
 long snap_pairs(const struct snapshot *s, struct pair_row **out, unsigned by);
+/*
+ * Widen *hw and *ww to r's holder and waiter sides (role_side, with ops):
+ * a table of roles sizes its two columns to the widest row it shows.
+ */
+void pair_role_widths(const struct pair_row *r, int *hw, int *ww);
 /* Share of a pair's wait time that was disjoint; -1 when it has none classified. */
 double pair_headroom(const struct pair_row *p);
 /* One stack behind a pair: its edges' wait time on that stack, added up. */

@@ -167,17 +167,8 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 	fprintf(f, "\nWHO SERIALISES WHOM, BY COMMAND (the threads of a command summed)\n");
 	if (!render_have_pairs(f, np))
 		return;
-	for (long i = 0; i < np && i < rows; i++) {
-		char side[96];
-		int n;
-
-		n = (int)strlen(role_side(side, sizeof(side), p[i].k.holder_comm, p[i].k.holder_mode,
-					  p[i].k.holder_op, p[i].k.holder_op_flags, true));
-		lw = n > lw ? n : lw;
-		n = (int)strlen(role_side(side, sizeof(side), p[i].k.waiter_comm, p[i].k.waiter_mode,
-					  p[i].k.waiter_op, p[i].k.waiter_op_flags, true));
-		rw = n > rw ? n : rw;
-	}
+	for (long i = 0; i < np && i < rows; i++)
+		pair_role_widths(&p[i], &lw, &rw);
 	for (long i = 0; i < np && i < rows; i++) {
 		const struct pair_row *r = &p[i];
 		char left[96], right[96], n[24], t[24], mx[24];

@@ -404,8 +404,11 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			   "all, on any lock, file or task%s\n", m->filters,
 			fmt_count(a, sizeof(a), s->counters[ILOCK_EV_BEGIN_RWSEM]),
 			plural(s->counters[ILOCK_EV_BEGIN_RWSEM]),
-			/* a server's workers are its children: -p of the parent takes none */
-			!strncmp(m->filters, "-p ", 3) || strstr(m->filters, " -p ") ?
+			/*
+			 * a server's workers are its children: -p of the parent
+			 * takes none (cli_filters_text puts -p first)
+			 */
+			!strncmp(m->filters, "-p ", 3) ?
 			"; -p takes one process's threads, not its children (a server's "
 			"worker processes: -c NAME or --cgroup)" : "");
 	else if (!w.waits && m->duration_s < ILOCK_SHORT_TRACE_S)

@@ -803,19 +803,10 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 	}
 	/* both sides as wide as the widest shown: a long command and op keep the columns */
 	for (long i = 0, n = 0; i < np && n < 20; i++) {
-		const struct pair_row *r = &p[i];
-		char side[96];
-		int len;
-
-		if (r->k.dev != dev || r->k.ino != ino || r->k.gen != gen)
+		if (p[i].k.dev != dev || p[i].k.ino != ino || p[i].k.gen != gen)
 			continue;
 		n++;
-		len = (int)strlen(role_side(side, sizeof(side), r->k.holder_comm, r->k.holder_mode,
-					    r->k.holder_op, r->k.holder_op_flags, true));
-		hw = len > hw ? len : hw;
-		len = (int)strlen(role_side(side, sizeof(side), r->k.waiter_comm, r->k.waiter_mode,
-					    r->k.waiter_op, r->k.waiter_op_flags, true));
-		ww = len > ww ? len : ww;
+		pair_role_widths(&p[i], &hw, &ww);
 	}
 	for (long i = 0; i < np && shown < 20; i++) {
 		const struct pair_row *r = &p[i];

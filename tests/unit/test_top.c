@@ -1162,9 +1162,7 @@ static void test_detail(void)
 		struct ilock_edge_key ek = ekey(100, 4259, "postgres-writer", 902, "reader",
 						ILOCK_MODE_QUEUED_EXCL);
 		struct ilock_edge_stats es = { 1, 1 * MS, 1 * MS };
-		const char *sec, *line, *arrow;
-		long col = -1;
-		bool aligned = true;
+		const char *sec;
 
 		ek.holder_op = ILOCK_OP_BUFFERED_WRITE;
 		ek.holder_op_flags = ILOCK_OPF_EXTENDING;
@@ -1178,16 +1176,7 @@ static void test_detail(void)
 		sec = strstr(text, "BY COMMAND on this inode");
 		CHECK(sec && strstr(sec, "postgres-writer buffered-write(extending) NEXT-EXCL -> "
 				       "reader sync-file-range SHARED"));
-		for (line = sec ? strchr(sec, '\n') + 1 : NULL; line && *line && *line != '\n';
-		     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
-			arrow = strstr(line, " -> ");
-			if (!arrow || arrow > strchr(line, '\n'))
-				continue;
-			if (col >= 0 && arrow - line != col)
-				aligned = false;
-			col = arrow - line;
-		}
-		CHECK(aligned && col > 34);
+		CHECK(sec && arrows_column(strchr(sec, '\n') + 1, " -> ") > 34);
 		free(text);
 	}
 

@@ -46,6 +46,28 @@ static int unit_passed, unit_failed;
 		}                                                                \
 	} while (0)
 
+/*
+ * The column of `arrow` in the lines of text from `from` up to a blank line
+ * or the end, in those that have it: one column for all, or -1 when two
+ * lines put it apart (or none has it). For tables whose columns must line up.
+ */
+static inline long arrows_column(const char *from, const char *arrow)
+{
+	long col = -1;
+
+	for (const char *line = from; line && *line && *line != '\n';) {
+		const char *end = strchr(line, '\n'), *a = strstr(line, arrow);
+
+		if (a && (!end || a < end)) {
+			if (col >= 0 && a - line != col)
+				return -1;
+			col = a - line;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return col;
+}
+
 #define UNIT_DONE()                                                              \
 	do {                                                                     \
 		printf("%d passed, %d failed\n", unit_passed, unit_failed);      \
