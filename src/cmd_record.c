@@ -23,6 +23,7 @@
 #include "ksyms.h"
 #include "recfile.h"
 #include "signals.h"
+#include "titles.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -262,6 +263,7 @@ struct recorder {
 	int fd;
 	const char *path;
 	struct rec_writer w;
+	struct titles titles;     /* of the threads seen, as first seen (w.titles) */
 	struct rec_buf framed;
 	uint64_t bytes, last_sync_ns;
 	uint64_t intervals;
@@ -325,6 +327,8 @@ static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot
 
 	if ((err = tracer_read(t, cur)))
 		return err;
+	/* the threads new in this read, named while they still run */
+	titles_note_snapshot(&rc->titles, cur);
 	if ((err = snap_delta(delta, cur, rc->intervals ? prev : NULL)))
 		return err;
 	/* the table now, for devices first seen in this interval */
@@ -418,6 +422,8 @@ int cmd_record(int argc, char **argv)
 	snap_init(&prev);
 	snap_init(&delta);
 	rec_writer_init(&rc.w);
+	titles_init(&rc.titles);
+	rc.w.titles = &rc.titles;
 	rc.path = a.path;
 
 	rc.fd = open_output(&a, tmp_path, sizeof(tmp_path), target, sizeof(target));
@@ -542,6 +548,7 @@ out:
 	free(meta);
 	rec_buf_free(&rc.framed);
 	rec_writer_free(&rc.w);
+	titles_free(&rc.titles);
 	ksyms_free(&ks);
 	snap_free(&cur);
 	snap_free(&prev);

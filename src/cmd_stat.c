@@ -15,6 +15,7 @@
 #include "render.h"
 #include "render_ops.h"
 #include "signals.h"
+#include "titles.h"
 #include "tracer.h"
 #include "util.h"
 
@@ -112,6 +113,7 @@ struct stat_run {
 	struct snapshot cur, prev, delta;
 	struct mount_table mt;
 	struct ksyms ks;
+	struct titles titles;     /* of the threads seen, as first seen */
 	struct report_meta meta;
 	char host[256], filt[256];
 	int interval_no;          /* intervals written so far */
@@ -137,6 +139,16 @@ static void refresh_meta(struct stat_run *r, double duration_s)
 		r->mounts_warned = true;
 	}
 	fill_meta(&r->meta, &r->t, r->host, sizeof(r->host), &r->mt, duration_s, r->filt);
+	r->meta.titles = &r->titles;
+}
+
+/* Read the maps; the titles of threads new in them while they still run. */
+static int stat_read(struct stat_run *r)
+{
+	if (tracer_read(&r->t, &r->cur))
+		return -1;
+	titles_note_snapshot(&r->titles, &r->cur);
+	return 0;
 }
 
 /*
@@ -182,6 +194,7 @@ int cmd_stat(int argc, char **argv)
 	snap_init(&r->cur);
 	snap_init(&r->prev);
 	snap_init(&r->delta);
+	titles_init(&r->titles);
 	if (tracer_start(&r->t, &r->o))
 		return 1;
 	outguard_on_stop(stat_detach, r);
@@ -208,7 +221,7 @@ int cmd_stat(int argc, char **argv)
 		if (stop_requested || (deadline && now_monotonic_ns() >= deadline))
 			break;
 		if (next_tick && now_monotonic_ns() >= next_tick) {
-			if (tracer_read(&r->t, &r->cur) || emit_interval(r))
+			if (stat_read(r) || emit_interval(r))
 				goto out;
 			/* the next tick follows the schedule, not the time we woke */
 			while (next_tick <= now_monotonic_ns())
@@ -217,7 +230,7 @@ int cmd_stat(int argc, char **argv)
 	}
 
 	/* detached while an interval's output blocked: the run ends at the last read */
-	if (!r->detached && tracer_read(&r->t, &r->cur))
+	if (!r->detached && stat_read(r))
 		goto out;
 	/*
 	 * Everything is read: detach before writing, which can block (a pipe
@@ -240,6 +253,7 @@ out:
 	outguard_on_stop(NULL, NULL);
 	tracer_stop(&r->t);
 	ksyms_free(&r->ks);
+	titles_free(&r->titles);
 	mounts_free(&r->mt);
 	snap_free(&r->cur);
 	snap_free(&r->prev);

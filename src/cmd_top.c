@@ -491,6 +491,7 @@ out:
 	top_view_free(&a->view);
 	snap_free(&a->stacks);
 	ksyms_free(&a->ksyms);
+	titles_free(&a->titles);
 	mounts_free(&a->mt);
 	if (a->mount_fd >= 0)
 		close(a->mount_fd);

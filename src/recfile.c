@@ -18,6 +18,7 @@
 
 #include "counters.h"
 #include "recfile.h"
+#include "titles.h"
 #include "util.h"
 
 /* Longest string the decoder accepts for each field. */
@@ -286,6 +287,8 @@ void rec_free(struct recording *r)
 	free(r->meta);
 	mounts_free(&r->mounts);
 	free(r->inodes);
+	for (size_t i = 0; i < r->ntasks; i++)
+		free(r->tasks[i].title);
 	free(r->tasks);
 	free(r->locks);
 	free(r->edges);
@@ -297,6 +300,7 @@ void rec_free(struct recording *r)
 	free(r->srows);
 	free(r->stalls);
 	ksyms_free(&r->syms);
+	titles_free(&r->titles);
 	free(r->iv);
 	rec_init(r);
 }
@@ -334,7 +338,7 @@ static uint64_t rec_mem(const struct recording *r)
 {
 	return r->cap_inodes * sizeof(*r->inodes) + r->cap_tasks * sizeof(*r->tasks) +
 	       r->cap_locks * sizeof(*r->locks) + r->cap_edges * sizeof(*r->edges) +
-	       r->cap_frames * sizeof(*r->frames) + r->frame_bytes +
+	       r->cap_frames * sizeof(*r->frames) + r->frame_bytes + r->title_bytes +
 	       r->cap_frame_ids * sizeof(*r->frame_ids) + r->cap_stacks * sizeof(*r->stacks) +
 	       r->cap_srows * sizeof(*r->srows) + r->cap_stalls * sizeof(*r->stalls) +
 	       r->cap_iv * sizeof(*r->iv);
@@ -824,10 +828,42 @@ static int decode_gens(struct recording *r, struct rd *d, size_t first_new)
 	return d->bad ? -EINVAL : 0;
 }
 
+/*
+ * (1.7) The process titles of tasks this block defined, each at most once:
+ * a task of another block, or a title twice, is damage. Older blocks end
+ * before it: none.
+ */
+static int decode_titles(struct recording *r, struct rd *d, size_t first_task)
+{
+	uint64_t n;
+
+	if (!rd_left(d))
+		return 0;
+	n = rd_count(d, 2);
+	for (uint64_t i = 0; i < n && !d->bad; i++) {
+		uint64_t id = rd_varint(d);
+		char *title;
+
+		if (d->bad || id < first_task || id >= r->ntasks || r->tasks[id].title)
+			return -EINVAL;
+		title = rd_strdup(d, ILOCK_TITLE_MAX - 1);
+		if (!title)
+			return d->bad ? -EINVAL : -ENOMEM;
+		r->tasks[id].title = title;
+		/* counted before the checks, so rollback subtracts what it frees */
+		r->title_bytes += strlen(title) + 1;
+		if (!title[0])
+			return -EINVAL;
+		if (rec_mem(r) > r->mem_budget)
+			return -E2BIG;
+	}
+	return d->bad ? -EINVAL : 0;
+}
+
 static int decode_interval(struct recording *r, struct rd *d)
 {
 	struct rec_interval iv = {};
-	size_t first_new = r->ninodes;
+	size_t first_new = r->ninodes, first_task = r->ntasks;
 	uint64_t nc;
 	int err;
 
@@ -848,7 +884,7 @@ static int decode_interval(struct recording *r, struct rd *d)
 	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
 	    (err = decode_edges(r, d, &iv)) || (err = decode_edge_ops(r, d, &iv)) ||
 	    (err = decode_stacks(r, d, &iv)) || (err = decode_stalls(r, d, &iv)) ||
-	    (err = decode_gens(r, d, first_new)))
+	    (err = decode_gens(r, d, first_new)) || (err = decode_titles(r, d, first_task)))
 		return err;
 	if ((err = rgrow(r, (void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv))))
 		return err;
@@ -884,7 +920,14 @@ static void mark(const struct recording *r, struct rec_mark *m)
 static void rollback(struct recording *r, const struct rec_mark *m)
 {
 	r->ninodes = m->ninodes;
-	r->ntasks = m->ntasks;
+	while (r->ntasks > m->ntasks) {
+		struct rec_task *t = &r->tasks[--r->ntasks];
+
+		if (t->title)
+			r->title_bytes -= strlen(t->title) + 1;
+		free(t->title);
+		t->title = NULL;
+	}
 	r->nlocks = m->nlocks;
 	r->nedges = m->nedges;
 	r->niv = m->niv;
@@ -1022,6 +1065,12 @@ void rec_finish(struct recording *r)
 	ksyms_free(&r->syms);
 	for (size_t i = 0; i < r->nframes; i++)
 		if (ksyms_add(&r->syms, REC_FRAME_ADDR(i), r->frames[i]))
+			break;
+	/* on no memory, or past TITLES_MAX_THREADS, the rest print without titles */
+	titles_free(&r->titles);
+	for (size_t i = 0; i < r->ntasks; i++)
+		if (r->tasks[i].title &&
+		    titles_put(&r->titles, r->tasks[i].pid, r->tasks[i].comm, r->tasks[i].title))
 			break;
 }
 
@@ -1351,9 +1400,16 @@ static void enc_stats(struct rec_buf *b, const struct ilock_stats *s)
 	}
 }
 
-static int enc_task(struct rec_writer *w, struct rec_buf *tasks, uint64_t *ntasks, uint32_t pid,
-		    uint32_t tgid, const char *comm, uint32_t *id)
+/* tasks: their definitions; titles: (1.7) the titles of those that have one */
+struct enc_tasks {
+	struct rec_buf defs, titles;
+	uint64_t n, ntitles;
+};
+
+static int enc_task(struct rec_writer *w, struct enc_tasks *et, uint32_t pid, uint32_t tgid,
+		    const char *comm, uint32_t *id)
 {
+	const char *title = titles_get(w->titles, pid, comm);
 	struct task_k k = { .pid = pid, .tgid = tgid };
 	char c[ILOCK_COMM_LEN + 1];
 
@@ -1364,10 +1420,15 @@ static int enc_task(struct rec_writer *w, struct rec_buf *tasks, uint64_t *ntask
 	*id = (uint32_t)w->task_ids.n;
 	if (idmap_put(&w->task_ids, &k, *id))
 		return -ENOMEM;
-	rec_buf_varint(tasks, pid);
-	rec_buf_varint(tasks, tgid);
-	rec_buf_str(tasks, c);
-	(*ntasks)++;
+	rec_buf_varint(&et->defs, pid);
+	rec_buf_varint(&et->defs, tgid);
+	rec_buf_str(&et->defs, c);
+	et->n++;
+	if (title) {
+		rec_buf_varint(&et->titles, *id);
+		rec_buf_str(&et->titles, title);
+		et->ntitles++;
+	}
 	return 0;
 }
 
@@ -1587,9 +1648,8 @@ static uint8_t stall_holder_mode(const struct ilock_waiting *x)
  * The stalls of this read (1.3): waits in progress for WAITING_STALL_NS or
  * more, their inode and tasks defined in this block like an edge's.
  */
-static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks,
-		      uint64_t *ntasks, struct rec_buf *out, const struct waiting_set *ws,
-		      uint64_t start_mono_ns)
+static int enc_stalls(struct rec_writer *w, struct enc *e, struct enc_tasks *tasks,
+		      struct rec_buf *out, const struct waiting_set *ws, uint64_t start_mono_ns)
 {
 	size_t n = waiting_over(ws, WAITING_STALL_NS);
 	int err;
@@ -1601,11 +1661,10 @@ static int enc_stalls(struct rec_writer *w, struct enc *e, struct rec_buf *tasks
 		uint32_t id, waiter, holder, owner;
 
 		if ((err = enc_inode(e, x->key.dev, x->key.ino, x->key.gen, &id)) ||
-		    (err = enc_task(w, tasks, ntasks, x->tid, x->tgid, x->comm, &waiter)) ||
-		    (err = enc_task(w, tasks, ntasks, x->holder_pid, x->holder_tgid, x->holder_comm,
+		    (err = enc_task(w, tasks, x->tid, x->tgid, x->comm, &waiter)) ||
+		    (err = enc_task(w, tasks, x->holder_pid, x->holder_tgid, x->holder_comm,
 				    &holder)) ||
-		    (err = enc_task(w, tasks, ntasks, x->owner_pid, x->owner_tgid, x->owner_comm,
-				    &owner)))
+		    (err = enc_task(w, tasks, x->owner_pid, x->owner_tgid, x->owner_comm, &owner)))
 			return err;
 		/* both CLOCK_MONOTONIC: the start exactly, the same at every read */
 		rec_buf_varint(out, x->start_ns > start_mono_ns ? x->start_ns - start_mono_ns : 0);
@@ -1632,8 +1691,9 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	static const struct ilock_edge_stats no_waits;
 	struct enc e = { .w = w, .inodes = inodes };
 	size_t first_new = w->inode_ids.n;  /* the ids this block defines follow */
-	struct rec_buf mounts = {}, tasks = {}, locks = {}, edges = {}, ops = {}, stalls = {};
-	uint64_t nmounts = 0, ntasks = 0;
+	struct rec_buf mounts = {}, locks = {}, edges = {}, ops = {}, stalls = {};
+	struct enc_tasks tasks = {};
+	uint64_t nmounts = 0;
 	const struct ilock_edge_key **extra = NULL;
 	uint32_t *row_edge = NULL;
 	size_t nextra = 0, nedges;
@@ -1680,10 +1740,10 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 		uint32_t id, holder, waiter;
 
 		if ((err = enc_inode(&e, k->dev, k->ino, k->gen, &id)) ||
-		    (err = enc_task(w, &tasks, &ntasks, k->holder_pid, k->holder_tgid,
-				    k->holder_comm, &holder)) ||
-		    (err = enc_task(w, &tasks, &ntasks, k->waiter_pid, k->waiter_tgid,
-				    k->waiter_comm, &waiter)))
+		    (err = enc_task(w, &tasks, k->holder_pid, k->holder_tgid, k->holder_comm,
+				    &holder)) ||
+		    (err = enc_task(w, &tasks, k->waiter_pid, k->waiter_tgid, k->waiter_comm,
+				    &waiter)))
 			goto out;
 		rec_buf_varint(&edges, id);
 		buf_u8(&edges, k->class);
@@ -1700,7 +1760,7 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 		buf_u8(&ops, k->range);
 	}
 	/* the read was at t_start + dur from the start, and at delta->mono_ns */
-	if ((err = enc_stalls(w, &e, &tasks, &ntasks, &stalls, &delta->waiting,
+	if ((err = enc_stalls(w, &e, &tasks, &stalls, &delta->waiting,
 			      delta->mono_ns > t_start_ns + dur_ns ?
 			      delta->mono_ns - (t_start_ns + dur_ns) : 0)))
 		goto out;
@@ -1726,8 +1786,8 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	rec_buf_put(raw, mounts.p, mounts.len);
 	rec_buf_varint(raw, e.ndefs);
 	rec_buf_put(raw, e.defs.p, e.defs.len);
-	rec_buf_varint(raw, ntasks);
-	rec_buf_put(raw, tasks.p, tasks.len);
+	rec_buf_varint(raw, tasks.n);
+	rec_buf_put(raw, tasks.defs.p, tasks.defs.len);
 	rec_buf_put(raw, locks.p, locks.len);
 	rec_buf_put(raw, edges.p, edges.len);
 	rec_buf_put(raw, ops.p, ops.len);
@@ -1736,14 +1796,17 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	rec_buf_put(raw, stalls.p, stalls.len);
 	rec_buf_varint(raw, w->inode_ids.n - first_new);
 	rec_buf_put(raw, e.gens.p, e.gens.len);
-	if (raw->oom || e.defs.oom || e.gens.oom || mounts.oom || tasks.oom || locks.oom || edges.oom ||
-	    ops.oom || stalls.oom)
+	rec_buf_varint(raw, tasks.ntitles);
+	rec_buf_put(raw, tasks.titles.p, tasks.titles.len);
+	if (raw->oom || e.defs.oom || e.gens.oom || mounts.oom || tasks.defs.oom ||
+	    tasks.titles.oom || locks.oom || edges.oom || ops.oom || stalls.oom)
 		err = -ENOMEM;
 out:
 	rec_buf_free(&e.defs);
 	rec_buf_free(&e.gens);
 	rec_buf_free(&mounts);
-	rec_buf_free(&tasks);
+	rec_buf_free(&tasks.defs);
+	rec_buf_free(&tasks.titles);
 	rec_buf_free(&locks);
 	rec_buf_free(&edges);
 	rec_buf_free(&ops);

@@ -19,11 +19,12 @@
 #include "ksyms.h"
 #include "model.h"
 #include "mounts.h"
+#include "titles.h"
 
 #define REC_MAGIC "\x89ILOCKR\n"
 #define REC_MAGIC_LEN 8
 #define REC_MAJOR 1
-#define REC_MINOR 6
+#define REC_MINOR 7
 #define REC_HDR_LEN 16
 #define REC_BLOCK_HDR_LEN 16
 /* Reader limits: a damaged or hostile length must not make us allocate. */
@@ -106,6 +107,7 @@ struct rec_inode {
 struct rec_task {
 	uint32_t pid, tgid;
 	char comm[ILOCK_COMM_LEN];
+	char *title;           /* (1.7) its process title when first seen; NULL: none */
 };
 
 struct rec_lock {
@@ -202,6 +204,7 @@ struct recording {
 	/* stacks (1.2): frame names, stacks as runs of frame ids, rows */
 	char **frames;
 	size_t nframes, cap_frames, frame_bytes;
+	size_t title_bytes;    /* of the tasks' titles */
 	uint32_t *frame_ids;
 	size_t nframe_ids, cap_frame_ids;
 	struct rec_stack *stacks;
@@ -209,6 +212,8 @@ struct recording {
 	struct rec_stack_row *srows;
 	size_t nsrows, cap_srows;
 	struct ksyms syms;        /* REC_FRAME_ADDR(i) -> frames[i]; built by rec_finish */
+	/* (1.7) the tasks' process titles by pid, for the renderers: made by rec_finish */
+	struct titles titles;
 	struct rec_stall *stalls; /* 1.3 */
 	size_t nstalls, cap_stalls;
 	struct rec_interval *iv;
@@ -256,6 +261,8 @@ struct rec_idmap {
 struct rec_writer {
 	/* names stack frames; NULL writes them as addresses. Not owned. */
 	struct ksyms *ksyms;
+	/* process titles of the tasks as they are defined (1.7); NULL: none. Not owned. */
+	const struct titles *titles;
 	struct rec_idmap frame_ids;  /* frame name (zero-padded) -> frame id */
 	struct rec_idmap frame_addrs; /* kernel address -> frame id */
 	struct rec_idmap stack_ids;  /* (kind, kernel stack id) -> stack id */

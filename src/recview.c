@@ -504,6 +504,7 @@ void rec_fill_meta(const struct recording *r, struct report_meta *m, double dura
 	m->hostname = rec_meta(r, "hostname");
 	m->duration_s = duration_s;
 	m->mounts = &r->mounts;
+	m->titles = &r->titles;
 	m->filters = rec_meta(r, "filters");
 	for (size_t i = 0; i < r->nmeta && m->nattach < RENDER_MAX_ATTACH; i++) {
 		if (strncmp(r->meta[i].key, "attach.", 7))

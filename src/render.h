@@ -17,6 +17,7 @@
 
 struct json;
 struct ksyms;
+struct titles;
 
 struct attach_info {
 	const char *probe;   /* "contention_begin" */
@@ -55,6 +56,8 @@ struct report_meta {
 	 */
 	size_t window_stalls;
 	uint64_t window_stall_ns;
+	/* process titles of the threads named ("postgres: checkpointer"); may be NULL */
+	const struct titles *titles;
 };
 
 struct render_opts {
@@ -99,6 +102,10 @@ void inode_label_as(char *buf, size_t len, const struct inode_view *v, uint32_t 
 		    unsigned flags);
 /* inode_label_as() with everything: the stat and ilocktop views */
 void inode_label(char *buf, size_t len, const struct inode_view *v, uint32_t dev, uint64_t ino);
+struct titled;
+/* "PROCESS TITLES ...": each thread of l by name and pid, and its title; nothing when none */
+void render_titles_legend(FILE *f, const struct titles *ti, const struct titled *l,
+			  const char *heading);
 /* "fio[4257]" */
 char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid);
 /*

@@ -147,7 +147,7 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		lock_json(&j, s, m, &s->locks[i]);
 	json_arr_end(&j);
 
-	render_json_edges(&j, s, o);
+	render_json_edges(&j, s, m, o);
 	render_json_roles(&j, s);
 	render_json_dio(&j, s);
 	if (o && o->json_extra)

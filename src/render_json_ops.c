@@ -12,6 +12,7 @@
 #include "ops.h"
 #include "render_json_ops.h"
 #include "render_ops.h"
+#include "titles.h"
 #include "util.h"
 
 #define JSON_STACKS_PER_EDGE 5
@@ -71,8 +72,9 @@ void render_json_op_flags(struct json *j, uint8_t flags)
 }
 
 /* One side of a pair; a role (by == PAIRS_OPS) has no thread ids. */
-static void task_json(struct json *j, const char *key, unsigned by, uint32_t pid, uint32_t tgid,
-		      const char *comm, uint8_t mode, uint8_t op, uint8_t flags)
+static void task_json(struct json *j, const char *key, unsigned by, const struct titles *t,
+		      uint32_t pid, uint32_t tgid, const char *comm, uint8_t mode, uint8_t op,
+		      uint8_t flags)
 {
 	char c[ILOCK_COMM_LEN + 1];
 
@@ -83,6 +85,8 @@ static void task_json(struct json *j, const char *key, unsigned by, uint32_t pid
 		json_u64(j, "tgid", tgid);
 	}
 	json_str(j, "comm", c);
+	if (by & PAIRS_THREADS)
+		json_str(j, "title", titles_get(t, pid, comm));
 	json_str(j, "mode", mode_name(mode));
 	json_str(j, "op", op_name(op));
 	render_json_op_flags(j, flags);
@@ -130,11 +134,12 @@ static void stacks_json(struct json *j, const struct snapshot *s, const struct p
  * top stacks) or the "roles" array (the same by command: thread counts,
  * no stacks).
  */
-static void pairs_json(struct json *j, const struct snapshot *s, const struct render_opts *o,
-		       unsigned by)
+static void pairs_json(struct json *j, const struct snapshot *s, const struct report_meta *m,
+		       const struct render_opts *o, unsigned by)
 {
 	struct pair_row *p;
 	long np = snap_pairs(s, &p, by);
+	const struct titles *t = m ? m->titles : NULL;
 	char d[24];
 
 	json_arr_begin(j, by & PAIRS_THREADS ? "edges" : "roles");
@@ -146,9 +151,9 @@ static void pairs_json(struct json *j, const struct snapshot *s, const struct re
 		json_u64(j, "ino", e->k.ino);
 		json_u64(j, "gen", e->k.gen);
 		json_str(j, "class", class_name(e->k.class));
-		task_json(j, "holder", by, e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
+		task_json(j, "holder", by, t, e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
 			  e->k.holder_mode, e->k.holder_op, e->k.holder_op_flags);
-		task_json(j, "waiter", by, e->k.waiter_pid, e->k.waiter_tgid, e->k.waiter_comm,
+		task_json(j, "waiter", by, t, e->k.waiter_pid, e->k.waiter_tgid, e->k.waiter_comm,
 			  e->k.waiter_mode, e->k.waiter_op, e->k.waiter_op_flags);
 		if (!(by & PAIRS_THREADS)) {
 			json_u64(j, "holder_threads", e->holders);
@@ -177,14 +182,15 @@ static void pairs_json(struct json *j, const struct snapshot *s, const struct re
 	free(p);
 }
 
-void render_json_edges(struct json *j, const struct snapshot *s, const struct render_opts *o)
+void render_json_edges(struct json *j, const struct snapshot *s, const struct report_meta *m,
+		       const struct render_opts *o)
 {
-	pairs_json(j, s, o, PAIRS_THREADS | PAIRS_OPS);
+	pairs_json(j, s, m, o, PAIRS_THREADS | PAIRS_OPS);
 }
 
 void render_json_roles(struct json *j, const struct snapshot *s)
 {
-	pairs_json(j, s, NULL, PAIRS_OPS);
+	pairs_json(j, s, NULL, NULL, PAIRS_OPS);
 }
 
 void render_json_dio(struct json *j, const struct snapshot *s)

@@ -11,7 +11,8 @@ struct json;
 /* "ranges" and "headroom" keys of one lock object. */
 void render_json_lock_ranges(struct json *j, const struct lock_row *r);
 /* The "edges" array: one object per pair with ops, ranges and top stacks. */
-void render_json_edges(struct json *j, const struct snapshot *s, const struct render_opts *o);
+void render_json_edges(struct json *j, const struct snapshot *s, const struct report_meta *m,
+		       const struct render_opts *o);
 /* The "roles" array: the pairs by command, op and mode, threads summed. */
 void render_json_roles(struct json *j, const struct snapshot *s);
 /* "op_flags": the names of an op's flags (ILOCK_OPF_KEY_MASK bits) as an array. */

@@ -9,6 +9,7 @@
 #include "ops.h"
 #include "render.h"
 #include "render_ops.h"
+#include "titles.h"
 #include "util.h"
 
 void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint32_t dev,
@@ -485,6 +486,63 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			plural(w.journal_waits));
 }
 
+static void named_pairs(struct titled *nm, const struct snapshot *s, const struct titles *ti,
+			unsigned by, int rows)
+{
+	struct pair_row *p;
+	long np = snap_pairs(s, &p, by);
+
+	for (long i = 0; i < np && i < rows; i++) {
+		if (p[i].k.holder_mode != ILOCK_MODE_UNKNOWN)
+			titled_add(nm, ti, p[i].k.holder_pid, p[i].k.holder_comm);
+		titled_add(nm, ti, p[i].k.waiter_pid, p[i].k.waiter_comm);
+	}
+	if (np > 0)
+		free(p);
+}
+
+void render_titles_legend(FILE *f, const struct titles *ti, const struct titled *l,
+			  const char *heading)
+{
+	char t[40];
+
+	if (!l->n)
+		return;
+	fprintf(f, "\n%s\n", heading);
+	for (size_t i = 0; i < l->n; i++)
+		fprintf(f, "  %-22s %s\n", fmt_task(t, sizeof(t), l->t[i].comm, l->t[i].pid),
+			titles_get(ti, l->t[i].pid, l->t[i].comm));
+	if (ti->left_out)
+		fprintf(f, "  (threads after the first %d were not looked up)\n", TITLES_MAX_THREADS);
+}
+
+/*
+ * Which process each pid above is, for servers whose processes share one
+ * comm (PostgreSQL's are all "postgres"): their titles, in the order the
+ * tables name them. Nothing when no thread named has a title.
+ */
+static void titles_legend(FILE *f, const struct snapshot *s, const struct report_meta *m,
+			  int rows)
+{
+	const struct titles *ti = m->titles;
+	const struct waiting_set *ws = &s->waiting;
+	struct titled nm = {};
+
+	if (!ti || !ti->n)
+		return;
+	/* the rows of BY THREAD and of BY THREAD AND OPERATION, then WAITING NOW's */
+	named_pairs(&nm, s, ti, PAIRS_THREADS, rows);
+	named_pairs(&nm, s, ti, PAIRS_THREADS | PAIRS_OPS, rows);
+	for (size_t i = 0; i < waiting_over(ws, WAITING_STALL_NS); i++) {
+		titled_add(&nm, ti, ws->w[i].tid, ws->w[i].comm);
+		titled_add(&nm, ti, ws->w[i].holder_pid, ws->w[i].holder_comm);
+		titled_add(&nm, ti, ws->w[i].owner_pid, ws->w[i].owner_comm);
+	}
+	render_titles_legend(f, ti, &nm, "PROCESS TITLES (of the threads named above, as ilock "
+				       "first saw them)");
+	titled_free(&nm);
+}
+
 void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
 {
 	struct pair_row *roles;
@@ -547,6 +605,7 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	fprintf(f, "\nWHO SERIALISES WHOM, BY THREAD (holder -> waiter)\n");
 	edges(f, s, m, o->top_n * 3);
 	render_ops_text(f, s, m, o);
+	titles_legend(f, s, m, o->top_n * 3);
 
 	fprintf(f, "\nLOST EVENTS\n");
 	losses(f, s);

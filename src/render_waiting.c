@@ -9,6 +9,7 @@
 #include "ops.h"
 #include "render.h"
 #include "render_json_ops.h"
+#include "titles.h"
 #include "util.h"
 
 /* "write 16 KiB at 4 MiB", "read 2 B at 4,095 B", "fsync", "" when the op is unknown */
@@ -236,8 +237,8 @@ void render_waiting_lock(FILE *f, const struct waiting_set *ws, uint32_t dev, ui
 	}
 }
 
-static void side_json(struct json *j, const char *key, uint32_t pid, uint32_t tgid,
-		      const char *comm, uint8_t mode, const struct ilock_op_info *op)
+static void side_json(struct json *j, const char *key, const struct titles *t, uint32_t pid,
+		      uint32_t tgid, const char *comm, uint8_t mode, const struct ilock_op_info *op)
 {
 	char c[ILOCK_COMM_LEN + 1];
 
@@ -246,6 +247,7 @@ static void side_json(struct json *j, const char *key, uint32_t pid, uint32_t tg
 	json_u64(j, "pid", pid);
 	json_u64(j, "tgid", tgid);
 	json_str(j, "comm", c[0] ? c : NULL);
+	json_str(j, "title", titles_get(t, pid, comm));
 	json_str(j, "mode", mode_name(mode));
 	if (op) {
 		json_str(j, "op", op_name(op->op));
@@ -293,11 +295,11 @@ void render_waiting_json(struct json *j, const struct snapshot *s, const struct 
 		json_u64(j, "weight", w->weight);
 		json_str(j, "range", range_group_name(ilock_pair_range(&w->hop, &w->wop,
 									w->holder_mode, w->key.mode)));
-		side_json(j, "waiter", w->tid, w->tgid, w->comm, w->key.mode, &w->wop);
-		side_json(j, "holder", w->holder_pid, w->holder_tgid, w->holder_comm, w->holder_mode,
-			  &w->hop);
-		side_json(j, "owner_now", w->owner_pid, w->owner_tgid, w->owner_comm, w->owner_mode,
-			  NULL);
+		side_json(j, "waiter", m->titles, w->tid, w->tgid, w->comm, w->key.mode, &w->wop);
+		side_json(j, "holder", m->titles, w->holder_pid, w->holder_tgid, w->holder_comm,
+			  w->holder_mode, &w->hop);
+		side_json(j, "owner_now", m->titles, w->owner_pid, w->owner_tgid, w->owner_comm,
+			  w->owner_mode, NULL);
 		{
 			char st[2] = { waiting_owner_state(w), 0 };
 

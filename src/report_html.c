@@ -13,6 +13,7 @@
 #include "render_ops.h"
 #include "render.h"
 #include "report.h"
+#include "titles.h"
 #include "util.h"
 
 #define CHART_W 900
@@ -50,6 +51,18 @@ static void holder(FILE *f, const struct ilock_edge_key *k)
 	char b[96];
 
 	esc(f, fmt_holder_task(b, sizeof(b), k->holder_comm, k->holder_pid, k->holder_mode));
+}
+
+/* Under a thread's name, its process title ("postgres: checkpointer"), if it has one. */
+static void title_below(FILE *f, const struct report_ctx *c, uint32_t pid, const char *comm)
+{
+	const char *t = titles_get(c->meta ? c->meta->titles : NULL, pid, comm);
+
+	if (!t)
+		return;
+	fputs("<br><small>", f);
+	esc(f, t);
+	fputs("</small>", f);
 }
 
 static void head(FILE *f, const struct report_ctx *c)
@@ -596,10 +609,13 @@ static void edges(FILE *f, const struct report_ctx *c)
 
 		fputs("<tr><td class=\"l\">", f);
 		holder(f, &e->k);
+		if (e->k.holder_mode != ILOCK_MODE_UNKNOWN)
+			title_below(f, c, e->k.holder_pid, e->k.holder_comm);
 		fputs("</td>", f);
 		op_cell(f, e->k.holder_op, e->k.holder_op_flags);
 		fputs("<td class=\"l\">", f);
 		task(f, e->k.waiter_comm, e->k.waiter_pid);
+		title_below(f, c, e->k.waiter_pid, e->k.waiter_comm);
 		fputs("</td>", f);
 		op_cell(f, e->k.waiter_op, e->k.waiter_op_flags);
 		fprintf(f, "<td class=\"l\">%s</td>", mode_name(e->k.waiter_mode));

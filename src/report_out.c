@@ -240,6 +240,7 @@ static void rec_side_json(struct json *j, const char *key, const struct recordin
 	json_u64(j, "pid", t->pid);
 	json_u64(j, "tgid", t->tgid);
 	json_str(j, "comm", c[0] ? c : NULL);
+	json_str(j, "title", t->title);
 	json_str(j, "mode", mode_name(mode));
 	if (op >= 0)
 		json_str(j, "op", op_name((uint8_t)op));
@@ -540,6 +541,28 @@ static char *fmt_rec_side(char *buf, size_t len, const struct recording *r, uint
 	return fmt_holder_task(buf, len, r->tasks[task].comm, r->tasks[task].pid, mode);
 }
 
+/* A stall's threads that have process titles: "waiter \"postgres: ...\"; holder ..." */
+static void stall_titles(FILE *f, const struct recording *r, const struct rec_stall *s)
+{
+	const uint32_t who[] = { s->waiter, s->holder, s->owner };
+	const char *role[] = { "waiter", "holder at the start", "holder at the last read" };
+	bool any = false;
+
+	for (int i = 0; i < 3; i++) {
+		const struct rec_task *t = &r->tasks[who[i]];
+		bool again = false;
+
+		for (int j = 0; j < i; j++)
+			again |= who[j] == who[i];
+		if (!t->pid || !t->title || again)
+			continue;
+		fprintf(f, "%s%s \"%s\"", any ? "; " : "      titles: ", role[i], t->title);
+		any = true;
+	}
+	if (any)
+		fputc('\n', f);
+}
+
 #define REPORT_STALLS_SHOWN 20
 
 void report_stalls_text(FILE *f, const struct report_ctx *c)
@@ -599,6 +622,7 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 			if (s->owner_state)
 				fprintf(f, ", state %c", s->owner_state);
 			fprintf(f, "; %s\n", end);
+			stall_titles(f, r, s);
 			continue;
 		}
 		/* the last read saw it waiting that long: it ended later, if it did */
@@ -620,6 +644,7 @@ void report_stalls_text(FILE *f, const struct report_ctx *c)
 		else if (s->range == ILOCK_RANGE_OVERLAP)
 			fprintf(f, "; ranges overlap");
 		fprintf(f, "; %s\n", end);
+		stall_titles(f, r, s);
 	}
 	if (n > REPORT_STALLS_SHOWN)
 		fprintf(f, "  ... %zu more (--json lists them all)\n", n - REPORT_STALLS_SHOWN);

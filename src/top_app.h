@@ -15,6 +15,7 @@
 #include "ksyms.h"
 #include "model.h"
 #include "mounts.h"
+#include "titles.h"
 #include "top_format.h"
 #include "top_model.h"
 #include "top_store.h"
@@ -94,6 +95,7 @@ struct top_app {
 	bool stacks_read;              /* stacks holds the current detail inode's */
 	bool stacks_ok;                /* ... and reading them worked */
 	struct ksyms ksyms;            /* for the stacks' frames; loaded when first needed */
+	struct titles titles;          /* process titles of threads the detail view named */
 	bool ksyms_tried, have_ksyms;
 	bool help;                     /* the help screen is shown */
 	int help_top;                  /* its first line shown (it scrolls on a small screen) */

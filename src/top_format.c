@@ -9,6 +9,7 @@
 #include "hist.h"
 #include "ops.h"
 #include "render_ops.h"
+#include "titles.h"
 #include "top_format.h"
 #include "util.h"
 
@@ -742,10 +743,11 @@ static void hold_hist(FILE *f, const struct lock_row *r)
 	free(text);
 }
 
-static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
-			 uint32_t gen, uint32_t magic)
+static void detail_edges(FILE *f, const struct snapshot *win, const struct titles *ti,
+			 uint32_t dev, uint64_t ino, uint32_t gen, uint32_t magic)
 {
 	const struct edge_row **list = NULL;
+	struct titled named = {};
 	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; i < win->nedges; i++) {
@@ -783,9 +785,14 @@ static void detail_edges(FILE *f, const struct snapshot *win, uint32_t dev, uint
 			fmt_ns(mx, sizeof(mx), e->s.max_ns), range_group_name(e->k.range),
 			op_label(ho, sizeof(ho), e->k.holder_op, e->k.holder_op_flags),
 			op_label(wo, sizeof(wo), e->k.waiter_op, e->k.waiter_op_flags));
+		if (e->k.holder_mode != ILOCK_MODE_UNKNOWN)
+			titled_add(&named, ti, e->k.holder_pid, e->k.holder_comm);
+		titled_add(&named, ti, e->k.waiter_pid, e->k.waiter_comm);
 	}
 	if (n > 100)
 		fprintf(f, "  ... %zu more pairs\n", n - 100);
+	render_titles_legend(f, ti, &named, "PROCESS TITLES of these threads");
+	titled_free(&named);
 	free(list);
 }
 
@@ -943,8 +950,9 @@ static void detail_stacks(FILE *f, const struct snapshot *st, struct ksyms *ks, 
 
 void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
 		       const struct snapshot *meta, const struct snapshot *stacks,
-		       struct ksyms *ks, const struct mount_table *mt, uint32_t dev, uint64_t ino,
-		       uint32_t gen, uint8_t class, double secs, bool cumulative)
+		       struct ksyms *ks, const struct titles *ti, const struct mount_table *mt,
+		       uint32_t dev, uint64_t ino, uint32_t gen, uint8_t class, double secs,
+		       bool cumulative)
 {
 	const struct lock_row *r = snap_find_lock(win, dev, ino, gen, class);
 	const struct lock_row *any = r ? r : snap_find_lock(meta, dev, ino, gen, class);
@@ -1004,7 +1012,7 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 	 */
 	render_waiting_lock(f, &meta->waiting, dev, ino, gen, class);
 	fprintf(f, "\nHOLDER -> WAITER on this inode, by thread\n");
-	detail_edges(f, edges, dev, ino, gen, v.magic);
+	detail_edges(f, edges, ti, dev, ino, gen, v.magic);
 
 	fprintf(f, "\nRANGES of this lock's waits (would a range lock have helped?)\n");
 	detail_ranges(f, edges, dev, ino, gen, class);

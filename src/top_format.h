@@ -111,11 +111,13 @@ char *top_format_help(char *buf, size_t len, int width, long sel, long nrows, lo
  * and the holder and waiter kernel stacks behind its waits. win and edges
  * are the window the view shows (interval or cumulative), meta as in
  * top_view_build; stacks holds the inode's stacks since start with their
- * frames (NULL: not read), ks names the frames (NULL: addresses).
+ * frames (NULL: not read), ks names the frames (NULL: addresses), ti the
+ * threads' process titles (NULL: none).
  */
 void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
 		       const struct snapshot *meta, const struct snapshot *stacks,
-		       struct ksyms *ks, const struct mount_table *mt, uint32_t dev, uint64_t ino,
-		       uint32_t gen, uint8_t class, double secs, bool cumulative);
+		       struct ksyms *ks, const struct titles *ti, const struct mount_table *mt,
+		       uint32_t dev, uint64_t ino, uint32_t gen, uint8_t class, double secs,
+		       bool cumulative);
 
 #endif

@@ -39,6 +39,10 @@
  * whose ranges come through user pointers: sendfile(OTHER, FILE, &OFFSET)
  * reads FILE at OFFSET; copy_file_range(OTHER at 0, FILE at &OFFSET)
  * writes FILE there. It says how long that took.
+ *
+ * Any command: LOCKHOLD_TITLE="lockhold: role" rewrites the process's
+ * command line to that title, as PostgreSQL's processes do;
+ * LOCKHOLD_LINGER_MS keeps the process that long after its work.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1011,7 +1015,32 @@ static int cmd_copy(int argc, char **argv)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/*
+ * LOCKHOLD_TITLE="lockhold: role": rewrite our command line to that title,
+ * as PostgreSQL's processes do ("postgres: checkpointer"), over the
+ * arguments' own bytes, NUL-padded; the arguments are used from copies.
+ */
+static char **set_title(int argc, char **argv)
+{
+	const char *title = getenv("LOCKHOLD_TITLE");
+	char **copy;
+	size_t room;
+
+	if (!title)
+		return argv;
+	copy = calloc((size_t)argc + 1, sizeof(*copy));
+	if (!copy)
+		die("out of memory");
+	for (int i = 0; i < argc; i++)
+		if (!(copy[i] = strdup(argv[i])))
+			die("out of memory");
+	room = (size_t)(argv[argc - 1] + strlen(argv[argc - 1]) - argv[0]);
+	memset(argv[0], 0, room);
+	memcpy(argv[0], title, strlen(title) < room ? strlen(title) : room);
+	return copy;
+}
+
+static int run(int argc, char **argv)
 {
 	if (argc < 3)
 		usage();
@@ -1040,4 +1069,20 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "copy"))
 		return cmd_copy(argc, argv);
 	usage();
+	return 2;
+}
+
+/* LOCKHOLD_LINGER_MS: stay that long after the work, so that tracers still find us. */
+int main(int argc, char **argv)
+{
+	const char *linger = getenv("LOCKHOLD_LINGER_MS");
+	int rc;
+
+	if (argc < 3)
+		usage();
+	rc = run(argc, set_title(argc, argv));
+	fflush(stdout);
+	if (linger)
+		usleep((useconds_t)atoi(linger) * 1000);
+	return rc;
 }

@@ -848,3 +848,37 @@ def test_html_renders_in_chromium(recordings, ilock_bin, tmp_path):
     assert len(colours) > 20, "the screenshot is (nearly) one colour"
     # timeline bars plus histogram bars, sampled every 4th pixel each way
     assert blue > 800, f"only {blue} sampled pixels of chart colour"
+
+
+def test_process_titles_are_recorded(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """A process title read while recording comes back in report's text,
+    JSON and HTML, from the file alone: the processes are gone by then."""
+    path = make_file(os.path.join(xfs.mnt, "titles.dat"), 1 << 20)
+    out = str(tmp_path / "titles.ilrec")
+    env = lambda title: dict(os.environ, LOCKHOLD_TITLE=title, LOCKHOLD_LINGER_MS="1500")
+    rec = start_record(ilock_bin, out, "-i", "0.2", "-D", xfs.mnt)
+    try:
+        holder = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, 300],
+                             env=env("lockhold: checkpointer"))
+        htid = int(re.search(r" tid=(\d+)", wait_line(holder, "HOLDING ", 10)).group(1))
+        reader = procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1],
+                             env=env("lockhold: alice shop [local] SELECT"))
+        wait_line(reader, "{", 15)
+        for p in (holder, reader):
+            assert p.wait(timeout=15) == 0  # after their linger, read by then
+    finally:
+        if rec.poll() is None:
+            stop_record(rec)
+    text = report(ilock_bin, out).stdout
+    legend = text.split("\nPROCESS TITLES ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    assert [l.split(None, 1) for l in legend][0] == [f"lockhold[{htid}]", "lockhold: checkpointer"]
+    assert legend[1].split(None, 1)[1] == "lockhold: alice shop [local] SELECT"
+    doc = json.loads(report(ilock_bin, "--json", out).stdout)
+    (e,) = [e for e in doc["edges"] if e["holder"]["pid"] == htid]
+    assert e["holder"]["title"] == "lockhold: checkpointer"
+    assert e["waiter"]["title"] == "lockhold: alice shop [local] SELECT"
+    html = str(tmp_path / "titles.html")
+    report(ilock_bin, "--html", html, out)
+    page = open(html).read()
+    assert "<br><small>lockhold: checkpointer</small>" in page
+    assert "<br><small>lockhold: alice shop [local] SELECT</small>" in page

@@ -608,3 +608,47 @@ def test_reused_inode_number_is_another_file(ext4, procs, helpers_dir, ilock_bin
     rrows = locks_for(json.loads(rep.stdout), ext4.majmin, ino)
     assert sorted((os.path.basename(x["path"]), x["gen"], x["exclusive"]["waits"]) for x in rrows) \
         == sorted((n, x["gen"], x["exclusive"]["waits"]) for n, x in by_path.items()), rrows
+
+
+def titled(title, linger_ms=20000):
+    return dict(os.environ, LOCKHOLD_TITLE=title, LOCKHOLD_LINGER_MS=str(linger_ms))
+
+
+def test_process_titles_name_the_threads(xfs, procs, helpers_dir, ilock_bin):
+    """Processes of one comm that set titles, as PostgreSQL's do, are told
+    apart by them: the legend in text, "title" in JSON; an untitled one has
+    none."""
+    path = make_file(os.path.join(xfs.mnt, "titles.dat"), 1 << 20)
+    for fmt in ("text", "json"):
+        cmd = [ilock_bin, "stat", "-D", xfs.mnt] + (["-j"] if fmt == "json" else [])
+        st = procs.start(cmd, stderr=subprocess.PIPE)
+        wait_line(st, "ilock: tracing", 30, stream=st.stderr)
+        holder = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, 400],
+                             env=titled("lockhold: checkpointer"))
+        m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(holder, "HOLDING ", 10))
+        htid = int(m.group(2))
+        reader = procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1],
+                             env=titled("lockhold: alice shop [local] SELECT"))
+        plain = procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1],
+                            env=dict(os.environ, LOCKHOLD_LINGER_MS="20000"))
+        wait_line(holder, "RELEASED ", 15)
+        for r in (reader, plain):
+            wait_line(r, "{", 15)  # its reads are done; it lingers
+        # all three still run when stat reads, at its end
+        st.send_signal(signal.SIGINT)
+        out, err = st.communicate(timeout=30)
+        assert st.returncode == 0, err
+        for p in (holder, reader, plain):
+            p.kill()
+            p.wait(timeout=10)
+        if fmt == "text":
+            legend = out.split("\nPROCESS TITLES ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+            assert legend[0].split(None, 1) == [f"lockhold[{htid}]", "lockhold: checkpointer"]
+            assert [l.split(None, 1)[1] for l in legend] == [
+                "lockhold: checkpointer", "lockhold: alice shop [local] SELECT"], out
+        else:
+            edges = edges_for(json.loads(out), xfs.majmin, ino_of(path))
+            titles = {e["waiter"]["pid"]: e["waiter"]["title"] for e in edges}
+            assert sorted(titles.values(), key=str) == [None, "lockhold: alice shop [local] SELECT"]
+            assert {e["holder"]["title"] for e in edges} == {"lockhold: checkpointer"}
+            assert all(e["holder"]["pid"] == htid for e in edges)

@@ -456,3 +456,40 @@ def test_not_root_fails_before_screen(term, ilocktop_bin):
     assert re.search(r"needs root", s), s
     t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME')
     t.wait_re(r"^STTY-SAME$")
+
+
+def test_screen_detail_names_titled_processes(term, fs_factory, procs, helpers_dir, ilocktop_bin):
+    """Processes that set titles, as PostgreSQL's do, are named by them under
+    the detail view's pairs; an untitled one is not listed."""
+    fs = fs_factory("xfs")
+    path = make_file(os.path.join(fs.mnt, "titled.dat"), 1 << 20)
+    lockhold = os.path.join(helpers_dir, "lockhold")
+    env = lambda title: dict(os.environ, LOCKHOLD_TITLE=title, LOCKHOLD_LINGER_MS="60000")
+    t = _start(term, ilocktop_bin, fs)
+    t.wait(lambda s: _table_rows(s)[0] is not None, "the table")
+    holder = procs.start([lockhold, "write", path, 0, 4096, 300], env=env("lockhold: checkpointer"))
+    htid = int(re.search(r" tid=(\d+)", wait_line(holder, "HOLDING ", 10)).group(1))
+    reader = procs.start([lockhold, "read", path, 0, 4096, 1],
+                         env=env("lockhold: alice shop [local] SELECT"))
+    plain = procs.start([lockhold, "read", path, 0, 4096, 1],
+                        env=dict(os.environ, LOCKHOLD_LINGER_MS="60000"))
+    for r in (reader, plain):
+        wait_line(r, "{", 15)
+    # totals since start: the waits stay in the window however long this takes
+    t.keys("c")
+    t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(path), "the file's row")
+    t.keys("Home", "Enter")
+    t.wait(lambda s: re.search(r"^Esc/Enter back", s, re.M), "the detail view")
+    s = t.screen()
+    for _ in range(6):
+        if "PROCESS TITLES of these threads" in s and "RANGES of this lock" in s:
+            break
+        t.keys("NPage")
+        time.sleep(0.3)
+        s = t.screen()
+    legend = s.split("PROCESS TITLES of these threads\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert [l.split(None, 1) for l in legend] == [
+        [f"lockhold[{htid}]", "lockhold: checkpointer"],
+        [legend[1].split()[0], "lockhold: alice shop [local] SELECT"]], s
+    t.keys("q")
+    assert "EXIT=0" in t.wait_re(r"^EXIT=\d+")

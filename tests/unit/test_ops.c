@@ -780,8 +780,8 @@ static void test_golden(void)
 	render_json(f, &s, &m, &o);
 	fclose(f);
 	check_golden("ops.json", buf);
-	CHECK(strstr(buf, "\"holder\":{\"pid\":4257,\"tgid\":4257,\"comm\":\"fio\",\"mode\":"
-			  "\"exclusive\",\"op\":\"buffered-write\",\"op_flags\":[]}") != NULL);
+	CHECK(strstr(buf, "\"holder\":{\"pid\":4257,\"tgid\":4257,\"comm\":\"fio\",\"title\":null,"
+			  "\"mode\":\"exclusive\",\"op\":\"buffered-write\",\"op_flags\":[]}") != NULL);
 	CHECK(strstr(buf, "\"ranges\":{\"overlapping\":{\"waits\":3,\"wait_ns\":24000000},"
 			  "\"disjoint\":{\"waits\":97,\"wait_ns\":788000000}") != NULL);
 	CHECK(strstr(buf, "\"headroom\":0.97") != NULL);

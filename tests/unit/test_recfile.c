@@ -1250,6 +1250,108 @@ static void test_generations(void)
 	synth_free(&s);
 }
 
+/* An edge of one lock between holder and waiter, for test_titles. */
+static void title_edge(struct snapshot *d, uint32_t holder, const char *hcomm, uint32_t waiter,
+		 const char *wcomm)
+{
+	struct ilock_edge_key k = { .ino = 131, .dev = DEV_X, .class = ILOCK_CLASS_I_RWSEM,
+				    .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				    .holder_pid = holder, .holder_tgid = holder, .waiter_pid = waiter,
+				    .waiter_tgid = waiter };
+	struct ilock_edge_stats es = { .count = 1, .total_ns = 1000, .max_ns = 1000 };
+
+	memcpy(k.holder_comm, hcomm, strlen(hcomm));
+	memcpy(k.waiter_comm, wcomm, strlen(wcomm));
+	snap_add_edge(d, &k, &es);
+}
+
+/* (1.7) Process titles: written with a task's definition, read back, damage refused. */
+static void test_titles(void)
+{
+	struct titles t;
+	struct synth s;
+	struct snapshot d;
+	struct recording r;
+	size_t offs[8], n;
+
+	titles_init(&t);
+	CHECK(!titles_put(&t, 10, "postgres", "postgres: checkpointer"));
+	CHECK(!titles_put(&t, 11, "postgres", "postgres: bob shop [local] UPDATE"));
+	CHECK(!titles_put(&t, 12, "fio", ""));
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	s.w.titles = &t;
+	snap_init(&d);
+	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/base/1/16384");
+	synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1, 1000);
+	title_edge(&d, 10, "postgres", 12, "fio");
+	synth_interval(&s, &d);
+	snap_reset(&d);
+	/* the known task again, and a new one, in the second block */
+	title_edge(&d, 10, "postgres", 11, "postgres");
+	synth_interval(&s, &d);
+	synth_end(&s);
+	CHECK(s.ok);
+
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	rec_finish(&r);
+	CHECK_EQ_U(r.ntasks, 3);
+	for (size_t i = 0; i < r.ntasks; i++) {
+		const struct rec_task *k = &r.tasks[i];
+
+		if (k->pid == 12)
+			CHECK(!k->title);
+		else
+			CHECK(k->title && !strcmp(k->title, k->pid == 10 ? "postgres: checkpointer"
+								   : "postgres: bob shop [local] UPDATE"));
+	}
+	/* the renderers' table, from the recording */
+	CHECK_STR(titles_get(&r.titles, 11, "postgres"), "postgres: bob shop [local] UPDATE");
+	CHECK(!titles_get(&r.titles, 12, "fio"));
+	rec_free(&r);
+
+	/* damage in the titles section of the second block: refused, the first kept */
+	n = block_offsets(s.file.p, s.file.len, offs, 8);
+	CHECK_EQ_U(n, 4);
+	for (int bad = 0; bad < 4 && n == 4; bad++) {
+		struct rec_buf f = {}, raw = {};
+
+		rec_buf_put(&f, s.file.p, offs[2]);
+		rec_buf_put(&raw, "\1\0\1\0\0\0\0", 7);  /* seq 1 ... no counters, mounts, inodes */
+		rec_buf_put(&raw, "\1\x15\x15\2pg", 6);  /* task 2: pid 21, tgid 21, "pg" */
+		rec_buf_put(&raw, "\0\0\0\0\0\0\0\0\0", 9);  /* no locks ... no stalls, no gens */
+		switch (bad) {
+		case 0:  /* fine: task 2 is this block's */
+			rec_buf_put(&raw, "\1\2\5pg: x", 8);
+			break;
+		case 1:  /* task 0 was defined by another block */
+			rec_buf_put(&raw, "\1\0\5pg: x", 8);
+			break;
+		case 2:  /* twice */
+			rec_buf_put(&raw, "\2\2\5pg: x\2\5pg: y", 15);
+			break;
+		case 3:  /* empty */
+			rec_buf_put(&raw, "\1\2\0", 3);
+			break;
+		}
+		CHECK(!rec_frame_block(&f, REC_BLK_INTERVAL, raw.p, raw.len));
+		rec_init(&r);
+		CHECK_EQ_U(rec_decode(&r, f.p, f.len), bad ? REC_MALFORMED : REC_OK);
+		/* a refused block leaves nothing of itself: its task, its title */
+		CHECK_EQ_U(r.ntasks, bad ? 2 : 3);
+		CHECK_EQ_U(r.title_bytes, bad ? strlen("postgres: checkpointer") + 1
+					       : strlen("postgres: checkpointer") + 1 + 6);
+		if (!bad && r.ntasks == 3)
+			CHECK(r.tasks[2].title && !strcmp(r.tasks[2].title, "pg: x"));
+		rec_free(&r);
+		rec_buf_free(&f);
+		rec_buf_free(&raw);
+	}
+	snap_free(&d);
+	synth_free(&s);
+	titles_free(&t);
+}
+
 int main(void)
 {
 	test_round_trip();
@@ -1264,5 +1366,6 @@ int main(void)
 	test_fuzz_regressions();
 	test_namespace_ops();
 	test_generations();
+	test_titles();
 	UNIT_DONE();
 }

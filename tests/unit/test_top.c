@@ -10,6 +10,7 @@
 
 #include "counters.h"
 #include "hist.h"
+#include "titles.h"
 #include "top_format.h"
 #include "top_model.h"
 #include "top_store.h"
@@ -1098,7 +1099,7 @@ static char *plain_detail(const struct snapshot *s, uint64_t ino, uint8_t class)
 	CHECK(f != NULL);
 	if (!f)
 		return strdup("");
-	top_format_detail(f, s, s, s, NULL, NULL, NULL, DEV, ino, 0, class, 1.0, false);
+	top_format_detail(f, s, s, s, NULL, NULL, NULL, NULL, DEV, ino, 0, class, 1.0, false);
 	fclose(f);
 	return text;
 }
@@ -1131,9 +1132,11 @@ static void test_detail(void)
 	add(&h, 40 * MS);
 	snap_add_hold(&s, &k, &h);
 	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 2.0, false);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM,
+			  2.0, false);
 	fclose(f);
 	CHECK(strstr(text, "ino 100") && strstr(text, "lock IOLOCK (i_rwsem)"));
+	CHECK(!strstr(text, "PROCESS TITLES"));
 	CHECK(strstr(text, "shared 3 (1.5/s)") != NULL);
 	CHECK(strstr(text, "WAIT HISTOGRAM") != NULL);
 	CHECK(strstr(text, "67.1 ms - 134 ms") != NULL);  /* the slot of the 100 ms waits */
@@ -1157,6 +1160,28 @@ static void test_detail(void)
 	CHECK(strstr(text, "  cp unknown EXCL                    -> reader unknown SHARED") != NULL);
 	free(text);
 
+	/* threads with process titles: under the pairs, in the order named */
+	{
+		struct titles ti;
+		const char *leg;
+
+		titles_init(&ti);
+		CHECK(!titles_put(&ti, 900, "reader", "reader: alice shop [local] SELECT"));
+		CHECK(!titles_put(&ti, 4257, "fio", "fio: checkpointer"));
+		CHECK(!titles_put(&ti, 77, "cp", ""));
+		f = open_memstream(&text, &size);
+		top_format_detail(f, &s, &s, &s, NULL, NULL, &ti, NULL, DEV, 100, 0,
+				  ILOCK_CLASS_I_RWSEM, 2.0, false);
+		fclose(f);
+		leg = strstr(text, "\nPROCESS TITLES of these threads\n");
+		CHECK(leg && leg > strstr(text, "HOLDER -> WAITER on this inode") &&
+		      leg < strstr(text, "RANGES of this lock"));
+		CHECK(leg && strstr(leg, "of these threads\n  fio[4257]              fio: checkpointer\n"
+					 "  reader[900]            reader: alice shop [local] SELECT\n\n"));
+		free(text);
+		titles_free(&ti);
+	}
+
 	/* a side wider than 34 columns: the arrows of all rows stay in one column */
 	{
 		struct ilock_edge_key ek = ekey(100, 4259, "postgres-writer", 902, "reader",
@@ -1170,7 +1195,7 @@ static void test_detail(void)
 		snap_add_edge(&s, &ek, &es);
 		text = NULL;
 		f = open_memstream(&text, &size);
-		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM,
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM,
 				  2.0, false);
 		fclose(f);
 		sec = strstr(text, "BY COMMAND on this inode");
@@ -1182,7 +1207,8 @@ static void test_detail(void)
 
 	text = NULL;
 	f = open_memstream(&text, &size);
-	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 300, 0, ILOCK_CLASS_INVALIDATE, 1.0, true);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 300, 0, ILOCK_CLASS_INVALIDATE,
+			  1.0, true);
 	fclose(f);
 	CHECK(strstr(text, "only XFS reports lock holds") != NULL);
 	CHECK(strstr(text, "since start") != NULL);
@@ -1240,7 +1266,7 @@ static void test_detail(void)
 
 		text = NULL;
 		f = open_memstream(&text, &size);
-		top_format_detail(f, &s, &s, &s, &st, &ks, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
+		top_format_detail(f, &s, &s, &s, &st, &ks, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
 				  false);
 		fclose(f);
 		CHECK(strstr(text, "HOLDER STACKS") != NULL);
@@ -1254,7 +1280,7 @@ static void test_detail(void)
 		/* not read at all */
 		text = NULL;
 		f = open_memstream(&text, &size);
-		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
 				  false);
 		fclose(f);
 		CHECK(strstr(text, "HOLDER STACKS since start (wait time caused while the holder was there)\n  (not read)") != NULL);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "render.h"
+#include "titles.h"
 #include "util.h"
 #include "waiting.h"
 #include "unit.h"
@@ -120,10 +121,14 @@ static void test_snapshot_carries_it(void)
 	snap_free(&d);
 }
 
+/* process titles the renders below are given; NULL: none */
+static const struct titles *test_titles;
+
 static char *text_of(const struct snapshot *s, bool json)
 {
 	struct mount_table mt = {};
-	struct report_meta m = { .duration_s = 1.0, .kernel = "k", .hostname = "h" };
+	struct report_meta m = { .duration_s = 1.0, .kernel = "k", .hostname = "h",
+				 .titles = test_titles };
 	struct render_opts o = { .top_n = 10 };
 	char *buf = NULL;
 	size_t len = 0;
@@ -238,12 +243,33 @@ static void test_render(void)
 		free(buf);
 	}
 	t = text_of(&s, true);
-	CHECK(strstr(t, "\"owner_now\":{\"pid\":4100,\"tgid\":0,\"comm\":\"fio\",\"mode\":\"exclusive\"},"
-			"\"owner_state\":\"D\"") != NULL);
+	CHECK(strstr(t, "\"owner_now\":{\"pid\":4100,\"tgid\":0,\"comm\":\"fio\",\"title\":null,"
+			"\"mode\":\"exclusive\"},\"owner_state\":\"D\"") != NULL);
 	CHECK(strstr(t, "\"weight\":1,\"range\":\"disjoint\",") != NULL);
-	CHECK(strstr(t, "\"waiter\":{\"pid\":4242,\"tgid\":4242,\"comm\":\"postgres\",\"mode\":"
-			"\"shared\",\"op\":\"buffered-read\",\"op_flags\":[],\"offset\":8192,\"end\":12288}") != NULL);
+	CHECK(strstr(t, "\"waiter\":{\"pid\":4242,\"tgid\":4242,\"comm\":\"postgres\",\"title\":null,"
+			"\"mode\":\"shared\",\"op\":\"buffered-read\",\"op_flags\":[],\"offset\":8192,"
+			"\"end\":12288}") != NULL);
 	free(t);
+	/* a stalled thread's process title: in JSON, and in the text's legend */
+	{
+		struct titles ti;
+
+		titles_init(&ti);
+		CHECK(!titles_put(&ti, 4242, "postgres", "postgres: alice shop [local] SELECT"));
+		CHECK(!titles_put(&ti, 4100, "fio", ""));
+		test_titles = &ti;
+		t = text_of(&s, true);
+		CHECK(strstr(t, "\"waiter\":{\"pid\":4242,\"tgid\":4242,\"comm\":\"postgres\","
+				"\"title\":\"postgres: alice shop [local] SELECT\",") != NULL);
+		CHECK(strstr(t, "\"owner_now\":{\"pid\":4100,\"tgid\":0,\"comm\":\"fio\",\"title\":null,") != NULL);
+		free(t);
+		t = text_of(&s, false);
+		CHECK(strstr(t, "\nPROCESS TITLES (of the threads named above, as ilock first saw them)\n"
+				"  postgres[4242]         postgres: alice shop [local] SELECT\n\n") != NULL);
+		free(t);
+		test_titles = NULL;
+		titles_free(&ti);
+	}
 	snap_free(&s);
 }
 

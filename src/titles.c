@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Process titles (titles.h): parsed from /proc/PID/cmdline, kept per thread. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "titles.h"
+#include "util.h"
+
+bool title_parse(const char *comm, const char *cmdline, size_t n, char *out, size_t outlen)
+{
+	char c[ILOCK_COMM_LEN + 1];
+	const char *colon;
+	size_t len = 0, clen, name;
+
+	if (!outlen)
+		return false;
+	out[0] = 0;
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	clen = strlen(c);
+	/* the first argument: a rewritten title fills it, padded with NULs or spaces */
+	while (len < n && cmdline[len])
+		len++;
+	while (len && cmdline[len - 1] == ' ')
+		len--;
+	colon = memchr(cmdline, ':', len);
+	if (!clen || !colon)
+		return false;
+	name = (size_t)(colon - cmdline);
+	/* "name: " and something after it; name the comm, or longer when comm was cut */
+	if (name + 2 >= len || colon[1] != ' ' || name < clen || memcmp(cmdline, c, clen) ||
+	    (name > clen && clen < ILOCK_COMM_LEN - 1))
+		return false;
+	if (len > outlen - 1) {
+		len = outlen - 1;
+		/* not in the middle of a UTF-8 character: back to its first byte */
+		while (len && ((unsigned char)cmdline[len] & 0xc0) == 0x80)
+			len--;
+	}
+	memcpy(out, cmdline, len);
+	out[len] = 0;
+	label_clean(out);
+	return true;
+}
+
+void titles_init(struct titles *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void titles_free(struct titles *t)
+{
+	free(t->e);
+	titles_init(t);
+}
+
+static size_t slot_of(uint32_t pid, size_t cap)
+{
+	return (size_t)(pid * 2654435761u) & (cap - 1);
+}
+
+static struct title_entry *find(const struct titles *t, uint32_t pid)
+{
+	if (!t || !t->cap || !pid)
+		return NULL;
+	for (size_t i = slot_of(pid, t->cap);; i = (i + 1) & (t->cap - 1)) {
+		if (t->e[i].pid == pid)
+			return &t->e[i];
+		if (!t->e[i].pid)
+			return NULL;
+	}
+}
+
+static int grow(struct titles *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 64;
+	struct title_entry *e = calloc(cap, sizeof(*e));
+
+	if (!e)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->e[i].pid)
+			continue;
+		for (j = slot_of(t->e[i].pid, cap); e[j].pid; j = (j + 1) & (cap - 1))
+			;
+		e[j] = t->e[i];
+	}
+	free(t->e);
+	t->e = e;
+	t->cap = cap;
+	return 0;
+}
+
+static bool same_comm(const struct title_entry *e, const char *comm)
+{
+	return !strncmp(e->comm, comm, ILOCK_COMM_LEN);
+}
+
+int titles_put(struct titles *t, uint32_t pid, const char *comm, const char *title)
+{
+	struct title_entry *e = find(t, pid);
+	int err;
+
+	if (!pid)
+		return 0;
+	if (!e) {
+		if (t->n >= TITLES_MAX_THREADS) {
+			t->left_out++;
+			return -ENOSPC;
+		}
+		/* at most half full: probes stay short */
+		if ((t->n + 1) * 2 > t->cap && (err = grow(t)))
+			return err;
+		for (e = &t->e[slot_of(pid, t->cap)]; e->pid; )
+			e = &t->e[(size_t)(e - t->e + 1) & (t->cap - 1)];
+		e->pid = pid;
+		t->n++;
+	}
+	/* a pid taken by another thread since: this one's, in place */
+	memset(e->comm, 0, sizeof(e->comm));
+	str_copy(e->comm, sizeof(e->comm), comm, ILOCK_COMM_LEN);
+	str_copy(e->title, sizeof(e->title), title ? title : "", ILOCK_TITLE_MAX);
+	return 0;
+}
+
+bool titles_known(const struct titles *t, uint32_t pid, const char *comm)
+{
+	const struct title_entry *e = find(t, pid);
+
+	return e && same_comm(e, comm);
+}
+
+const char *titles_get(const struct titles *t, uint32_t pid, const char *comm)
+{
+	const struct title_entry *e = find(t, pid);
+
+	return e && same_comm(e, comm) && e->title[0] ? e->title : NULL;
+}
+
+/* Up to len - 1 bytes of a /proc file, NUL-terminated; bytes read or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+/* 1: /proc/ID is there and its comm is c; 0: another comm; -1: no such thread now */
+static int comm_is(uint32_t id, const char *c)
+{
+	char path[64], now[ILOCK_COMM_LEN + 2];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", id);
+	n = read_small(path, now, sizeof(now));
+	if (n <= 0)
+		return -1;
+	if (now[n - 1] == '\n')
+		now[n - 1] = 0;
+	return !strcmp(now, c);
+}
+
+int titles_read_proc(uint32_t pid, uint32_t tgid, const char *comm, char *out, size_t outlen)
+{
+	char path[64], c[ILOCK_COMM_LEN + 1], cmd[1024];
+	uint32_t id = pid;
+	ssize_t n;
+	int is;
+
+	if (outlen)
+		out[0] = 0;
+	if (!pid)
+		return 0;
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	/* /proc/TID works for any thread; a thread's cmdline is its process's */
+	is = comm_is(pid, c);
+	/* a thread that has ended: its process's title, if it runs the same command */
+	if (is < 0 && tgid && tgid != pid) {
+		id = tgid;
+		is = comm_is(tgid, c);
+	}
+	if (is <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", id);
+	n = read_small(path, cmd, sizeof(cmd));
+	return n > 0 && title_parse(comm, cmd, (size_t)n, out, outlen);
+}
+
+void titles_note(struct titles *t, uint32_t pid, uint32_t tgid, const char *comm)
+{
+	char title[ILOCK_TITLE_MAX];
+
+	if (!pid || titles_known(t, pid, comm))
+		return;
+	if (t->n >= TITLES_MAX_THREADS) {
+		t->left_out++;
+		return;
+	}
+	titles_read_proc(pid, tgid, comm, title, sizeof(title));
+	titles_put(t, pid, comm, title);
+}
+
+void titles_note_snapshot(struct titles *t, const struct snapshot *s)
+{
+	for (size_t i = 0; i < s->nedges; i++) {
+		const struct ilock_edge_key *k = &s->edges[i].k;
+
+		titles_note(t, k->holder_pid, k->holder_tgid, k->holder_comm);
+		titles_note(t, k->waiter_pid, k->waiter_tgid, k->waiter_comm);
+	}
+	for (size_t i = 0; i < s->waiting.n; i++) {
+		const struct ilock_waiting *w = &s->waiting.w[i];
+
+		titles_note(t, w->tid, w->tgid, w->comm);
+		titles_note(t, w->holder_pid, w->holder_tgid, w->holder_comm);
+		titles_note(t, w->owner_pid, w->owner_tgid, w->owner_comm);
+	}
+}
+
+void titled_add(struct titled *l, const struct titles *ti, uint32_t pid, const char *comm)
+{
+	void *grown;
+
+	if (!titles_get(ti, pid, comm))
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		if (l->t[i].pid == pid && !strncmp(l->t[i].comm, comm, ILOCK_COMM_LEN))
+			return;
+	if (l->n == l->cap) {
+		grown = realloc(l->t, (l->cap ? l->cap * 2 : 16) * sizeof(*l->t));
+		if (!grown)
+			return;
+		l->t = grown;
+		l->cap = l->cap ? l->cap * 2 : 16;
+	}
+	l->t[l->n].pid = pid;
+	memcpy(l->t[l->n++].comm, comm, ILOCK_COMM_LEN);
+}
+
+void titled_free(struct titled *l)
+{
+	free(l->t);
+	memset(l, 0, sizeof(*l));
+}
