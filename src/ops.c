@@ -6,6 +6,7 @@
 
 #include "ksyms.h"
 #include "ops.h"
+#include "titles.h"
 #include "util.h"
 
 static const char *const op_names[ILOCK_OP_MAX] = {
@@ -119,37 +120,60 @@ const char *mode_short(uint8_t mode)
 
 void pair_role_widths(const struct pair_row *r, int *hw, int *ww)
 {
-	char side[96];
+	char side[PAIR_SIDE_LEN];
 	int n;
 
-	n = (int)strlen(role_side(side, sizeof(side), r->k.holder_comm, r->k.holder_mode,
-				  r->k.holder_op, r->k.holder_op_flags, true));
+	n = (int)strlen(pair_side(side, sizeof(side), r, true, true));
 	*hw = n > *hw ? n : *hw;
-	n = (int)strlen(role_side(side, sizeof(side), r->k.waiter_comm, r->k.waiter_mode,
-				  r->k.waiter_op, r->k.waiter_op_flags, true));
+	n = (int)strlen(pair_side(side, sizeof(side), r, false, true));
 	*ww = n > *ww ? n : *ww;
 }
 
-char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t op, uint8_t flags,
-		bool ops)
+/* role_side() with its comm, or a role, as a string */
+static char *side_text(char *buf, size_t len, const char *name, uint8_t mode, uint8_t op,
+		       uint8_t flags, bool ops)
 {
-	char c[ILOCK_COMM_LEN + 1], o[64];
+	char o[64];
 
 	if (mode == ILOCK_MODE_UNKNOWN) {
 		snprintf(buf, len, "(no owner)");
 		return buf;
 	}
-	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
-	if (readers_unnamed(mode, c)) {
+	if (readers_unnamed(mode, name)) {
 		snprintf(buf, len, "(readers)");
 		return buf;
 	}
 	if (ops)
-		snprintf(buf, len, "%s %s %s", c[0] ? c : "?", op_label(o, sizeof(o), op, flags),
+		snprintf(buf, len, "%s %s %s", name[0] ? name : "?", op_label(o, sizeof(o), op, flags),
 			 mode_short(mode));
 	else
-		snprintf(buf, len, "%s %s", c[0] ? c : "?", mode_short(mode));
+		snprintf(buf, len, "%s %s", name[0] ? name : "?", mode_short(mode));
 	return label_clean(buf);
+}
+
+char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t op, uint8_t flags,
+		bool ops)
+{
+	char c[ILOCK_COMM_LEN + 1];
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	return side_text(buf, len, c, mode, op, flags, ops);
+}
+
+char *pair_side(char *buf, size_t len, const struct pair_row *r, bool holder, bool ops)
+{
+	const struct ilock_edge_key *k = &r->k;
+	const char *role = holder ? r->holder_role : r->waiter_role;
+
+	if (!role)
+		return holder ? role_side(buf, len, k->holder_comm, k->holder_mode, k->holder_op,
+					  k->holder_op_flags, ops)
+			      : role_side(buf, len, k->waiter_comm, k->waiter_mode, k->waiter_op,
+					  k->waiter_op_flags, ops);
+	return holder ? side_text(buf, len, role, k->holder_mode, k->holder_op, k->holder_op_flags,
+				  ops)
+		      : side_text(buf, len, role, k->waiter_mode, k->waiter_op, k->waiter_op_flags,
+				  ops);
 }
 
 bool pair_has_edge(const struct ilock_edge_key *p, const struct ilock_edge_key *e)
@@ -191,7 +215,13 @@ struct tagged_edge {
 	struct ilock_edge_stats s;
 	uint8_t range;
 	uint32_t holder, waiter;        /* thread ids; holder 0 when nobody was named */
+	const char *hrole, *wrole;      /* titles_role(), NULL: by comm */
 };
+
+static int cmp_role(const char *a, const char *b)
+{
+	return a && b ? strcmp(a, b) : (a != NULL) - (b != NULL);
+}
 
 /*
  * Few edges per snapshot (thousands at most) and this runs once per
@@ -203,6 +233,10 @@ static int cmp_pair_keys(const void *pa, const void *pb)
 	const struct tagged_edge *a = pa, *b = pb;
 	int c = memcmp(&a->k, &b->k, sizeof(a->k));
 
+	if (!c)
+		c = cmp_role(a->hrole, b->hrole);
+	if (!c)
+		c = cmp_role(a->wrole, b->wrole);
 	if (c)
 		return c;
 	return a->holder < b->holder ? -1 : a->holder > b->holder;
@@ -226,8 +260,15 @@ static uint32_t distinct_u32(uint32_t *v, size_t n)
 	return d;
 }
 
-static void tag_edge(struct tagged_edge *t, const struct edge_row *e, unsigned by)
+static void tag_edge(struct tagged_edge *t, const struct edge_row *e, unsigned by,
+		     const struct titles *ti)
 {
+	t->hrole = t->wrole = NULL;
+	if (!(by & PAIRS_THREADS) && ti) {
+		if (e->k.holder_mode != ILOCK_MODE_UNKNOWN)
+			t->hrole = titles_role(ti, e->k.holder_pid, e->k.holder_comm);
+		t->wrole = titles_role(ti, e->k.waiter_pid, e->k.waiter_comm);
+	}
 	t->k = e->k;
 	t->s = e->s;
 	t->range = t->k.range < ILOCK_RANGE_MAX ? t->k.range : ILOCK_RANGE_NO_BOTH;
@@ -245,6 +286,12 @@ static void tag_edge(struct tagged_edge *t, const struct edge_row *e, unsigned b
 }
 
 long snap_pairs(const struct snapshot *s, struct pair_row **out, unsigned by)
+{
+	return snap_pairs_titled(s, out, by, NULL);
+}
+
+long snap_pairs_titled(const struct snapshot *s, struct pair_row **out, unsigned by,
+		       const struct titles *ti)
 {
 	struct tagged_edge *e = NULL;
 	struct pair_row *p = NULL;
@@ -265,17 +312,20 @@ long snap_pairs(const struct snapshot *s, struct pair_row **out, unsigned by)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < s->nedges; i++)
-		tag_edge(&e[i], &s->edges[i], by);
+		tag_edge(&e[i], &s->edges[i], by, ti);
 	qsort(e, s->nedges, sizeof(*e), cmp_pair_keys);
 	for (size_t i = 0; i < s->nedges; i++) {
 		struct pair_row *r = n ? &p[n - 1] : NULL;
 
-		if (!r || memcmp(&r->k, &e[i].k, sizeof(r->k))) {
+		if (!r || memcmp(&r->k, &e[i].k, sizeof(r->k)) ||
+		    cmp_role(r->holder_role, e[i].hrole) || cmp_role(r->waiter_role, e[i].wrole)) {
 			if (r)
 				r->waiters = distinct_u32(waiters + first, i - first);
 			first = i;
 			r = &p[n++];
 			r->k = e[i].k;
+			r->holder_role = e[i].hrole;
+			r->waiter_role = e[i].wrole;
 		}
 		r->s.count += e[i].s.count;
 		r->s.total_ns += e[i].s.total_ns;

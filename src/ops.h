@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "titles.h"
 
 /* "buffered-read", "direct-write", ...; "?" when out of range. */
 const char *op_name(uint8_t op);
@@ -49,6 +50,12 @@ char *role_side(char *buf, size_t len, const char *comm, uint8_t mode, uint8_t o
  */
 struct pair_row {
 	struct ilock_edge_key k;        /* range zeroed, and every dropped field */
+	/*
+	 * Roles only (no PAIRS_THREADS), given titles: each side's process
+	 * title as a role ("postgres: checkpointer") in place of its comm;
+	 * NULL: its comm. Points into the titles table (titles_role).
+	 */
+	const char *holder_role, *waiter_role;
 	struct ilock_edge_stats s;      /* summed; max is the largest */
 	uint64_t range_waits[ILOCK_RANGE_MAX];
 	uint64_t range_ns[ILOCK_RANGE_MAX];
@@ -69,6 +76,16 @@ enum pair_by {
  * them). *out is malloc'ed (free it); returns the count or -ENOMEM.
  */
 long snap_pairs(const struct snapshot *s, struct pair_row **out, unsigned by);
+/*
+ * snap_pairs, and roles (no PAIRS_THREADS) by process title where ti has
+ * one (titles.h): PostgreSQL's processes, all "postgres", as the
+ * checkpointer, the background writer, each user and database's backends.
+ */
+long snap_pairs_titled(const struct snapshot *s, struct pair_row **out, unsigned by,
+		       const struct titles *ti);
+/* One side of a pair_row as role_side() says it, by its role when it has one. */
+#define PAIR_SIDE_LEN (ILOCK_TITLE_MAX + 64)
+char *pair_side(char *buf, size_t len, const struct pair_row *r, bool holder, bool ops);
 /*
  * Widen *hw and *ww to r's holder and waiter sides (role_side, with ops):
  * a table of roles sizes its two columns to the widest row it shows.

@@ -148,7 +148,7 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	json_arr_end(&j);
 
 	render_json_edges(&j, s, m, o);
-	render_json_roles(&j, s);
+	render_json_roles(&j, s, m);
 	render_json_dio(&j, s);
 	if (o && o->json_extra)
 		o->json_extra(&j, o->json_extra_ctx);

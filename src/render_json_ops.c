@@ -72,9 +72,10 @@ void render_json_op_flags(struct json *j, uint8_t flags)
 }
 
 /* One side of a pair; a role (by == PAIRS_OPS) has no thread ids. */
+/* role: the process title's role of a side of a row by command (pair_row), or NULL */
 static void task_json(struct json *j, const char *key, unsigned by, const struct titles *t,
-		      uint32_t pid, uint32_t tgid, const char *comm, uint8_t mode, uint8_t op,
-		      uint8_t flags)
+		      uint32_t pid, uint32_t tgid, const char *comm, const char *role, uint8_t mode,
+		      uint8_t op, uint8_t flags)
 {
 	char c[ILOCK_COMM_LEN + 1];
 
@@ -87,6 +88,8 @@ static void task_json(struct json *j, const char *key, unsigned by, const struct
 	json_str(j, "comm", c);
 	if (by & PAIRS_THREADS)
 		json_str(j, "title", titles_get(t, pid, comm));
+	else
+		json_str(j, "role", role);
 	json_str(j, "mode", mode_name(mode));
 	json_str(j, "op", op_name(op));
 	render_json_op_flags(j, flags);
@@ -138,8 +141,8 @@ static void pairs_json(struct json *j, const struct snapshot *s, const struct re
 		       const struct render_opts *o, unsigned by)
 {
 	struct pair_row *p;
-	long np = snap_pairs(s, &p, by);
 	const struct titles *t = m ? m->titles : NULL;
+	long np = snap_pairs_titled(s, &p, by, t);
 	char d[24];
 
 	json_arr_begin(j, by & PAIRS_THREADS ? "edges" : "roles");
@@ -152,9 +155,9 @@ static void pairs_json(struct json *j, const struct snapshot *s, const struct re
 		json_u64(j, "gen", e->k.gen);
 		json_str(j, "class", class_name(e->k.class));
 		task_json(j, "holder", by, t, e->k.holder_pid, e->k.holder_tgid, e->k.holder_comm,
-			  e->k.holder_mode, e->k.holder_op, e->k.holder_op_flags);
+			  e->holder_role, e->k.holder_mode, e->k.holder_op, e->k.holder_op_flags);
 		task_json(j, "waiter", by, t, e->k.waiter_pid, e->k.waiter_tgid, e->k.waiter_comm,
-			  e->k.waiter_mode, e->k.waiter_op, e->k.waiter_op_flags);
+			  e->waiter_role, e->k.waiter_mode, e->k.waiter_op, e->k.waiter_op_flags);
 		if (!(by & PAIRS_THREADS)) {
 			json_u64(j, "holder_threads", e->holders);
 			json_u64(j, "waiter_threads", e->waiters);
@@ -188,9 +191,9 @@ void render_json_edges(struct json *j, const struct snapshot *s, const struct re
 	pairs_json(j, s, m, o, PAIRS_THREADS | PAIRS_OPS);
 }
 
-void render_json_roles(struct json *j, const struct snapshot *s)
+void render_json_roles(struct json *j, const struct snapshot *s, const struct report_meta *m)
 {
-	pairs_json(j, s, NULL, NULL, PAIRS_OPS);
+	pairs_json(j, s, m, NULL, PAIRS_OPS);
 }
 
 void render_json_dio(struct json *j, const struct snapshot *s)

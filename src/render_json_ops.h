@@ -14,7 +14,7 @@ void render_json_lock_ranges(struct json *j, const struct lock_row *r);
 void render_json_edges(struct json *j, const struct snapshot *s, const struct report_meta *m,
 		       const struct render_opts *o);
 /* The "roles" array: the pairs by command, op and mode, threads summed. */
-void render_json_roles(struct json *j, const struct snapshot *s);
+void render_json_roles(struct json *j, const struct snapshot *s, const struct report_meta *m);
 /* "op_flags": the names of an op's flags (ILOCK_OPF_KEY_MASK bits) as an array. */
 void render_json_op_flags(struct json *j, uint8_t flags);
 /* The "direct_writes" array. */

@@ -171,15 +171,13 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 		pair_role_widths(&p[i], &lw, &rw);
 	for (long i = 0; i < np && i < rows; i++) {
 		const struct pair_row *r = &p[i];
-		char left[96], right[96], n[24], t[24], mx[24];
+		char left[PAIR_SIDE_LEN], right[PAIR_SIDE_LEN], n[24], t[24], mx[24];
 		char where[2 * ILOCK_PATH_MAX + 8], path[48];
 		struct inode_view v;
 
 		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, r->k.gen, &v);
-		role_side(left, sizeof(left), r->k.holder_comm, r->k.holder_mode, r->k.holder_op,
-			  r->k.holder_op_flags, true);
-		role_side(right, sizeof(right), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
-			  r->k.waiter_op_flags, true);
+		pair_side(left, sizeof(left), r, true, true);
+		pair_side(right, sizeof(right), r, false, true);
 		fprintf(f, "  %-*s ->  %-*s %9s wait%-1s %9s  max %9s  %3u -> %-3u threads", lw, left,
 			rw, right, fmt_count(n, sizeof(n), r->s.count), plural(r->s.count),
 			fmt_ns(t, sizeof(t), r->s.total_ns),

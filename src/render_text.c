@@ -332,7 +332,7 @@ static char *fmt_tasks(char *buf, size_t len, double t)
  */
 static void top_role(FILE *f, const struct pair_row *p, long np, const struct lock_row *r)
 {
-	char h[96], w[96];
+	char h[PAIR_SIDE_LEN], w[PAIR_SIDE_LEN];
 
 	for (long i = 0; i < np; i++) {
 		const struct pair_row *q = &p[i];
@@ -341,10 +341,7 @@ static void top_role(FILE *f, const struct pair_row *p, long np, const struct lo
 		    q->k.class != r->class)
 			continue;
 		fprintf(f, "  the largest share there: %s -> %s, %.0f%% (%u -> %u threads)\n",
-			role_side(h, sizeof(h), q->k.holder_comm, q->k.holder_mode, q->k.holder_op,
-				  q->k.holder_op_flags, true),
-			role_side(w, sizeof(w), q->k.waiter_comm, q->k.waiter_mode, q->k.waiter_op,
-				  q->k.waiter_op_flags, true),
+			pair_side(h, sizeof(h), q, true, true), pair_side(w, sizeof(w), q, false, true),
 			row_wait_ns(r) ? 100.0 * (double)q->s.total_ns / (double)row_wait_ns(r) : 0,
 			q->holders, q->waiters);
 		break;
@@ -546,7 +543,7 @@ static void titles_legend(FILE *f, const struct snapshot *s, const struct report
 void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m)
 {
 	struct pair_row *roles;
-	long nroles = snap_pairs(s, &roles, PAIRS_OPS);
+	long nroles = snap_pairs_titled(s, &roles, PAIRS_OPS, m->titles);
 
 	in_short(f, s, m, roles, nroles);
 	free(roles);
@@ -559,7 +556,7 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	char n1[24], n2[24];
 	/* by command: IN SHORT names the top one, the table lists them */
 	struct pair_row *roles;
-	long nroles = snap_pairs(s, &roles, PAIRS_OPS);
+	long nroles = snap_pairs_titled(s, &roles, PAIRS_OPS, m->titles);
 
 	if (o->title)
 		fprintf(f, "%s\n", o->title);

@@ -505,13 +505,14 @@ static void op_cell(FILE *f, uint8_t op, uint8_t flags)
 	fputs("</td>", f);
 }
 
-static void comm_cell(FILE *f, const char *comm)
+/* A side's command, or its process title's role when it has one (snap_pairs_titled) */
+static void comm_cell(FILE *f, const char *comm, const char *role)
 {
 	char c[ILOCK_COMM_LEN + 1];
 
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
 	fputs("<td class=\"l\">", f);
-	esc(f, c[0] ? c : "?");
+	esc(f, role ? role : c[0] ? c : "?");
 	fputs("</td>", f);
 }
 
@@ -544,7 +545,7 @@ static void roles(FILE *f, const struct report_ctx *c)
 	const struct snapshot *s = c->merged;
 	size_t max = (size_t)c->top_n * 2, shown = 0;
 	struct pair_row *p = NULL;
-	long np = snap_pairs(s, &p, PAIRS_OPS);
+	long np = snap_pairs_titled(s, &p, PAIRS_OPS, c->meta ? c->meta->titles : NULL);
 
 	fputs("<h2>Who serialises whom, by command (threads summed)</h2>\n", f);
 	if (!have_pairs(f, np)) {
@@ -566,11 +567,11 @@ static void roles(FILE *f, const struct report_ctx *c)
 			fprintf(f, "<td class=\"l\">(readers)</td><td class=\"l\"></td>"
 				"<td class=\"l\">%s</td>", mode_name(ILOCK_MODE_READERS));
 		else {
-			comm_cell(f, e->k.holder_comm);
+			comm_cell(f, e->k.holder_comm, e->holder_role);
 			op_cell(f, e->k.holder_op, e->k.holder_op_flags);
 			fprintf(f, "<td class=\"l\">%s</td>", mode_name(e->k.holder_mode));
 		}
-		comm_cell(f, e->k.waiter_comm);
+		comm_cell(f, e->k.waiter_comm, e->waiter_role);
 		op_cell(f, e->k.waiter_op, e->k.waiter_op_flags);
 		fprintf(f, "<td class=\"l\">%s</td><td>%u &rarr; %u</td>", mode_name(e->k.waiter_mode),
 			e->holders, e->waiters);

@@ -47,6 +47,74 @@ bool title_parse(const char *comm, const char *cmdline, size_t n, char *out, siz
 	return true;
 }
 
+/* A PostgreSQL client's host: "[local]", or an address or name with "(port)". */
+static bool pg_host(const char *tok, size_t n)
+{
+	const char *open = memchr(tok, '(', n);
+
+	if (n == 7 && !memcmp(tok, "[local]", 7))
+		return true;
+	if (!open || tok[n - 1] != ')' || open + 2 > tok + n - 1)
+		return false;
+	for (const char *c = open + 1; c < tok + n - 1; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+static bool all_digits(const char *tok, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tok[i] < '0' || tok[i] > '9')
+			return false;
+	return n > 0;
+}
+
+void title_role(const char *title, char *out, size_t outlen)
+{
+	const char *rest = strstr(title, ": "), *tok[4] = {};
+	size_t len = strlen(title), ntok = 0, tlen[4] = {};
+
+	if (!outlen)
+		return;
+	if (!rest) {
+		str_copy(out, outlen, title, len);
+		return;
+	}
+	rest += 2;
+	/* PostgreSQL with cluster_name: "postgres: main: bob shop [local] idle" */
+	if (strstr(rest, ": ") && !memchr(rest, ' ', (size_t)(strstr(rest, ": ") - rest)))
+		rest = strstr(rest, ": ") + 2;
+	for (const char *p = rest; *p && ntok < 4; ) {
+		size_t n = strcspn(p, " ");
+
+		if (n) {
+			tok[ntok] = p;
+			tlen[ntok++] = n;
+		}
+		p += n;
+		p += *p == ' ';
+	}
+	/* a client backend: user, database, host, then what it does now */
+	if (ntok >= 3 && pg_host(tok[2], tlen[2])) {
+		len = (size_t)(tok[1] + tlen[1] - title);
+	} else {
+		/* ids at the end: "io worker 2", "parallel worker for PID 1234" */
+		while (len > (size_t)(rest - title)) {
+			size_t start = len;
+
+			while (start > (size_t)(rest - title) && title[start - 1] != ' ')
+				start--;
+			if (start == (size_t)(rest - title) || !all_digits(title + start, len - start))
+				break;
+			len = start;
+			while (len && title[len - 1] == ' ')
+				len--;
+		}
+	}
+	str_copy(out, outlen, title, len);
+}
+
 void titles_init(struct titles *t)
 {
 	memset(t, 0, sizeof(*t));
@@ -54,6 +122,10 @@ void titles_init(struct titles *t)
 
 void titles_free(struct titles *t)
 {
+	for (size_t i = 0; i < t->cap; i++) {
+		free(t->e[i].title);
+		free(t->e[i].role);
+	}
 	free(t->e);
 	titles_init(t);
 }
@@ -125,7 +197,22 @@ int titles_put(struct titles *t, uint32_t pid, const char *comm, const char *tit
 	/* a pid taken by another thread since: this one's, in place */
 	memset(e->comm, 0, sizeof(e->comm));
 	str_copy(e->comm, sizeof(e->comm), comm, ILOCK_COMM_LEN);
-	str_copy(e->title, sizeof(e->title), title ? title : "", ILOCK_TITLE_MAX);
+	free(e->title);
+	free(e->role);
+	e->title = e->role = NULL;
+	if (title && title[0]) {
+		char role[ILOCK_TITLE_MAX];
+
+		title_role(title, role, sizeof(role));
+		e->title = strndup(title, ILOCK_TITLE_MAX - 1);
+		e->role = strdup(role);
+		if (!e->title || !e->role) {
+			free(e->title);
+			free(e->role);
+			e->title = e->role = NULL;
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -140,7 +227,14 @@ const char *titles_get(const struct titles *t, uint32_t pid, const char *comm)
 {
 	const struct title_entry *e = find(t, pid);
 
-	return e && same_comm(e, comm) && e->title[0] ? e->title : NULL;
+	return e && same_comm(e, comm) ? e->title : NULL;
+}
+
+const char *titles_role(const struct titles *t, uint32_t pid, const char *comm)
+{
+	const struct title_entry *e = find(t, pid);
+
+	return e && same_comm(e, comm) ? e->role : NULL;
 }
 
 /* Up to len - 1 bytes of a /proc file, NUL-terminated; bytes read or -1. */

@@ -24,7 +24,8 @@
 struct title_entry {
 	uint32_t pid;                  /* thread id; 0: an empty slot */
 	char comm[ILOCK_COMM_LEN];     /* NUL-padded: the thread it was read for */
-	char title[ILOCK_TITLE_MAX];   /* "" when the process has none */
+	char *title;                   /* malloc'ed; NULL when the process has none */
+	char *role;                    /* title_role() of it, malloc'ed; NULL with title */
 };
 
 struct titles {
@@ -43,6 +44,16 @@ struct titles {
  */
 bool title_parse(const char *comm, const char *cmdline, size_t n, char *out, size_t outlen);
 
+/*
+ * A title as a role for the tables by command: what stays the same from
+ * one connection or worker to the next. A PostgreSQL client backend's
+ * ("postgres: bob shop [local] UPDATE", "postgres: bob shop 10.1.2.3(5123)
+ * idle") is "postgres: bob shop", its user and database; numbers at the
+ * end ("postgres: parallel worker for PID 1234", "postgres: io worker 2")
+ * go. Other titles are kept ("postgres: checkpointer").
+ */
+void title_role(const char *title, char *out, size_t outlen);
+
 void titles_init(struct titles *t);
 void titles_free(struct titles *t);
 /* Keep pid's title ("" for none) as read for the thread named comm. 0, -ENOMEM or -ENOSPC. */
@@ -51,6 +62,11 @@ int titles_put(struct titles *t, uint32_t pid, const char *comm, const char *tit
 bool titles_known(const struct titles *t, uint32_t pid, const char *comm);
 /* pid's title when it was read for this comm, else NULL (none, or not read). */
 const char *titles_get(const struct titles *t, uint32_t pid, const char *comm);
+/*
+ * pid's title_role() likewise, else NULL. Valid until the table next
+ * changes (titles_put, titles_note, titles_free).
+ */
+const char *titles_role(const struct titles *t, uint32_t pid, const char *comm);
 
 /*
  * Read thread pid's title from /proc, if the thread there is still the one

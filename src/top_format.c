@@ -796,12 +796,15 @@ static void detail_edges(FILE *f, const struct snapshot *win, const struct title
 	free(list);
 }
 
-/* The inode's pairs by command, op and mode, every thread summed (snap_pairs). */
-static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint64_t ino,
-			 uint32_t gen, uint32_t magic)
+/*
+ * The inode's pairs by command (or process title, ti), op and mode, every
+ * thread summed (snap_pairs_titled).
+ */
+static void detail_roles(FILE *f, const struct snapshot *win, const struct titles *ti,
+			 uint32_t dev, uint64_t ino, uint32_t gen, uint32_t magic)
 {
 	struct pair_row *p;
-	long np = snap_pairs(win, &p, PAIRS_OPS);
+	long np = snap_pairs_titled(win, &p, PAIRS_OPS, ti);
 	int shown = 0, hw = 34, ww = 34;
 
 	if (np < 0) {
@@ -817,7 +820,8 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 	}
 	for (long i = 0; i < np && shown < 20; i++) {
 		const struct pair_row *r = &p[i];
-		char h[96], w[96], c[24], t[24], mx[24], thr[24], d[16];
+		char h[PAIR_SIDE_LEN], w[PAIR_SIDE_LEN], c[24], t[24], mx[24];
+		char thr[24], d[16];
 
 		if (r->k.dev != dev || r->k.ino != ino || r->k.gen != gen)
 			continue;
@@ -826,10 +830,7 @@ static void detail_roles(FILE *f, const struct snapshot *win, uint32_t dev, uint
 				"WAITER", "LOCK", "THREADS", "WAITS", "WAITED", "MAX", "DISJOINT");
 		snprintf(thr, sizeof(thr), "%u->%u", r->holders, r->waiters);
 		fprintf(f, "  %-*s -> %-*s %-8s %9s %9s %9s %9s  %s\n", hw,
-			role_side(h, sizeof(h), r->k.holder_comm, r->k.holder_mode, r->k.holder_op,
-				  r->k.holder_op_flags, true), ww,
-			role_side(w, sizeof(w), r->k.waiter_comm, r->k.waiter_mode, r->k.waiter_op,
-				  r->k.waiter_op_flags, true),
+			pair_side(h, sizeof(h), r, true, true), ww, pair_side(w, sizeof(w), r, false, true),
 			top_class_name(r->k.class, magic), thr, fmt_count(c, sizeof(c), r->s.count),
 			fmt_ns(t, sizeof(t), r->s.total_ns), fmt_ns(mx, sizeof(mx), r->s.max_ns),
 			fmt_share(d, sizeof(d), pair_headroom(r)));
@@ -1005,7 +1006,7 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 	}
 
 	fprintf(f, "\nBY COMMAND on this inode (holder -> waiter, the threads of a command summed)\n");
-	detail_roles(f, edges, dev, ino, gen, v.magic);
+	detail_roles(f, edges, ti, dev, ino, gen, v.magic);
 	/*
 	 * A wait not yet ended is in no histogram or pair: after the roles,
 	 * so that a hot lock's stalls do not push those off the first page.

@@ -873,6 +873,8 @@ def test_process_titles_are_recorded(xfs, procs, helpers_dir, ilock_bin, tmp_pat
     legend = text.split("\nPROCESS TITLES ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
     assert [l.split(None, 1) for l in legend][0] == [f"lockhold[{htid}]", "lockhold: checkpointer"]
     assert legend[1].split(None, 1)[1] == "lockhold: alice shop [local] SELECT"
+    assert re.search(r"\n  lockhold: checkpointer buffered-write EXCL\s+->  lockhold: alice shop "
+                     r"buffered-read SHARED\s+1 wait ", text), text
     doc = json.loads(report(ilock_bin, "--json", out).stdout)
     (e,) = [e for e in doc["edges"] if e["holder"]["pid"] == htid]
     assert e["holder"]["title"] == "lockhold: checkpointer"
@@ -882,3 +884,6 @@ def test_process_titles_are_recorded(xfs, procs, helpers_dir, ilock_bin, tmp_pat
     page = open(html).read()
     assert "<br><small>lockhold: checkpointer</small>" in page
     assert "<br><small>lockhold: alice shop [local] SELECT</small>" in page
+    # by command: the roles
+    assert '<td class="l">lockhold: checkpointer</td>' in page
+    assert '<td class="l">lockhold: alice shop</td>' in page

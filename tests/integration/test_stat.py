@@ -101,10 +101,10 @@ def test_xfs_readers_blocked_by_writer(xfs, procs, helpers_dir, ilock_bin, tmp_p
     roles = [x for x in doc["roles"] if x["dev"] == xfs.majmin and x["ino"] == ino]
     assert len(roles) == 1, roles
     role = roles[0]
-    assert role["holder"] == {"comm": "lockhold", "mode": "exclusive", "op": "buffered-write",
-                              "op_flags": []}
-    assert role["waiter"] == {"comm": "lockreader", "mode": "shared", "op": "buffered-read",
-                              "op_flags": []}
+    assert role["holder"] == {"comm": "lockhold", "role": None, "mode": "exclusive",
+                              "op": "buffered-write", "op_flags": []}
+    assert role["waiter"] == {"comm": "lockreader", "role": None, "mode": "shared",
+                              "op": "buffered-read", "op_flags": []}
     assert (role["holder_threads"], role["waiter_threads"]) == (1, 3)
     assert role["waits"] == 3
     assert role["wait_ns"] == sum(e["wait_ns"] for e in edges)
@@ -646,9 +646,18 @@ def test_process_titles_name_the_threads(xfs, procs, helpers_dir, ilock_bin):
             assert legend[0].split(None, 1) == [f"lockhold[{htid}]", "lockhold: checkpointer"]
             assert [l.split(None, 1)[1] for l in legend] == [
                 "lockhold: checkpointer", "lockhold: alice shop [local] SELECT"], out
+            # by command, the titles' roles: the client's user and database, not what it did
+            assert re.search(r"\n  lockhold: checkpointer buffered-write EXCL\s+->  lockhold: alice "
+                             r"shop buffered-read SHARED\s+1 wait ", out), out
+            assert re.search(r"\n  lockhold: checkpointer buffered-write EXCL\s+->  lockhold "
+                             r"buffered-read SHARED\s+1 wait ", out), out
         else:
             edges = edges_for(json.loads(out), xfs.majmin, ino_of(path))
             titles = {e["waiter"]["pid"]: e["waiter"]["title"] for e in edges}
             assert sorted(titles.values(), key=str) == [None, "lockhold: alice shop [local] SELECT"]
             assert {e["holder"]["title"] for e in edges} == {"lockhold: checkpointer"}
+            roles = [(r["holder"]["role"], r["waiter"]["role"])
+                     for r in json.loads(out)["roles"] if r["ino"] == ino_of(path)]
+            assert sorted(roles, key=str) == [("lockhold: checkpointer", "lockhold: alice shop"),
+                                              ("lockhold: checkpointer", None)]
             assert all(e["holder"]["pid"] == htid for e in edges)

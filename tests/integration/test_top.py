@@ -479,8 +479,11 @@ def test_screen_detail_names_titled_processes(term, fs_factory, procs, helpers_d
     t.keys("c")
     t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(path), "the file's row")
     t.keys("Home", "Enter")
-    t.wait(lambda s: re.search(r"^Esc/Enter back", s, re.M), "the detail view")
-    s = t.screen()
+    # by command: the titles' roles, the client's user and database
+    roles = re.compile(r"^\s+lockhold: checkpointer buffered-write EXCL\s+-> lockhold: alice shop "
+                       r"buffered-read SHARED", re.M)
+    s = t.wait(lambda s: re.search(r"^Esc/Enter back", s, re.M) and roles.search(s),
+               "the detail view, by role")
     for _ in range(6):
         if "PROCESS TITLES of these threads" in s and "RANGES of this lock" in s:
             break

@@ -13,6 +13,7 @@
 #include "probe.h"
 #include "render.h"
 #include "render_ops.h"
+#include "titles.h"
 #include "unit.h"
 #include "golden.h"
 
@@ -194,6 +195,92 @@ static void add_edge(struct snapshot *s, struct ilock_edge_key k, uint64_t n, ui
 	struct ilock_edge_stats st = { n, ns, ns / n };
 
 	CHECK(snap_add_edge(s, &k, &st) == 0);
+}
+
+/* PostgreSQL's processes, all "postgres", apart by their titles' roles. */
+static void test_title_roles(void)
+{
+	struct ilock_edge_key a = edge(10, ILOCK_OP_BUFFERED_WRITE, 0, 20, ILOCK_OP_BUFFERED_READ,
+				       ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key b = edge(10, ILOCK_OP_BUFFERED_WRITE, 0, 21, ILOCK_OP_BUFFERED_READ,
+				       ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key c = edge(11, ILOCK_OP_BUFFERED_WRITE, 0, 22, ILOCK_OP_BUFFERED_READ,
+				       ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key d = edge(12, ILOCK_OP_BUFFERED_WRITE, 0, 23, ILOCK_OP_BUFFERED_READ,
+				       ILOCK_RANGE_DISJOINT);
+	struct ilock_edge_key *all[] = { &a, &b, &c, &d };
+	struct report_meta m = { .duration_s = 1.0 };
+	struct render_opts o = { .top_n = 10 };
+	struct titles ti;
+	struct pair_row *p;
+	struct snapshot s;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	long n;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		memcpy(all[i]->holder_comm, "postgres", 9);
+		memcpy(all[i]->waiter_comm, "postgres", 9);
+	}
+	titles_init(&ti);
+	CHECK(!titles_put(&ti, 10, "postgres", "postgres: checkpointer"));
+	CHECK(!titles_put(&ti, 11, "postgres", "postgres: background writer"));
+	CHECK(!titles_put(&ti, 20, "postgres", "postgres: bob shop [local] UPDATE"));
+	CHECK(!titles_put(&ti, 21, "postgres", "postgres: bob shop 10.1.2.3(51234) idle"));
+	CHECK(!titles_put(&ti, 22, "postgres", "postgres: bob shop [local] idle in transaction"));
+	/* 12 and 23 have none: they stay "postgres" */
+	snap_init(&s);
+	add_edge(&s, a, 10, 100000000);
+	add_edge(&s, b, 5, 50000000);
+	add_edge(&s, c, 3, 30000000);
+	add_edge(&s, d, 2, 20000000);
+
+	/* by comm alone, one role of 3 holders and 4 waiters */
+	n = snap_pairs(&s, &p, PAIRS_OPS);
+	CHECK_EQ_U(n, 1);
+	CHECK(n == 1 && p[0].holders == 3 && p[0].waiters == 4 && !p[0].holder_role);
+	free(p);
+	/* by title: the checkpointer's two backends are one row, of one user and database */
+	n = snap_pairs_titled(&s, &p, PAIRS_OPS, &ti);
+	CHECK_EQ_U(n, 3);
+	if (n == 3) {
+		CHECK_STR(p[0].holder_role, "postgres: checkpointer");
+		CHECK_STR(p[0].waiter_role, "postgres: bob shop");
+		CHECK(p[0].holders == 1 && p[0].waiters == 2 && p[0].s.count == 15);
+		CHECK_STR(p[1].holder_role, "postgres: background writer");
+		CHECK(!p[2].holder_role && !p[2].waiter_role && p[2].s.count == 2);
+	}
+	/* by thread nothing changes: threads have pids, and titles in their own key */
+	free(p);
+	n = snap_pairs_titled(&s, &p, PAIRS_THREADS | PAIRS_OPS, &ti);
+	CHECK(n == 4 && !p[0].holder_role && !p[0].waiter_role);
+	free(p);
+
+	/* the table by command, IN SHORT and JSON name them so */
+	m.titles = &ti;
+	snap_lock(&s, DEV, 131, 0, ILOCK_CLASS_I_RWSEM)->wait[ILOCK_MODE_SHARED] =
+		(struct ilock_stats){ .count = 20, .total_ns = 200000000, .max_ns = 10000000 };
+	f = open_memstream(&buf, &len);
+	render_text(f, &s, &m, &o);
+	fclose(f);
+	CHECK(strstr(buf, "  the largest share there: postgres: checkpointer buffered-write EXCL -> "
+			  "postgres: bob shop buffered-read SHARED, 75% (1 -> 2 threads)\n") != NULL);
+	CHECK(strstr(buf, "\n  postgres: checkpointer buffered-write EXCL      ->  postgres: bob "
+			  "shop buffered-read SHARED        15 waits") != NULL);
+	CHECK(strstr(buf, "\n  postgres buffered-write EXCL                    ->  postgres "
+			  "buffered-read SHARED                   2 waits") != NULL);
+	free(buf);
+	f = open_memstream(&buf, &len);
+	render_json(f, &s, &m, &o);
+	fclose(f);
+	CHECK(strstr(buf, "\"holder\":{\"comm\":\"postgres\",\"role\":\"postgres: checkpointer\","
+			  "\"mode\":\"exclusive\"") != NULL);
+	CHECK(strstr(buf, "\"holder\":{\"pid\":10,\"tgid\":10,\"comm\":\"postgres\",\"title\":"
+			  "\"postgres: checkpointer\",") != NULL);
+	free(buf);
+	snap_free(&s);
+	titles_free(&ti);
 }
 
 /* n waits of ns in all to the range class `range` of 131's i_rwsem row */
@@ -496,9 +583,9 @@ static void test_roles(void)
 		render_json(f, &s, &m, &o);
 		fclose(f);
 		CHECK(strstr(buf, "\"roles\":[{\"dev\":\"7:0\",\"ino\":131,\"gen\":0,\"class\":\"i_rwsem\","
-				  "\"holder\":{\"comm\":\"fio\",\"mode\":\"exclusive\",\"op\":"
-				  "\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"fio\","
-				  "\"mode\":\"shared\",\"op\":\"buffered-read\",\"op_flags\":[]},"
+				  "\"holder\":{\"comm\":\"fio\",\"role\":null,\"mode\":\"exclusive\","
+				  "\"op\":\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"fio\","
+				  "\"role\":null,\"mode\":\"shared\",\"op\":\"buffered-read\",\"op_flags\":[]},"
 				  "\"holder_threads\":2,\"waiter_threads\":2,\"waits\":17,") != NULL);
 		free(buf);
 	}
@@ -992,6 +1079,7 @@ int main(void)
 	test_pairs();
 	test_roles();
 	test_pool_roles();
+	test_title_roles();
 	test_model();
 	test_edge_wstack();
 	test_ksyms();

@@ -60,6 +60,42 @@ static void test_parse(void)
 	CHECK(!title_parse("pg", "pg: x", 5, small, 0));
 }
 
+static const char *role(const char *title)
+{
+	static char out[ILOCK_TITLE_MAX];
+
+	title_role(title, out, sizeof(out));
+	return out;
+}
+
+static void test_role(void)
+{
+	/* background processes keep their titles */
+	CHECK_STR(role("postgres: checkpointer"), "postgres: checkpointer");
+	CHECK_STR(role("postgres: background writer"), "postgres: background writer");
+	CHECK_STR(role("postgres: autovacuum worker"), "postgres: autovacuum worker");
+	/* client backends: user and database, not host, port or what they do now */
+	CHECK_STR(role("postgres: bob shop [local] UPDATE"), "postgres: bob shop");
+	CHECK_STR(role("postgres: bob shop [local] idle in transaction"), "postgres: bob shop");
+	CHECK_STR(role("postgres: bob shop [local]"), "postgres: bob shop");
+	CHECK_STR(role("postgres: bob shop 10.1.2.3(51234) idle"), "postgres: bob shop");
+	CHECK_STR(role("postgres: bob shop ::1(40000) SELECT"), "postgres: bob shop");
+	CHECK_STR(role("postgres: bob shop app1.example.com(5432) COMMIT"), "postgres: bob shop");
+	/* with cluster_name */
+	CHECK_STR(role("postgres: main: bob shop [local] idle"), "postgres: main: bob shop");
+	CHECK_STR(role("postgres: main: walwriter"), "postgres: main: walwriter");
+	/* numbered workers are one role */
+	CHECK_STR(role("postgres: parallel worker for PID 1234"), "postgres: parallel worker for PID");
+	CHECK_STR(role("postgres: io worker 2"), "postgres: io worker");
+	CHECK_STR(role("postgres: 17"), "postgres: 17");
+	/* not a host: kept whole */
+	CHECK_STR(role("nginx: worker process"), "nginx: worker process");
+	CHECK_STR(role("sshd: root@pts/0"), "sshd: root@pts/0");
+	CHECK_STR(role("x: a b c(d) e"), "x: a b c(d) e");
+	CHECK_STR(role("x: a b c() e"), "x: a b c() e");
+	CHECK_STR(role("no colon"), "no colon");
+}
+
 static void test_table(void)
 {
 	struct titles t;
@@ -71,15 +107,22 @@ static void test_table(void)
 	CHECK(!titles_put(&t, 12, "postgres", "postgres: checkpointer"));
 	CHECK(!titles_put(&t, 13, "postgres", ""));
 	CHECK_STR(titles_get(&t, 12, "postgres"), "postgres: checkpointer");
+	CHECK_STR(titles_role(&t, 12, "postgres"), "postgres: checkpointer");
+	CHECK(!titles_role(&t, 12, "fio"));
 	/* known with no title: not read again, nothing to show */
 	CHECK(titles_known(&t, 13, "postgres"));
 	CHECK(!titles_get(&t, 13, "postgres"));
+	CHECK(!titles_role(&t, 13, "postgres"));
+	CHECK(!titles_put(&t, 14, "postgres", "postgres: bob shop [local] idle"));
+	CHECK_STR(titles_role(&t, 14, "postgres"), "postgres: bob shop");
+	CHECK(!titles_put(&t, 14, "postgres", ""));
+	CHECK(!titles_get(&t, 14, "postgres") && !titles_role(&t, 14, "postgres"));
 	/* the pid with another comm is another thread */
 	CHECK(!titles_get(&t, 12, "fio"));
 	CHECK(!titles_known(&t, 12, "fio"));
 	CHECK(!titles_put(&t, 12, "fio", ""));
 	CHECK(!titles_get(&t, 12, "postgres"));
-	CHECK_EQ_U(t.n, 2);
+	CHECK_EQ_U(t.n, 3);
 	/* pid 0 is nobody */
 	CHECK(!titles_put(&t, 0, "x", "x: y"));
 	CHECK(!titles_get(&t, 0, "x"));
@@ -88,7 +131,7 @@ static void test_table(void)
 		snprintf(name, sizeof(name), "x: %u", pid);
 		CHECK(!titles_put(&t, pid, "x", name));
 	}
-	CHECK_EQ_U(t.n, 5002);
+	CHECK_EQ_U(t.n, 5003);
 	CHECK_STR(titles_get(&t, 4321, "x"), "x: 4321");
 	CHECK_STR(titles_get(&t, 100, "x"), "x: 100");
 	CHECK(!titles_get(NULL, 100, "x"));
@@ -129,6 +172,7 @@ static void test_read_proc(void)
 int main(void)
 {
 	test_parse();
+	test_role();
 	test_table();
 	test_read_proc();
 	UNIT_DONE();
