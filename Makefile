@@ -44,7 +44,7 @@ PURE_SRCS += src/ops.c src/ksyms.c src/render_ops.c src/render_json_ops.c
 PURE_SRCS += src/strategy.c src/probe_report.c
 PURE_SRCS += src/recfile.c src/recview.c src/report_out.c src/report_html.c src/sigtest.c src/diff.c
 PURE_SRCS += src/top_model.c src/top_format.c src/top_store.c src/slots.c src/mapmem.c
-PURE_SRCS += src/prom.c src/prom_series.c src/waiting.c src/render_waiting.c src/titles.c
+PURE_SRCS += src/prom.c src/prom_series.c src/waiting.c src/render_waiting.c src/titles.c src/pathcheck.c
 SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 HELPER_SRCS := $(wildcard tests/helpers/*.c)

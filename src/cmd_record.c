@@ -20,6 +20,7 @@
 #include "counters.h"
 #include "log.h"
 #include "mounts.h"
+#include "pathcheck.h"
 #include "ksyms.h"
 #include "recfile.h"
 #include "signals.h"
@@ -264,6 +265,7 @@ struct recorder {
 	const char *path;
 	struct rec_writer w;
 	struct titles titles;     /* of the threads seen, as first seen (w.titles) */
+	struct path_fixes fixes;  /* the paths of the inodes written, looked at again */
 	struct rec_buf framed;
 	uint64_t bytes, last_sync_ns;
 	uint64_t intervals;
@@ -334,6 +336,9 @@ static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot
 	/* the table now, for devices first seen in this interval */
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: the recording will lack mount points");
+	/* the paths of this interval's inodes looked at again; written again if they changed */
+	path_fixes_apply(&rc->fixes, delta, &mt, delta->nlocks, now_monotonic_ns());
+	path_fixes_fix(&rc->fixes, cur);
 	err = rec_encode_interval(&rc->w, &rc->w.raw, delta, cur, &mt, prev_mono - t->start_mono_ns,
 				  cur->mono_ns - prev_mono);
 	mounts_free(&mt);
@@ -423,6 +428,8 @@ int cmd_record(int argc, char **argv)
 	snap_init(&delta);
 	rec_writer_init(&rc.w);
 	titles_init(&rc.titles);
+	/* each interval's: its inodes are the ones with waits, at most PATHCHECK_MAX_PER_READ */
+	path_fixes_init(&rc.fixes, 0);
 	rc.w.titles = &rc.titles;
 	rc.path = a.path;
 
@@ -549,6 +556,7 @@ out:
 	rec_buf_free(&rc.framed);
 	rec_writer_free(&rc.w);
 	titles_free(&rc.titles);
+	path_fixes_free(&rc.fixes);
 	ksyms_free(&ks);
 	snap_free(&cur);
 	snap_free(&prev);

@@ -12,6 +12,7 @@
 #include "log.h"
 #include "mounts.h"
 #include "outguard.h"
+#include "pathcheck.h"
 #include "render.h"
 #include "render_ops.h"
 #include "signals.h"
@@ -73,7 +74,7 @@ struct span {
 
 /* -1 when the output could not be written (a full disk, a closed pipe): said, stop then */
 static int render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
-		  const struct span *iv, struct ksyms *ks)
+		  const struct span *iv, struct ksyms *ks, struct path_fixes *pf)
 {
 	char title[128];
 	struct render_opts ro = { .top_n = o->top_n, .no_hist = iv->no > 0, .ksyms = ks,
@@ -90,6 +91,8 @@ static int render(const struct ilock_opts *o, struct snapshot *s, const struct r
 	snap_sort_locks(s, SORT_WAIT_TIME);
 	snap_sort_edges(s);
 	snap_sort_stacks(s);
+	/* the paths shown, looked at again: renamed or gone since their first wait */
+	path_fixes_apply(pf, s, m->mounts, (size_t)o->top_n * 3, now_monotonic_ns());
 	if (o->folded) {
 		if (ro.title)
 			printf("# %s\n", ro.title);
@@ -114,6 +117,7 @@ struct stat_run {
 	struct mount_table mt;
 	struct ksyms ks;
 	struct titles titles;     /* of the threads seen, as first seen */
+	struct path_fixes fixes;  /* the paths shown, looked at again */
 	struct report_meta meta;
 	char host[256], filt[256];
 	int interval_no;          /* intervals written so far */
@@ -166,7 +170,8 @@ static int emit_interval(struct stat_run *r)
 		return -1;
 	refresh_meta(r, (double)(r->cur.mono_ns - from) / 1e9);
 	r->interval_no++;
-	if (render(&r->o, &r->delta, &r->meta, &iv, &r->ks) || snap_copy(&r->prev, &r->cur))
+	if (render(&r->o, &r->delta, &r->meta, &iv, &r->ks, &r->fixes) ||
+	    snap_copy(&r->prev, &r->cur))
 		return -1;
 	return 0;
 }
@@ -195,6 +200,7 @@ int cmd_stat(int argc, char **argv)
 	snap_init(&r->prev);
 	snap_init(&r->delta);
 	titles_init(&r->titles);
+	path_fixes_init(&r->fixes, PATHCHECK_EVERY_NS);
 	if (tracer_start(&r->t, &r->o))
 		return 1;
 	outguard_on_stop(stat_detach, r);
@@ -246,7 +252,7 @@ int cmd_stat(int argc, char **argv)
 	    emit_interval(r))
 		goto out;
 	refresh_meta(r, (double)(r->cur.mono_ns - start) / 1e9);
-	if (render(&r->o, &r->cur, &r->meta, &(struct span){ 0 }, &r->ks))
+	if (render(&r->o, &r->cur, &r->meta, &(struct span){ 0 }, &r->ks, &r->fixes))
 		goto out;
 	ret = 0;
 out:
@@ -254,6 +260,7 @@ out:
 	tracer_stop(&r->t);
 	ksyms_free(&r->ks);
 	titles_free(&r->titles);
+	path_fixes_free(&r->fixes);
 	mounts_free(&r->mt);
 	snap_free(&r->cur);
 	snap_free(&r->prev);

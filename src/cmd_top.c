@@ -109,9 +109,14 @@ void top_app_resort(struct top_app *a)
 void top_app_prepare_rows(struct top_app *a, size_t from, size_t to)
 {
 	top_view_prepare(&a->view, to);
-	for (size_t i = from; i < to && i < a->view.nrows; i++)
-		sampler_ensure_inode(&a->smp, a->view.rows[i].dev, a->view.rows[i].ino,
-				     a->view.rows[i].gen);
+	for (size_t i = from; i < to && i < a->view.nrows; i++) {
+		const struct top_row *r = &a->view.rows[i];
+
+		/* and its path looked at again now and then: renamed or gone since */
+		if (sampler_ensure_inode(&a->smp, r->dev, r->ino, r->gen))
+			path_fixes_apply_one(&a->fixes, &a->smp.store.cum, &a->mt, r->dev, r->ino,
+					     r->gen, now_monotonic_ns());
+	}
 }
 
 void top_app_status(const struct top_app *a, struct top_status *st)
@@ -400,6 +405,7 @@ int cmd_top(int argc, char **argv)
 	}
 	a->mount_fd = -1;
 	snap_init(&a->stacks);
+	path_fixes_init(&a->fixes, PATHCHECK_EVERY_NS);
 	r = cli_parse(CLI_TOP, argc, argv, &a->o, err, sizeof(err));
 	if (r == 1) {
 		cli_usage(CLI_TOP, stdout);
@@ -492,6 +498,7 @@ out:
 	snap_free(&a->stacks);
 	ksyms_free(&a->ksyms);
 	titles_free(&a->titles);
+	path_fixes_free(&a->fixes);
 	mounts_free(&a->mt);
 	if (a->mount_fd >= 0)
 		close(a->mount_fd);

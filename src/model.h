@@ -56,6 +56,14 @@ struct dio_row {
  * dev:ino is in the snapshot too. Not written to recordings.
  */
 #define INODE_META_NUMBER_REUSED 0x8000
+/*
+ * Set by userspace when it looked at the path again (pathcheck.h), and
+ * written to recordings: the path is the file's name now, in the directory
+ * the walker found it in (renamed since); or the file is no longer there
+ * nor in that directory (moved or deleted since), its path the walker's.
+ */
+#define INODE_META_RENAMED 0x4000
+#define INODE_META_GONE 0x2000
 
 /* What we know of an inode beyond its number. */
 struct inode_meta {

@@ -1283,7 +1283,7 @@ void rec_writer_free(struct rec_writer *w)
 	idmap_free(&w->frame_addrs);
 	idmap_free(&w->frame_ids);
 	idmap_free(&w->stack_ids);
-	free(w->inode_has_meta);
+	free(w->inode_written);
 	free(w->pending_devs);
 	rec_buf_free(&w->raw);
 	rec_writer_init(w);  /* ksyms is the caller's: set it again to reuse w */
@@ -1312,6 +1312,15 @@ int rec_encode_end(struct rec_buf *raw, uint64_t nintervals, uint64_t end_realti
 static uint8_t meta_rank(const struct inode_meta *m)
 {
 	return !m ? 0 : m->path[0] ? 2 : 1;
+}
+
+/* What a reader would see changed: the path and the flags it keeps. */
+static uint32_t meta_sum(const struct inode_meta *m)
+{
+	uint16_t flags = m ? m->flags & ~INODE_META_NUMBER_REUSED : 0;
+	uint32_t c = (uint32_t)crc32(0, (const Bytef *)&flags, sizeof(flags));
+
+	return m ? (uint32_t)crc32(c, (const Bytef *)m->path, (uInt)strlen(m->path)) : 0;
 }
 
 struct enc {
@@ -1363,18 +1372,22 @@ static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t gen, ui
 	uint8_t rank = meta_rank(m);
 
 	if (idmap_get(&w->inode_ids, &k, id)) {
-		if (rank > w->inode_has_meta[*id]) {
+		struct inode_written *iw = &w->inode_written[*id];
+
+		/* a better one, or a path looked at again that changed (pathcheck.h) */
+		if (rank > iw->rank || (rank == 2 && meta_sum(m) != iw->sum)) {
 			enc_inode_def(e, *id, false, m, dev, ino);
-			w->inode_has_meta[*id] = rank;
+			*iw = (struct inode_written){ rank, meta_sum(m) };
 		}
 		return 0;
 	}
 	*id = (uint32_t)w->inode_ids.n;
-	if (!grow((void **)&w->inode_has_meta, &w->cap_inode_flags, *id, 1))
+	if (!grow((void **)&w->inode_written, &w->cap_inode_written, *id,
+		  sizeof(*w->inode_written)))
 		return -ENOMEM;
 	if (idmap_put(&w->inode_ids, &k, *id))
 		return -ENOMEM;
-	w->inode_has_meta[*id] = rank;
+	w->inode_written[*id] = (struct inode_written){ rank, meta_sum(m) };
 	enc_inode_def(e, *id, true, m, dev, ino);
 	rec_buf_varint(&e->gens, gen);
 	return add_pending_dev(w, dev);

@@ -268,8 +268,16 @@ struct rec_writer {
 	struct rec_idmap stack_ids;  /* (kind, kernel stack id) -> stack id */
 	uint32_t nframes, nstacks;
 	struct rec_idmap inode_ids;
-	uint8_t *inode_has_meta;   /* per inode id */
-	size_t cap_inode_flags;
+	/*
+	 * Per inode id, what was written of its meta: none, no path, a path
+	 * (rank 0, 1, 2), and a checksum of its path and flags, so that a
+	 * better or another one (a file renamed since) is written again.
+	 */
+	struct inode_written {
+		uint8_t rank;
+		uint32_t sum;
+	} *inode_written;
+	size_t cap_inode_written;
 	struct rec_idmap task_ids;
 	struct rec_idmap devs_done;  /* devices whose mounts were written */
 	uint32_t *pending_devs;

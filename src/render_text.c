@@ -49,6 +49,11 @@ void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint
 	}
 	if (!v->note && (m->flags & INODE_META_NUMBER_REUSED))
 		v->note = "inode number reused";  /* another row has the other file */
+	/* looked at again since the walk (pathcheck.h) */
+	if (!v->note && (m->flags & INODE_META_RENAMED))
+		v->note = "renamed";
+	if (!v->note && (m->flags & INODE_META_GONE))
+		v->note = "moved or deleted";
 	if (m->flags & ILOCK_INODE_UNLINKED)
 		v->note = "deleted";
 }
@@ -519,7 +524,7 @@ void render_titles_legend(FILE *f, const struct titles *ti, const struct titled 
  * tables name them. Nothing when no thread named has a title.
  */
 static void titles_legend(FILE *f, const struct snapshot *s, const struct report_meta *m,
-			  int rows)
+			  int top_rows, int rows)
 {
 	const struct titles *ti = m->titles;
 	const struct waiting_set *ws = &s->waiting;
@@ -527,14 +532,21 @@ static void titles_legend(FILE *f, const struct snapshot *s, const struct report
 
 	if (!ti || !ti->n)
 		return;
-	/* the rows of BY THREAD and of BY THREAD AND OPERATION, then WAITING NOW's */
-	named_pairs(&nm, s, ti, PAIRS_THREADS, rows);
-	named_pairs(&nm, s, ti, PAIRS_THREADS | PAIRS_OPS, rows);
+	/* WAITING NOW's, the TOP HOLDERs, then the rows of the two tables by thread */
 	for (size_t i = 0; i < waiting_over(ws, WAITING_STALL_NS); i++) {
 		titled_add(&nm, ti, ws->w[i].tid, ws->w[i].comm);
 		titled_add(&nm, ti, ws->w[i].holder_pid, ws->w[i].holder_comm);
 		titled_add(&nm, ti, ws->w[i].owner_pid, ws->w[i].owner_comm);
 	}
+	for (int i = 0; i < top_rows; i++) {
+		const struct lock_row *r = &s->locks[i];
+		const struct edge_row *e = snap_top_holder(s, r->dev, r->ino, r->gen, r->class);
+
+		if (e)
+			titled_add(&nm, ti, e->k.holder_pid, e->k.holder_comm);
+	}
+	named_pairs(&nm, s, ti, PAIRS_THREADS, rows);
+	named_pairs(&nm, s, ti, PAIRS_THREADS | PAIRS_OPS, rows);
 	render_titles_legend(f, ti, &nm, "PROCESS TITLES (of the threads named above, as ilock "
 				       "first saw them)");
 	titled_free(&nm);
@@ -602,7 +614,7 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	fprintf(f, "\nWHO SERIALISES WHOM, BY THREAD (holder -> waiter)\n");
 	edges(f, s, m, o->top_n * 3);
 	render_ops_text(f, s, m, o);
-	titles_legend(f, s, m, o->top_n * 3);
+	titles_legend(f, s, m, rows, o->top_n * 3);
 
 	fprintf(f, "\nLOST EVENTS\n");
 	losses(f, s);

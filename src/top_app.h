@@ -15,6 +15,7 @@
 #include "ksyms.h"
 #include "model.h"
 #include "mounts.h"
+#include "pathcheck.h"
 #include "titles.h"
 #include "top_format.h"
 #include "top_model.h"
@@ -96,6 +97,7 @@ struct top_app {
 	bool stacks_ok;                /* ... and reading them worked */
 	struct ksyms ksyms;            /* for the stacks' frames; loaded when first needed */
 	struct titles titles;          /* process titles of threads the detail view named */
+	struct path_fixes fixes;       /* the paths of the rows shown, looked at again */
 	bool ksyms_tried, have_ksyms;
 	bool help;                     /* the help screen is shown */
 	int help_top;                  /* its first line shown (it scrolls on a small screen) */

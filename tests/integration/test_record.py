@@ -887,3 +887,39 @@ def test_process_titles_are_recorded(xfs, procs, helpers_dir, ilock_bin, tmp_pat
     # by command: the roles
     assert '<td class="l">lockhold: checkpointer</td>' in page
     assert '<td class="l">lockhold: alice shop</td>' in page
+
+
+def test_a_file_renamed_while_recording_is_reported_by_its_new_name(xfs, procs, helpers_dir,
+                                                                    ilock_bin, tmp_path):
+    """Waits on a file before and after it was renamed (a recycled WAL
+    segment): the recording writes the new name once a wait shows it, and
+    the report names the file so, said renamed."""
+    os.mkdir(os.path.join(xfs.mnt, "pg_wal"))
+    old = make_file(os.path.join(xfs.mnt, "pg_wal", "seg03"), 1 << 20)
+    new = os.path.join(xfs.mnt, "pg_wal", "seg12")
+    ino = os.stat(old).st_ino
+    out = str(tmp_path / "renamed.ilrec")
+
+    def contend(path):
+        w = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, 150])
+        wait_line(w, "HOLDING ", 10)
+        procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1]).communicate(timeout=20)
+        wait_line(w, "RELEASED ", 10)
+        assert w.wait(timeout=10) == 0
+
+    rec = start_record(ilock_bin, out, "-i", "0.2", "-D", xfs.mnt)
+    try:
+        contend(old)
+        time.sleep(0.5)  # an interval or two with the old name written
+        os.rename(old, new)
+        contend(new)
+        time.sleep(0.5)
+    finally:
+        if rec.poll() is None:
+            stop_record(rec)
+    doc = json.loads(report(ilock_bin, "--json", out).stdout)
+    (lock,) = [l for l in doc["locks"] if l["ino"] == ino and l["class"] == "i_rwsem"]
+    assert lock["path"] == new and lock["path_note"] == "renamed", lock
+    assert lock["shared"]["waits"] == 2
+    text = report(ilock_bin, out).stdout
+    assert f"{new} (renamed)" in text

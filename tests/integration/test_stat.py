@@ -661,3 +661,29 @@ def test_process_titles_name_the_threads(xfs, procs, helpers_dir, ilock_bin):
             assert sorted(roles, key=str) == [("lockhold: checkpointer", "lockhold: alice shop"),
                                               ("lockhold: checkpointer", None)]
             assert all(e["holder"]["pid"] == htid for e in edges)
+
+
+def test_renamed_and_moved_files_are_named_as_they_are_now(xfs, procs, helpers_dir, ilock_bin):
+    """A file renamed after its waits (PostgreSQL recycles WAL segments so)
+    is shown by its name now, said renamed; one moved to another directory
+    keeps the first path, said moved or deleted; one left alone is as it was."""
+    wal = os.path.join(xfs.mnt, "pg_wal")
+    os.mkdir(wal)
+    os.mkdir(os.path.join(xfs.mnt, "elsewhere"))
+    names = {k: make_file(os.path.join(wal, k), 1 << 20) for k in ("seg03", "moved", "kept")}
+    st = procs.start([ilock_bin, "stat", "-j", "-D", xfs.mnt], stderr=subprocess.PIPE)
+    wait_line(st, "ilock: tracing", 30, stream=st.stderr)
+    for path in names.values():
+        holder, _, _ = hold(procs, helpers_dir, path, hold_ms=150)
+        procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1]).communicate(timeout=20)
+        finish(holder)
+    inos = {k: ino_of(p) for k, p in names.items()}
+    os.rename(names["seg03"], os.path.join(wal, "seg12"))
+    os.rename(names["moved"], os.path.join(xfs.mnt, "elsewhere", "moved"))
+    doc = stop_stat(st)
+    locks = {l["ino"]: l for l in doc["locks"] if l["dev"] == xfs.majmin and l["class"] == "i_rwsem"}
+    assert locks[inos["seg03"]]["path"] == os.path.join(wal, "seg12"), locks
+    assert locks[inos["seg03"]]["path_note"] == "renamed"
+    assert locks[inos["moved"]]["path"] == os.path.join(wal, "moved")
+    assert locks[inos["moved"]]["path_note"] == "moved or deleted"
+    assert locks[inos["kept"]]["path"] == names["kept"] and locks[inos["kept"]]["path_note"] is None

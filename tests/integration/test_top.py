@@ -496,3 +496,24 @@ def test_screen_detail_names_titled_processes(term, fs_factory, procs, helpers_d
         [legend[1].split()[0], "lockhold: alice shop [local] SELECT"]], s
     t.keys("q")
     assert "EXIT=0" in t.wait_re(r"^EXIT=\d+")
+
+
+def test_screen_row_follows_a_renamed_file(term, fs_factory, procs, helpers_dir, ilocktop_bin):
+    """A file renamed after its waits shows by its name now, said renamed."""
+    fs = fs_factory("xfs")
+    old = make_file(os.path.join(fs.mnt, "seg03.dat"), 1 << 20)
+    new = os.path.join(fs.mnt, "seg12.dat")
+    lockhold = os.path.join(helpers_dir, "lockhold")
+    t = _start(term, ilocktop_bin, fs)
+    t.wait(lambda s: _table_rows(s)[0] is not None, "the table")
+    t.keys("c")  # totals since start: the row stays
+    holder = procs.start([lockhold, "write", old, 0, 4096, 200])
+    wait_line(holder, "HOLDING ", 10)
+    procs.start([lockhold, "read", old, 0, 4096, 1]).communicate(timeout=20)
+    t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(old), "the row by its first name")
+    os.rename(old, new)
+    s = t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(new + " (renamed)"),
+               "the row by its name now")
+    assert old not in s
+    t.keys("q")
+    assert "EXIT=0" in t.wait_re(r"^EXIT=\d+")

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/* Paths looked at again (pathcheck.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "pathcheck.h"
+#include "util.h"
+
+void path_fixes_init(struct path_fixes *pf, uint64_t every_ns)
+{
+	memset(pf, 0, sizeof(*pf));
+	pf->every_ns = every_ns;
+}
+
+void path_fixes_free(struct path_fixes *pf)
+{
+	free(pf->e);
+	path_fixes_init(pf, pf->every_ns);
+}
+
+/* st is the inode (dev, ino) in the kernel's dev encoding */
+static bool same_inode(const struct stat *st, uint32_t dev, uint64_t ino)
+{
+	return st->st_ino == ino && major(st->st_dev) == dev >> 20 &&
+	       minor(st->st_dev) == (dev & 0xfffff);
+}
+
+int path_look(const struct mount_table *mt, const struct inode_meta *m, char *path, size_t len)
+{
+	char full[2 * ILOCK_PATH_MAX], dir[2 * ILOCK_PATH_MAX];
+	const char *slash;
+	struct dirent *de;
+	struct stat st;
+	size_t seen = 0;
+	int found = INODE_META_GONE;
+	DIR *d;
+
+	if (len)
+		path[0] = 0;
+	/* nothing to look at: no path, or one the walker could not finish */
+	if (!m->path[0] || !strcmp(m->path, "/") ||
+	    m->flags & (ILOCK_INODE_NO_DENTRY | ILOCK_INODE_TRUNCATED | ILOCK_INODE_READ_FAIL |
+			ILOCK_INODE_UNLINKED) ||
+	    !mounts_full_path(mt, m->dev, m->path, full, sizeof(full)))
+		return -1;
+	if (!lstat(full, &st) && same_inode(&st, m->dev, m->ino))
+		return 0;
+	/* renamed within its directory: the entry with its inode number */
+	slash = strrchr(full, '/');
+	if (!slash || slash == full)
+		return -1;
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - full), full);
+	d = opendir(dir);
+	if (!d)
+		return INODE_META_GONE;
+	while ((de = readdir(d)) && seen++ < PATHCHECK_DIR_MAX) {
+		char cand[2 * ILOCK_PATH_MAX + 256];
+		const char *rel_slash = strrchr(m->path, '/');
+
+		if (de->d_ino != m->ino || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		snprintf(cand, sizeof(cand), "%s/%s", dir, de->d_name);
+		/* the same number on the same device: a hard link or the file renamed */
+		if (lstat(cand, &st) || !same_inode(&st, m->dev, m->ino))
+			continue;
+		if ((size_t)snprintf(path, len, "%.*s/%s", (int)(rel_slash - m->path), m->path,
+				     de->d_name) >= len)
+			continue;  /* too long to keep: gone, as far as we can say */
+		found = INODE_META_RENAMED;
+		break;
+	}
+	closedir(d);
+	if (found != INODE_META_RENAMED && len)
+		path[0] = 0;
+	return found;
+}
+
+static size_t slot_of(uint32_t dev, uint64_t ino, uint32_t gen, size_t cap)
+{
+	uint64_t h = ino * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)dev << 32 | gen) * 0xc2b2ae3d27d4eb4fULL;
+
+	return (size_t)(h ^ h >> 29) & (cap - 1);
+}
+
+static struct path_fix *find(const struct path_fixes *pf, uint32_t dev, uint64_t ino, uint32_t gen)
+{
+	if (!pf->cap || !dev)
+		return NULL;
+	for (size_t i = slot_of(dev, ino, gen, pf->cap);; i = (i + 1) & (pf->cap - 1)) {
+		struct path_fix *f = &pf->e[i];
+
+		if (!f->dev)
+			return NULL;
+		if (f->dev == dev && f->ino == ino && f->gen == gen)
+			return f;
+	}
+}
+
+static struct path_fix *add(struct path_fixes *pf, uint32_t dev, uint64_t ino, uint32_t gen)
+{
+	struct path_fix *f;
+
+	if ((pf->n + 1) * 2 > pf->cap) {
+		size_t cap = pf->cap ? pf->cap * 2 : 64;
+		struct path_fix *e = calloc(cap, sizeof(*e));
+
+		if (!e)
+			return NULL;
+		for (size_t i = 0; i < pf->cap; i++) {
+			size_t j;
+
+			if (!pf->e[i].dev)
+				continue;
+			for (j = slot_of(pf->e[i].dev, pf->e[i].ino, pf->e[i].gen, cap); e[j].dev;
+			     j = (j + 1) & (cap - 1))
+				;
+			e[j] = pf->e[i];
+		}
+		free(pf->e);
+		pf->e = e;
+		pf->cap = cap;
+	}
+	for (f = &pf->e[slot_of(dev, ino, gen, pf->cap)]; f->dev; )
+		f = &pf->e[(size_t)(f - pf->e + 1) & (pf->cap - 1)];
+	f->dev = dev;
+	f->ino = ino;
+	f->gen = gen;
+	pf->n++;
+	return f;
+}
+
+/*
+ * m's path as the walker found it: a meta fixed before (a view that keeps
+ * its metadata between reads) holds the name found then, and says so.
+ */
+static const char *walked_path(const struct path_fix *f, const struct inode_meta *m)
+{
+	return f && (m->flags & INODE_META_RENAMED) ? f->walked : m->path;
+}
+
+/* Look at m's path if it is due (and *budget left). */
+static void look(struct path_fixes *pf, const struct mount_table *mt, const struct inode_meta *m,
+		 uint64_t now_ns, size_t *budget)
+{
+	struct path_fix *f = find(pf, m->dev, m->ino, m->gen);
+	struct inode_meta as_walked;
+	char path[ILOCK_PATH_MAX];
+	int r;
+
+	/* the same walked path, looked at lately: nothing new to learn */
+	if (f && now_ns - f->checked_ns < pf->every_ns && !strcmp(f->walked, walked_path(f, m)))
+		return;
+	if (!*budget)
+		return;
+	(*budget)--;
+	pf->looks++;
+	as_walked = *m;
+	str_copy(as_walked.path, sizeof(as_walked.path), walked_path(f, m), ILOCK_PATH_MAX);
+	r = path_look(mt, &as_walked, path, sizeof(path));
+	if (r < 0)
+		return;
+	if (!f && !(f = add(pf, m->dev, m->ino, m->gen)))
+		return;
+	f->flags = (uint16_t)r;
+	f->checked_ns = now_ns;
+	str_copy(f->walked, sizeof(f->walked), as_walked.path, ILOCK_PATH_MAX);
+	str_copy(f->path, sizeof(f->path), path, ILOCK_PATH_MAX);
+}
+
+/* What was found, onto the meta of the same walked path. */
+static void fix(const struct path_fixes *pf, struct inode_meta *m)
+{
+	const struct path_fix *f = find(pf, m->dev, m->ino, m->gen);
+
+	if (!f || strcmp(f->walked, walked_path(f, m)))
+		return;
+	m->flags &= (uint16_t)~(INODE_META_RENAMED | INODE_META_GONE);
+	m->flags |= f->flags;
+	str_copy(m->path, sizeof(m->path), f->flags == INODE_META_RENAMED ? f->path : f->walked,
+		 ILOCK_PATH_MAX);
+}
+
+void path_fixes_apply(struct path_fixes *pf, struct snapshot *s, const struct mount_table *mt,
+		      size_t max, uint64_t now_ns)
+{
+	size_t budget = PATHCHECK_MAX_PER_READ;
+
+	for (size_t i = 0; i < s->nlocks && i < max; i++) {
+		const struct lock_row *r = &s->locks[i];
+		const struct inode_meta *m;
+
+		if (!row_waits(r) || !(m = snap_find_inode(s, r->dev, r->ino, r->gen)))
+			continue;
+		look(pf, mt, m, now_ns, &budget);
+	}
+	path_fixes_fix(pf, s);
+}
+
+void path_fixes_fix(const struct path_fixes *pf, struct snapshot *s)
+{
+	for (size_t i = 0; i < s->ninodes; i++)
+		fix(pf, &s->inodes[i]);
+}
+
+void path_fixes_apply_one(struct path_fixes *pf, struct snapshot *s,
+			  const struct mount_table *mt, uint32_t dev, uint64_t ino, uint32_t gen,
+			  uint64_t now_ns)
+{
+	const struct inode_meta *found = snap_find_inode(s, dev, ino, gen);
+	size_t budget = 1;
+
+	if (!found)
+		return;
+	look(pf, mt, found, now_ns, &budget);
+	for (size_t i = 0; i < s->ninodes; i++)
+		if (s->inodes[i].dev == dev && s->inodes[i].ino == ino && s->inodes[i].gen == gen)
+			fix(pf, &s->inodes[i]);
+}
