@@ -105,13 +105,19 @@ helpers: $(HELPER_BINS)
 # loader and the metadata load. `make bench` installs perf and bpftrace via
 # scripts/bench/deps.sh; BENCH_ARGS passes options (e.g. BENCH_ARGS=--quick).
 BENCH_BINS := $(OUT)/bench/floor.bpf.o $(OUT)/bench/bpfload $(OUT)/bench/metaload \
-	$(OUT)/bench/faultloop $(OUT)/bench/jitdump
+	$(OUT)/bench/faultloop $(OUT)/bench/jitdump $(OUT)/bench/lookup_cost
 
 $(OUT)/bench/metaload: scripts/bench/metaload.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
 
 $(OUT)/bench/faultloop: scripts/bench/faultloop.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@
+
+# What a read's process-title and path lookups cost (docs/PERFORMANCE.md).
+$(OUT)/bench/lookup_cost: scripts/bench/lookup_cost.c $(OUT)/src/titles.o $(OUT)/src/pathcheck.o \
+		$(OUT)/src/mounts.o $(OUT)/src/util.o $(OUT)/src/model.o $(OUT)/src/waiting.o \
+		$(OUT)/src/hist.o | $(OUT)/bench
+	$(CC) $(CFLAGS) $^ -o $@ -lm
 
 .PHONY: bench bench-tools
 bench-tools: $(BENCH_BINS)

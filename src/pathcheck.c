@@ -143,6 +143,16 @@ static const char *walked_path(const struct path_fix *f, const struct inode_meta
 	return f && (m->flags & INODE_META_RENAMED) ? f->walked : m->path;
 }
 
+/* A renamed inode still at the name found: 0 and no directory read. */
+static bool still_there(const struct mount_table *mt, const struct path_fix *f)
+{
+	char full[2 * ILOCK_PATH_MAX];
+	struct stat st;
+
+	return mounts_full_path(mt, f->dev, f->path, full, sizeof(full)) && !lstat(full, &st) &&
+	       same_inode(&st, f->dev, f->ino);
+}
+
 /* Look at m's path if it is due (and *budget left). */
 static void look(struct path_fixes *pf, const struct mount_table *mt, const struct inode_meta *m,
 		 uint64_t now_ns, size_t *budget)
@@ -150,15 +160,24 @@ static void look(struct path_fixes *pf, const struct mount_table *mt, const stru
 	struct path_fix *f = find(pf, m->dev, m->ino, m->gen);
 	struct inode_meta as_walked;
 	char path[ILOCK_PATH_MAX];
+	uint64_t every = pf->every_ns;
 	int r;
 
+	/* a directory is read only when the file is not where it was last seen: rarely */
+	if (f && f->flags == INODE_META_GONE && every < PATHCHECK_GONE_NS)
+		every = PATHCHECK_GONE_NS;
 	/* the same walked path, looked at lately: nothing new to learn */
-	if (f && now_ns - f->checked_ns < pf->every_ns && !strcmp(f->walked, walked_path(f, m)))
+	if (f && now_ns - f->checked_ns < every && !strcmp(f->walked, walked_path(f, m)))
 		return;
 	if (!*budget)
 		return;
 	(*budget)--;
 	pf->looks++;
+	if (f && f->flags == INODE_META_RENAMED && !strcmp(f->walked, walked_path(f, m)) &&
+	    still_there(mt, f)) {
+		f->checked_ns = now_ns;
+		return;
+	}
 	as_walked = *m;
 	str_copy(as_walked.path, sizeof(as_walked.path), walked_path(f, m), ILOCK_PATH_MAX);
 	r = path_look(mt, &as_walked, path, sizeof(path));

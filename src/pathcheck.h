@@ -23,6 +23,8 @@
 #define PATHCHECK_MAX_PER_READ 256  /* inodes looked at per read, at most */
 #define PATHCHECK_DIR_MAX 100000    /* directory entries read per look, at most */
 #define PATHCHECK_EVERY_NS 1000000000ULL  /* one inode looked at again after 1 s */
+/* ... but a gone one after 30 s: each look reads its directory */
+#define PATHCHECK_GONE_NS 30000000000ULL
 
 struct path_fix {
 	uint64_t ino;

@@ -195,7 +195,12 @@ def main():
                          "idle: none (the workload stops once all are tracked)")
     ap.add_argument("--lanes", type=int, default=4)
     ap.add_argument("--no-stat", action="store_true", help="skip the ilock stat reference")
+    ap.add_argument("--build", help="the build directory whose ilocktop and ilock run "
+                    "(default: this checkout's build/), to compare two builds")
     args = ap.parse_args()
+    global BUILD
+    if args.build:
+        BUILD = os.path.abspath(args.build)
     if os.geteuid() != 0:
         raise SystemExit("top_cpu: needs root (BPF, loop devices)")
     for b in ("ilocktop", "ilock", "helpers/contend_many"):

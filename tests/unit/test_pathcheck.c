@@ -191,14 +191,16 @@ static void test_apply(void)
 	describe_inode(&s, &mt, kdev, b, 0, false, &v);
 	inode_label(label, sizeof(label), &v, kdev, b);
 	CHECK(strstr(label, "/wal/seg2 (moved or deleted)") != NULL);
-	/* back where it was: the same again */
+	/* back where it was: a gone one is looked at again only after PATHCHECK_GONE_NS */
 	mv("/other/seg2", "/wal/seg2");
 	path_fixes_apply_one(&pf, &s, &mt, kdev, b, 0, 40000);
+	CHECK(m && (m->flags & INODE_META_GONE));
+	path_fixes_apply_one(&pf, &s, &mt, kdev, b, 0, 20000 + PATHCHECK_GONE_NS);
 	CHECK(m && !(m->flags & (INODE_META_GONE | INODE_META_RENAMED)));
 
 	/* at most max rows, and only rows with waits */
 	pf.looks = 0;
-	path_fixes_apply(&pf, &s, &mt, 1, 90000);
+	path_fixes_apply(&pf, &s, &mt, 1, 2 * PATHCHECK_GONE_NS);
 	CHECK_EQ_U(pf.looks, 1);
 	snap_free(&s);
 	path_fixes_free(&pf);
