@@ -44,7 +44,7 @@ PURE_SRCS += src/ops.c src/ksyms.c src/render_ops.c src/render_json_ops.c
 PURE_SRCS += src/strategy.c src/probe_report.c
 PURE_SRCS += src/recfile.c src/recview.c src/report_out.c src/report_html.c src/sigtest.c src/diff.c
 PURE_SRCS += src/top_model.c src/top_format.c src/top_store.c src/slots.c src/mapmem.c
-PURE_SRCS += src/prom.c src/prom_series.c src/waiting.c src/render_waiting.c src/titles.c src/pathcheck.c
+PURE_SRCS += src/prom.c src/prom_series.c src/waiting.c src/render_waiting.c src/titles.c src/pathcheck.c src/idmap.c
 SAN_FLAGS := -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
@@ -116,7 +116,7 @@ $(OUT)/bench/faultloop: scripts/bench/faultloop.c | $(OUT)/bench
 # What a read's process-title and path lookups cost (docs/PERFORMANCE.md).
 $(OUT)/bench/lookup_cost: scripts/bench/lookup_cost.c $(OUT)/src/titles.o $(OUT)/src/pathcheck.o \
 		$(OUT)/src/mounts.o $(OUT)/src/util.o $(OUT)/src/model.o $(OUT)/src/waiting.o \
-		$(OUT)/src/hist.o | $(OUT)/bench
+		$(OUT)/src/hist.o $(OUT)/src/idmap.o | $(OUT)/bench
 	$(CC) $(CFLAGS) $^ -o $@ -lm
 
 .PHONY: bench bench-tools

@@ -11,15 +11,23 @@
 #include "pathcheck.h"
 #include "util.h"
 
+/* an inode's key in ids: padded with zeros, compared as bytes */
+struct fix_k {
+	uint64_t ino;
+	uint32_t dev, gen;
+};
+
 void path_fixes_init(struct path_fixes *pf, uint64_t every_ns)
 {
 	memset(pf, 0, sizeof(*pf));
 	pf->every_ns = every_ns;
+	idmap_init(&pf->ids, sizeof(struct fix_k));
 }
 
 void path_fixes_free(struct path_fixes *pf)
 {
 	free(pf->e);
+	idmap_free(&pf->ids);
 	path_fixes_init(pf, pf->every_ns);
 }
 
@@ -80,57 +88,35 @@ int path_look(const struct mount_table *mt, const struct inode_meta *m, char *pa
 	return found;
 }
 
-static size_t slot_of(uint32_t dev, uint64_t ino, uint32_t gen, size_t cap)
-{
-	uint64_t h = ino * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)dev << 32 | gen) * 0xc2b2ae3d27d4eb4fULL;
-
-	return (size_t)(h ^ h >> 29) & (cap - 1);
-}
-
 static struct path_fix *find(const struct path_fixes *pf, uint32_t dev, uint64_t ino, uint32_t gen)
 {
-	if (!pf->cap || !dev)
-		return NULL;
-	for (size_t i = slot_of(dev, ino, gen, pf->cap);; i = (i + 1) & (pf->cap - 1)) {
-		struct path_fix *f = &pf->e[i];
+	struct fix_k k = { .ino = ino, .dev = dev, .gen = gen };
+	uint32_t i;
 
-		if (!f->dev)
-			return NULL;
-		if (f->dev == dev && f->ino == ino && f->gen == gen)
-			return f;
-	}
+	return idmap_get(&pf->ids, &k, &i) ? &pf->e[i] : NULL;
 }
 
 static struct path_fix *add(struct path_fixes *pf, uint32_t dev, uint64_t ino, uint32_t gen)
 {
+	struct fix_k k = { .ino = ino, .dev = dev, .gen = gen };
 	struct path_fix *f;
 
-	if ((pf->n + 1) * 2 > pf->cap) {
+	if (pf->n == pf->cap) {
 		size_t cap = pf->cap ? pf->cap * 2 : 64;
-		struct path_fix *e = calloc(cap, sizeof(*e));
+		struct path_fix *e = realloc(pf->e, cap * sizeof(*e));
 
 		if (!e)
 			return NULL;
-		for (size_t i = 0; i < pf->cap; i++) {
-			size_t j;
-
-			if (!pf->e[i].dev)
-				continue;
-			for (j = slot_of(pf->e[i].dev, pf->e[i].ino, pf->e[i].gen, cap); e[j].dev;
-			     j = (j + 1) & (cap - 1))
-				;
-			e[j] = pf->e[i];
-		}
-		free(pf->e);
 		pf->e = e;
 		pf->cap = cap;
 	}
-	for (f = &pf->e[slot_of(dev, ino, gen, pf->cap)]; f->dev; )
-		f = &pf->e[(size_t)(f - pf->e + 1) & (pf->cap - 1)];
+	if (idmap_put(&pf->ids, &k, (uint32_t)pf->n))
+		return NULL;
+	f = &pf->e[pf->n++];
+	memset(f, 0, sizeof(*f));
 	f->dev = dev;
 	f->ino = ino;
 	f->gen = gen;
-	pf->n++;
 	return f;
 }
 

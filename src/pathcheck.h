@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "model.h"
 #include "mounts.h"
 
@@ -28,7 +29,7 @@
 
 struct path_fix {
 	uint64_t ino;
-	uint32_t dev, gen;          /* dev 0: an empty slot */
+	uint32_t dev, gen;
 	uint16_t flags;             /* 0 (the same), INODE_META_RENAMED or _GONE */
 	uint64_t checked_ns;        /* when it was last looked at */
 	char walked[ILOCK_PATH_MAX];  /* the walker's path it was looked at for */
@@ -36,8 +37,9 @@ struct path_fix {
 };
 
 struct path_fixes {
-	struct path_fix *e;         /* open addressing; cap a power of 2 */
+	struct path_fix *e;         /* one per inode looked at */
 	size_t n, cap;
+	struct idmap ids;           /* (ino, dev, gen) -> index into e */
 	uint64_t every_ns;          /* look at one inode again after this long */
 	uint64_t looks;             /* paths looked at, in all */
 };

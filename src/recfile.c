@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "counters.h"
+#include "idmap.h"
 #include "recfile.h"
 #include "titles.h"
 #include "util.h"
@@ -1175,78 +1176,6 @@ enum rec_status rec_decode(struct recording *r, const uint8_t *buf, size_t len)
 
 /* ---------------------------------------------------------------- writer */
 
-static uint64_t hash_bytes(const void *k, size_t n)
-{
-	const uint8_t *p = k;
-	uint64_t h = 1469598103934665603ULL;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h ^ (h >> 29);
-}
-
-static void idmap_init(struct rec_idmap *m, size_t ksz)
-{
-	memset(m, 0, sizeof(*m));
-	m->ksz = ksz;
-}
-
-static void idmap_free(struct rec_idmap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	idmap_init(m, m->ksz);
-}
-
-/* 1 and *id when known, 0 when not. */
-static int idmap_get(const struct rec_idmap *m, const void *key, uint32_t *id)
-{
-	size_t h;
-
-	if (!m->cap)
-		return 0;
-	h = hash_bytes(key, m->ksz) & (m->cap - 1);
-	while (m->vals[h]) {
-		if (!memcmp(m->keys + h * m->ksz, key, m->ksz)) {
-			*id = m->vals[h] - 1;
-			return 1;
-		}
-		h = (h + 1) & (m->cap - 1);
-	}
-	return 0;
-}
-
-static int idmap_put(struct rec_idmap *m, const void *key, uint32_t id)
-{
-	size_t h;
-
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		struct rec_idmap nm = { .ksz = m->ksz, .cap = ncap };
-
-		nm.keys = calloc(ncap, m->ksz);
-		nm.vals = calloc(ncap, sizeof(*nm.vals));
-		if (!nm.keys || !nm.vals) {
-			free(nm.keys);
-			free(nm.vals);
-			return -ENOMEM;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->vals[i])
-				idmap_put(&nm, m->keys + i * m->ksz, m->vals[i] - 1);
-		free(m->keys);
-		free(m->vals);
-		*m = nm;
-	}
-	h = hash_bytes(key, m->ksz) & (m->cap - 1);
-	while (m->vals[h])
-		h = (h + 1) & (m->cap - 1);
-	memcpy(m->keys + h * m->ksz, key, m->ksz);
-	m->vals[h] = id + 1;
-	m->n++;
-	return 0;
-}
-
 struct inode_k {
 	uint64_t ino;
 	uint32_t dev;
@@ -1542,7 +1471,7 @@ static int enc_stack(struct rec_writer *w, const struct snapshot *delta, uint8_t
 static int stack_edges(const struct snapshot *delta, uint32_t *row_edge,
 		       const struct ilock_edge_key ***extra, size_t *nextra)
 {
-	struct rec_idmap ids;   /* the appended ones */
+	struct idmap ids;   /* the appended ones */
 	int err = 0;
 
 	idmap_init(&ids, sizeof(struct ilock_edge_key));

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "ilock.h"
 #include "ksyms.h"
 #include "model.h"
@@ -251,23 +252,16 @@ const char *rec_meta(const struct recording *r, const char *key);
 
 /* ---- writer ---- */
 
-/* Ids already given out, so inodes, tasks and mounts are written once. */
-struct rec_idmap {
-	uint8_t *keys;           /* cap * ksz */
-	uint32_t *vals;          /* id + 1; 0 is empty */
-	size_t cap, n, ksz;
-};
-
 struct rec_writer {
 	/* names stack frames; NULL writes them as addresses. Not owned. */
 	struct ksyms *ksyms;
 	/* process titles of the tasks as they are defined (1.7); NULL: none. Not owned. */
 	const struct titles *titles;
-	struct rec_idmap frame_ids;  /* frame name (zero-padded) -> frame id */
-	struct rec_idmap frame_addrs; /* kernel address -> frame id */
-	struct rec_idmap stack_ids;  /* (kind, kernel stack id) -> stack id */
+	struct idmap frame_ids;  /* frame name (zero-padded) -> frame id */
+	struct idmap frame_addrs; /* kernel address -> frame id */
+	struct idmap stack_ids;  /* (kind, kernel stack id) -> stack id */
 	uint32_t nframes, nstacks;
-	struct rec_idmap inode_ids;
+	struct idmap inode_ids;
 	/*
 	 * Per inode id, what was written of its meta: none, no path, a path
 	 * (rank 0, 1, 2), and a checksum of its path and flags, so that a
@@ -278,8 +272,8 @@ struct rec_writer {
 		uint32_t sum;
 	} *inode_written;
 	size_t cap_inode_written;
-	struct rec_idmap task_ids;
-	struct rec_idmap devs_done;  /* devices whose mounts were written */
+	struct idmap task_ids;
+	struct idmap devs_done;  /* devices whose mounts were written */
 	uint32_t *pending_devs;
 	size_t npending, cap_pending;
 	uint64_t seq;

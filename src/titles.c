@@ -118,55 +118,25 @@ void title_role(const char *title, char *out, size_t outlen)
 void titles_init(struct titles *t)
 {
 	memset(t, 0, sizeof(*t));
+	idmap_init(&t->by_pid, sizeof(uint32_t));
 }
 
 void titles_free(struct titles *t)
 {
-	for (size_t i = 0; i < t->cap; i++) {
+	for (size_t i = 0; i < t->n; i++) {
 		free(t->e[i].title);
 		free(t->e[i].role);
 	}
 	free(t->e);
+	idmap_free(&t->by_pid);
 	titles_init(t);
-}
-
-static size_t slot_of(uint32_t pid, size_t cap)
-{
-	return (size_t)(pid * 2654435761u) & (cap - 1);
 }
 
 static struct title_entry *find(const struct titles *t, uint32_t pid)
 {
-	if (!t || !t->cap || !pid)
-		return NULL;
-	for (size_t i = slot_of(pid, t->cap);; i = (i + 1) & (t->cap - 1)) {
-		if (t->e[i].pid == pid)
-			return &t->e[i];
-		if (!t->e[i].pid)
-			return NULL;
-	}
-}
+	uint32_t i;
 
-static int grow(struct titles *t)
-{
-	size_t cap = t->cap ? t->cap * 2 : 64;
-	struct title_entry *e = calloc(cap, sizeof(*e));
-
-	if (!e)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		size_t j;
-
-		if (!t->e[i].pid)
-			continue;
-		for (j = slot_of(t->e[i].pid, cap); e[j].pid; j = (j + 1) & (cap - 1))
-			;
-		e[j] = t->e[i];
-	}
-	free(t->e);
-	t->e = e;
-	t->cap = cap;
-	return 0;
+	return t && pid && idmap_get(&t->by_pid, &pid, &i) ? &t->e[i] : NULL;
 }
 
 static bool same_comm(const struct title_entry *e, const char *comm)
@@ -182,17 +152,27 @@ int titles_put(struct titles *t, uint32_t pid, const char *comm, const char *tit
 	if (!pid)
 		return 0;
 	if (!e) {
+		/* a table zeroed, not titles_init'ed (a calloc'ed owner): keyed by pid */
+		if (!t->by_pid.ksz)
+			idmap_init(&t->by_pid, sizeof(uint32_t));
 		if (t->n >= TITLES_MAX_THREADS) {
 			t->left_out++;
 			return -ENOSPC;
 		}
-		/* at most half full: probes stay short */
-		if ((t->n + 1) * 2 > t->cap && (err = grow(t)))
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? t->cap * 2 : 64;
+			struct title_entry *grown = realloc(t->e, cap * sizeof(*grown));
+
+			if (!grown)
+				return -ENOMEM;
+			t->e = grown;
+			t->cap = cap;
+		}
+		if ((err = idmap_put(&t->by_pid, &pid, (uint32_t)t->n)))
 			return err;
-		for (e = &t->e[slot_of(pid, t->cap)]; e->pid; )
-			e = &t->e[(size_t)(e - t->e + 1) & (t->cap - 1)];
+		e = &t->e[t->n++];
+		memset(e, 0, sizeof(*e));
 		e->pid = pid;
-		t->n++;
 	}
 	/* a pid taken by another thread since: this one's, in place */
 	memset(e->comm, 0, sizeof(e->comm));

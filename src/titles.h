@@ -16,21 +16,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "ilock.h"
 
 #define ILOCK_TITLE_MAX 96          /* bytes kept, the NUL included */
 #define TITLES_MAX_THREADS 65536    /* threads looked up per run, then no more */
 
 struct title_entry {
-	uint32_t pid;                  /* thread id; 0: an empty slot */
+	uint32_t pid;                  /* thread id */
 	char comm[ILOCK_COMM_LEN];     /* NUL-padded: the thread it was read for */
 	char *title;                   /* malloc'ed; NULL when the process has none */
 	char *role;                    /* title_role() of it, malloc'ed; NULL with title */
 };
 
 struct titles {
-	struct title_entry *e;         /* open addressing by pid; cap a power of 2 */
+	struct title_entry *e;         /* one per thread looked up */
 	size_t n, cap;
+	struct idmap by_pid;           /* pid -> index into e */
 	uint64_t left_out;             /* threads not looked up: the table was full */
 };
 

@@ -197,32 +197,36 @@ static void add_edge(struct snapshot *s, struct ilock_edge_key k, uint64_t n, ui
 	CHECK(snap_add_edge(s, &k, &st) == 0);
 }
 
+/* stat's text or JSON of s, malloc'ed */
+static char *rendered(const struct snapshot *s, const struct report_meta *m,
+		      const struct render_opts *o, bool json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (json)
+		render_json(f, s, m, o);
+	else
+		render_text(f, s, m, o);
+	fclose(f);
+	return buf;
+}
+
 /* PostgreSQL's processes, all "postgres", apart by their titles' roles. */
 static void test_title_roles(void)
 {
-	struct ilock_edge_key a = edge(10, ILOCK_OP_BUFFERED_WRITE, 0, 20, ILOCK_OP_BUFFERED_READ,
-				       ILOCK_RANGE_DISJOINT);
-	struct ilock_edge_key b = edge(10, ILOCK_OP_BUFFERED_WRITE, 0, 21, ILOCK_OP_BUFFERED_READ,
-				       ILOCK_RANGE_DISJOINT);
-	struct ilock_edge_key c = edge(11, ILOCK_OP_BUFFERED_WRITE, 0, 22, ILOCK_OP_BUFFERED_READ,
-				       ILOCK_RANGE_DISJOINT);
-	struct ilock_edge_key d = edge(12, ILOCK_OP_BUFFERED_WRITE, 0, 23, ILOCK_OP_BUFFERED_READ,
-				       ILOCK_RANGE_DISJOINT);
-	struct ilock_edge_key *all[] = { &a, &b, &c, &d };
+	/* holder -> waiter: the checkpointer twice, the background writer, one untitled */
+	static const uint32_t holder[] = { 10, 10, 11, 12 }, waiter[] = { 20, 21, 22, 23 };
+	static const uint64_t waits[] = { 10, 5, 3, 2 };
 	struct report_meta m = { .duration_s = 1.0 };
 	struct render_opts o = { .top_n = 10 };
 	struct titles ti;
 	struct pair_row *p;
 	struct snapshot s;
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *buf;
 	long n;
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-		memcpy(all[i]->holder_comm, "postgres", 9);
-		memcpy(all[i]->waiter_comm, "postgres", 9);
-	}
 	titles_init(&ti);
 	CHECK(!titles_put(&ti, 10, "postgres", "postgres: checkpointer"));
 	CHECK(!titles_put(&ti, 11, "postgres", "postgres: background writer"));
@@ -231,10 +235,14 @@ static void test_title_roles(void)
 	CHECK(!titles_put(&ti, 22, "postgres", "postgres: bob shop [local] idle in transaction"));
 	/* 12 and 23 have none: they stay "postgres" */
 	snap_init(&s);
-	add_edge(&s, a, 10, 100000000);
-	add_edge(&s, b, 5, 50000000);
-	add_edge(&s, c, 3, 30000000);
-	add_edge(&s, d, 2, 20000000);
+	for (size_t i = 0; i < sizeof(holder) / sizeof(holder[0]); i++) {
+		struct ilock_edge_key k = edge(holder[i], ILOCK_OP_BUFFERED_WRITE, 0, waiter[i],
+					       ILOCK_OP_BUFFERED_READ, ILOCK_RANGE_DISJOINT);
+
+		memcpy(k.holder_comm, "postgres", 9);
+		memcpy(k.waiter_comm, "postgres", 9);
+		add_edge(&s, k, waits[i], waits[i] * 10000000);
+	}
 
 	/* by comm alone, one role of 3 holders and 4 waiters */
 	n = snap_pairs(&s, &p, PAIRS_OPS);
@@ -261,9 +269,7 @@ static void test_title_roles(void)
 	m.titles = &ti;
 	snap_lock(&s, DEV, 131, 0, ILOCK_CLASS_I_RWSEM)->wait[ILOCK_MODE_SHARED] =
 		(struct ilock_stats){ .count = 20, .total_ns = 200000000, .max_ns = 10000000 };
-	f = open_memstream(&buf, &len);
-	render_text(f, &s, &m, &o);
-	fclose(f);
+	buf = rendered(&s, &m, &o, false);
 	CHECK(strstr(buf, "  the largest share there: postgres: checkpointer buffered-write EXCL -> "
 			  "postgres: bob shop buffered-read SHARED, 75% (1 -> 2 threads)\n") != NULL);
 	CHECK(strstr(buf, "\n  postgres: checkpointer buffered-write EXCL      ->  postgres: bob "
@@ -271,9 +277,7 @@ static void test_title_roles(void)
 	CHECK(strstr(buf, "\n  postgres buffered-write EXCL                    ->  postgres "
 			  "buffered-read SHARED                   2 waits") != NULL);
 	free(buf);
-	f = open_memstream(&buf, &len);
-	render_json(f, &s, &m, &o);
-	fclose(f);
+	buf = rendered(&s, &m, &o, true);
 	CHECK(strstr(buf, "\"holder\":{\"comm\":\"postgres\",\"role\":\"postgres: checkpointer\","
 			  "\"mode\":\"exclusive\"") != NULL);
 	CHECK(strstr(buf, "\"holder\":{\"pid\":10,\"tgid\":10,\"comm\":\"postgres\",\"title\":"
