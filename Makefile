@@ -117,7 +117,7 @@ $(OUT)/bench/faultloop: scripts/bench/faultloop.c | $(OUT)/bench
 $(OUT)/bench/lookup_cost: scripts/bench/lookup_cost.c $(OUT)/src/titles.o $(OUT)/src/pathcheck.o \
 		$(OUT)/src/mounts.o $(OUT)/src/util.o $(OUT)/src/model.o $(OUT)/src/waiting.o \
 		$(OUT)/src/hist.o $(OUT)/src/idmap.o | $(OUT)/bench
-	$(CC) $(CFLAGS) $^ -o $@ -lm
+	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm
 
 .PHONY: bench bench-tools
 bench-tools: $(BENCH_BINS)

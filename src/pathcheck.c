@@ -2,11 +2,15 @@
 /* Paths looked at again (pathcheck.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "pathcheck.h"
 #include "util.h"
@@ -38,6 +42,29 @@ static bool same_inode(const struct stat *st, uint32_t dev, uint64_t ino)
 	       minor(st->st_dev) == (dev & 0xfffff);
 }
 
+/*
+ * Is the file at full (st from lstat) the one of generation gen? Its
+ * number alone is not enough: ext4 gives a freed inode number to the next
+ * file made, XFS soon too. Asked of regular files and directories only
+ * (opening a device can do something); true when the generation cannot be
+ * had (gen 0 unknown, a filesystem without FS_IOC_GETVERSION).
+ */
+static bool same_generation(const char *full, const struct stat *st, uint32_t gen)
+{
+	int fd, v = 0;
+	bool same = true;
+
+	if (!gen || !(S_ISREG(st->st_mode) || S_ISDIR(st->st_mode)))
+		return true;
+	fd = open(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	if (!ioctl(fd, FS_IOC_GETVERSION, &v))
+		same = (uint32_t)v == gen;
+	close(fd);
+	return same;
+}
+
 int path_look(const struct mount_table *mt, const struct inode_meta *m, char *path, size_t len)
 {
 	char full[2 * ILOCK_PATH_MAX], dir[2 * ILOCK_PATH_MAX];
@@ -56,7 +83,8 @@ int path_look(const struct mount_table *mt, const struct inode_meta *m, char *pa
 			ILOCK_INODE_UNLINKED) ||
 	    !mounts_full_path(mt, m->dev, m->path, full, sizeof(full)))
 		return -1;
-	if (!lstat(full, &st) && same_inode(&st, m->dev, m->ino))
+	if (!lstat(full, &st) && same_inode(&st, m->dev, m->ino) &&
+	    same_generation(full, &st, m->gen))
 		return 0;
 	/* renamed within its directory: the entry with its inode number */
 	slash = strrchr(full, '/');
@@ -73,8 +101,9 @@ int path_look(const struct mount_table *mt, const struct inode_meta *m, char *pa
 		if (de->d_ino != m->ino || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(cand, sizeof(cand), "%s/%s", dir, de->d_name);
-		/* the same number on the same device: a hard link or the file renamed */
-		if (lstat(cand, &st) || !same_inode(&st, m->dev, m->ino))
+		/* the same number on the same device and generation: a hard link or the file renamed */
+		if (lstat(cand, &st) || !same_inode(&st, m->dev, m->ino) ||
+		    !same_generation(cand, &st, m->gen))
 			continue;
 		if ((size_t)snprintf(path, len, "%.*s/%s", (int)(rel_slash - m->path), m->path,
 				     de->d_name) >= len)

@@ -7,7 +7,10 @@
  * since leaves a path that names another file or none. So userspace looks
  * at the paths of the inodes it shows, now and then: the same inode still
  * there; renamed within its directory (found by inode number in that
- * directory, and then shown by its name now); or gone from there.
+ * directory, and then shown by its name now); or gone from there. A file
+ * is the same when its device, inode number and generation are (the
+ * generation from FS_IOC_GETVERSION: a freed number is soon another
+ * file's).
  */
 #ifndef ILOCK_PATHCHECK_H
 #define ILOCK_PATHCHECK_H

@@ -7,19 +7,23 @@
  *
  * titles: titles_read_proc() of every thread in /proc (two small /proc
  * reads each), as stat, record and ilocktop do once per new thread.
- * paths: path_look() of every file in DIR (one lstat each; the files
- * left where they are), then of each file after it was renamed in DIR
- * (lstat, then DIR's entries read until its inode number), as a read
- * does for each inode it shows. Prints the median over ROUNDS (default 9)
+ * paths: path_look() of every file in DIR (an lstat and the generation
+ * each; the files left where they are), then of each file after it was
+ * renamed in DIR (lstat, then DIR's entries read until its inode number),
+ * as a read does for each inode it shows. Prints the median over ROUNDS (default 9)
  * of the time per lookup.
  */
 #include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "pathcheck.h"
 #include "titles.h"
@@ -124,6 +128,15 @@ int main(int argc, char **argv)
 		}
 		fclose(f);
 		m[nf] = (struct inode_meta){ .ino = st.st_ino, .dev = kdev };
+		/* its generation, as the walker records it: the look checks it too */
+		{
+			int fd = open(p, O_RDONLY), v = 0;
+
+			if (fd >= 0 && !ioctl(fd, FS_IOC_GETVERSION, &v))
+				m[nf].gen = (uint32_t)v;
+			if (fd >= 0)
+				close(fd);
+		}
 		snprintf(m[nf].path, sizeof(m[nf].path), "/f%04zu", i);
 		nf++;
 	}
