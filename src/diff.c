@@ -60,11 +60,12 @@ static bool is_pair_kind(uint8_t kind)
 }
 
 /*
- * The role of pair e: its class, and each side's command, mode and (when
- * both recordings have them) op; threads, inode and range left out.
+ * The role of pair e: its class, and each side's command (tname: a task's
+ * process title's role, diff_names, 0: none), mode and (when both
+ * recordings have them) op; threads, inode and range left out.
  */
 static void role_key(const struct recording *r, const struct rec_edge *e, bool ops,
-		     struct ilock_edge_key *k)
+		     const uint32_t *tname, struct ilock_edge_key *k)
 {
 	memset(k, 0, sizeof(*k));
 	k->class = e->class;
@@ -72,6 +73,8 @@ static void role_key(const struct recording *r, const struct rec_edge *e, bool o
 	k->waiter_mode = e->waiter_mode;
 	comm_role(k->holder_comm, r->tasks[e->holder].comm);
 	comm_role(k->waiter_comm, r->tasks[e->waiter].comm);
+	k->holder_pid = tname[e->holder];
+	k->waiter_pid = tname[e->waiter];
 	if (ops) {
 		k->holder_op = e->holder_op;
 		k->holder_op_flags = e->holder_op_flags;
@@ -716,12 +719,48 @@ out:
 	return err;
 }
 
-void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool ops)
+const char *diff_role_name(const struct diff_names *nm, uint32_t id)
 {
-	char h[96], w[96];
+	return nm && id && id <= nm->n ? nm->name[id - 1] : NULL;
+}
 
-	role_side(h, sizeof(h), k->holder_comm, k->holder_mode, k->holder_op, k->holder_op_flags, ops);
-	role_side(w, sizeof(w), k->waiter_comm, k->waiter_mode, k->waiter_op, k->waiter_op_flags, ops);
+/* A task's process title's role, its id + 1 in nm (added if new); 0: none or no memory */
+static uint32_t name_id(struct diff_names *nm, const char *title)
+{
+	char key[ILOCK_TITLE_MAX] = "";
+	uint32_t id;
+
+	if (!title)
+		return 0;
+	title_role(title, key, sizeof(key));
+	if (!nm->ids.ksz)
+		idmap_init(&nm->ids, sizeof(key));
+	if (idmap_get(&nm->ids, key, &id))
+		return id + 1;
+	if (nm->n == nm->cap) {
+		size_t cap = nm->cap ? nm->cap * 2 : 16;
+		void *grown = realloc(nm->name, cap * sizeof(*nm->name));
+
+		if (!grown)
+			return 0;
+		nm->name = grown;
+		nm->cap = cap;
+	}
+	if (idmap_put(&nm->ids, key, (uint32_t)nm->n))
+		return 0;
+	memcpy(nm->name[nm->n], key, sizeof(key));
+	return (uint32_t)++nm->n;
+}
+
+void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool ops,
+		     const struct diff_names *nm)
+{
+	char h[PAIR_SIDE_LEN], w[PAIR_SIDE_LEN];
+	const char *hn = diff_role_name(nm, k->holder_pid), *wn = diff_role_name(nm, k->waiter_pid);
+	struct pair_row r = { .k = *k, .holder_role = hn, .waiter_role = wn };
+
+	pair_side(h, sizeof(h), &r, true, ops);
+	pair_side(w, sizeof(w), &r, false, ops);
 	snprintf(buf, len, "%s -> %s", h, w);
 }
 
@@ -742,6 +781,7 @@ struct role_set {
 	uint64_t (*slot)[2];
 	int32_t *slot_role;
 	size_t nslots;
+	uint32_t *tname;                 /* per task, its title's role (diff_names), 0: none */
 };
 
 static void role_set_free(struct role_set *rs)
@@ -752,25 +792,33 @@ static void role_set_free(struct role_set *rs)
 	free(rs->first);
 	free(rs->slot);
 	free(rs->slot_role);
+	free(rs->tname);
 	memset(rs, 0, sizeof(*rs));
 }
 
 static const struct recording *g_comm_rec;  /* qsort has no context */
+static const uint32_t *g_comm_tname;
 
 static int cmp_task_comm(const void *pa, const void *pb)
 {
+	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
 	char a[ILOCK_COMM_LEN], b[ILOCK_COMM_LEN];
+	int c;
 
-	comm_role(a, g_comm_rec->tasks[*(const uint32_t *)pa].comm);
-	comm_role(b, g_comm_rec->tasks[*(const uint32_t *)pb].comm);
-	return strcmp(a, b);
+	comm_role(a, g_comm_rec->tasks[ia].comm);
+	comm_role(b, g_comm_rec->tasks[ib].comm);
+	c = strcmp(a, b);
+	if (c)
+		return c;
+	return g_comm_tname[ia] < g_comm_tname[ib] ? -1 : g_comm_tname[ia] > g_comm_tname[ib];
 }
 
 /*
  * Per task, an id shared by the tasks of one command, a pool's threads
- * one command (comm_role). malloc'ed; NULL: out of memory.
+ * one command (comm_role), those of one process title's role one (tname).
+ * malloc'ed; NULL: out of memory.
  */
-static uint32_t *comm_ids(const struct recording *r)
+static uint32_t *comm_ids(const struct recording *r, const uint32_t *tname)
 {
 	uint32_t *order = malloc((r->ntasks + 1) * sizeof(*order));
 	uint32_t *id = malloc((r->ntasks + 1) * sizeof(*id));
@@ -784,6 +832,7 @@ static uint32_t *comm_ids(const struct recording *r)
 	for (size_t i = 0; i < r->ntasks; i++)
 		order[i] = (uint32_t)i;
 	g_comm_rec = r;
+	g_comm_tname = tname;
 	qsort(order, r->ntasks, sizeof(*order), cmp_task_comm);
 	for (size_t i = 0; i < r->ntasks; i++) {
 		if (i && cmp_task_comm(&order[i - 1], &order[i]))
@@ -852,21 +901,29 @@ static int64_t role_find_add(struct role_set *rs, const uint64_t ck[2], const st
 			return rs->slot_role[h];
 	memcpy(rs->slot[h], ck, sizeof(rs->slot[h]));
 	rs->slot_role[h] = (int32_t)rs->n;
-	role_key(r, e, ops, &rs->key[rs->n]);
+	role_key(r, e, ops, rs->tname, &rs->key[rs->n]);
 	memset(&rs->sum[rs->n], 0, sizeof(rs->sum[0]));
 	return (int64_t)rs->n++;
 }
 
-/* The roles of r's pairs that the filters keep (ops: keyed by ops too). */
+/*
+ * The roles of r's pairs that the filters keep (ops: keyed by ops too),
+ * a titled process's by its title's role (added to nm).
+ */
 static int role_load(const struct recording *r, const struct diff_opts *o, bool ops,
-		     struct role_set *rs)
+		     struct diff_names *nm, struct role_set *rs)
 {
-	uint32_t *cid = comm_ids(r);
+	uint32_t *cid = NULL;
 	int32_t *of = malloc((r->nedges + 1) * sizeof(*of));
 	int err = -ENOMEM;
 
 	memset(rs, 0, sizeof(*rs));
-	if (!cid || !of)
+	rs->tname = malloc((r->ntasks + 1) * sizeof(*rs->tname));
+	if (!rs->tname || !of)
+		goto out;
+	for (size_t i = 0; i < r->ntasks; i++)
+		rs->tname[i] = name_id(nm, r->tasks[i].title);
+	if (!(cid = comm_ids(r, rs->tname)))
 		goto out;
 	for (size_t k = 0; k < r->nedges; k++) {
 		const struct rec_edge *e = &r->edges[k];
@@ -1002,7 +1059,7 @@ static int role_subject(struct diff_result *d, const struct recording *a, const 
 	s->class = sa.class = sb.class = s->role.class;
 	s->kind = DK_ROLE;
 	s->match = DMATCH_CLASS;
-	diff_role_label(s->label, sizeof(s->label), &s->role, ops);
+	diff_role_label(s->label, sizeof(s->label), &s->role, ops, &d->names);
 	if (role_threads(a, sa.pairs, sa.npairs, s->threads[0]) ||
 	    role_threads(b, sb.pairs, sb.npairs, s->threads[1]))
 		return -ENOMEM;
@@ -1029,7 +1086,8 @@ static int role_subjects(struct diff_result *d, const struct recording *a,
 
 	memset(&ra, 0, sizeof(ra));
 	memset(&rb, 0, sizeof(rb));
-	if ((err = role_load(a, o, ops, &ra)) || (err = role_load(b, o, ops, &rb)))
+	if ((err = role_load(a, o, ops, &d->names, &ra)) ||
+	    (err = role_load(b, o, ops, &d->names, &rb)))
 		goto out;
 	err = -ENOMEM;
 	rk = calloc(ra.n + rb.n + 1, sizeof(*rk));
@@ -1362,6 +1420,8 @@ out:
 void diff_free(struct diff_result *d)
 {
 	free(d->s);
+	free(d->names.name);
+	idmap_free(&d->names.ids);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -1699,15 +1759,19 @@ static void json_double_or_null(struct json *j, const char *key, double v, bool 
 		json_double(j, key, v);
 }
 
-/* A side of a role; op null when the roles were compared without ops. */
-static void role_side_json(struct json *j, const char *key, const char *comm, uint8_t mode,
-			   uint8_t op, uint8_t flags, bool ops)
+/*
+ * A side of a role; op null when the roles were compared without ops;
+ * role: its process title's (diff_names), NULL: by comm.
+ */
+static void role_side_json(struct json *j, const char *key, const char *comm, const char *role,
+			   uint8_t mode, uint8_t op, uint8_t flags, bool ops)
 {
 	char c[ILOCK_COMM_LEN + 1];
 
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
 	json_obj_begin(j, key);
 	json_str(j, "comm", c);
+	json_str(j, "role", role);
 	json_str(j, "mode", mode_name(mode));
 	json_str(j, "op", ops ? op_name(op) : NULL);
 	json_arr_begin(j, "op_flags");
@@ -1718,7 +1782,8 @@ static void role_side_json(struct json *j, const char *key, const char *comm, ui
 	json_obj_end(j);
 }
 
-static void json_subject(struct json *j, const struct diff_subject *s, bool ops)
+static void json_subject(struct json *j, const struct diff_subject *s, bool ops,
+			 const struct diff_names *nm)
 {
 	json_obj_begin(j, NULL);
 	json_str(j, "class", class_name(s->class));
@@ -1733,10 +1798,12 @@ static void json_subject(struct json *j, const struct diff_subject *s, bool ops)
 			json_obj_end(j);
 		}
 		json_obj_end(j);
-		role_side_json(j, "holder", s->role.holder_comm, s->role.holder_mode, s->role.holder_op,
-			       s->role.holder_op_flags, ops);
-		role_side_json(j, "waiter", s->role.waiter_comm, s->role.waiter_mode, s->role.waiter_op,
-			       s->role.waiter_op_flags, ops);
+		role_side_json(j, "holder", s->role.holder_comm,
+			       diff_role_name(nm, s->role.holder_pid), s->role.holder_mode,
+			       s->role.holder_op, s->role.holder_op_flags, ops);
+		role_side_json(j, "waiter", s->role.waiter_comm,
+			       diff_role_name(nm, s->role.waiter_pid), s->role.waiter_mode,
+			       s->role.waiter_op, s->role.waiter_op_flags, ops);
 	}
 	if (s->is_inode) {
 		json_str(j, "label", s->label);
@@ -1812,18 +1879,18 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 	json_arr_begin(&j, "classes");
 	for (size_t i = 0; i < d->n; i++)
 		if (!d->s[i].is_inode && d->s[i].kind != DK_ROLE)
-			json_subject(&j, &d->s[i], ops);
+			json_subject(&j, &d->s[i], ops, &d->names);
 	json_arr_end(&j);
 	json_arr_begin(&j, "inodes");
 	for (size_t i = 0; i < d->n; i++)
 		if (d->s[i].is_inode)
-			json_subject(&j, &d->s[i], ops);
+			json_subject(&j, &d->s[i], ops, &d->names);
 	json_arr_end(&j);
 	json_bool(&j, "roles_by_op", ops);
 	json_arr_begin(&j, "roles");
 	for (size_t i = 0; i < d->n; i++)
 		if (d->s[i].kind == DK_ROLE)
-			json_subject(&j, &d->s[i], ops);
+			json_subject(&j, &d->s[i], ops, &d->names);
 	json_arr_end(&j);
 	json_obj_begin(&j, "summary");
 	json_bool(&j, "significant", d->nsig > 0);

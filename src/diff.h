@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "recfile.h"
+#include "titles.h"
 
 enum diff_metric {
 	DM_WAITS_PER_S = 0,   /* waits per second */
@@ -75,9 +76,23 @@ struct diff_cmp {
 	bool uncaptured;          /* a side's probes could not see it (e.g. --holds=off) */
 };
 
+/*
+ * Process titles' roles ("postgres: checkpointer", titles.h) met in either
+ * recording, each once: a role key names one by its index + 1 in
+ * holder_pid / waiter_pid (0: by comm), so that both recordings' keys agree.
+ */
+struct diff_names {
+	char (*name)[ILOCK_TITLE_MAX];
+	size_t n, cap;
+	struct idmap ids;         /* name (zero-padded) -> index */
+};
+
 struct diff_subject {
 	bool is_inode;
-	/* DK_ROLE: class, both sides' comm, mode and op; every other field zero */
+	/*
+	 * DK_ROLE: class, both sides' comm, mode and op, and in holder_pid /
+	 * waiter_pid a process title's role (diff_names); every other field zero
+	 */
 	struct ilock_edge_key role;
 	/* DK_ROLE: distinct threads [before, after][holders, waiters]; 0 when absent */
 	uint32_t threads[2][2];
@@ -140,6 +155,7 @@ struct diff_result {
 	struct diff_opts o;
 	double secs_a, secs_b;
 	size_t niv_a, niv_b;
+	struct diff_names names;  /* the roles' process titles */
 };
 
 void diff_opts_default(struct diff_opts *o);
@@ -152,7 +168,10 @@ const char *diff_kind_name(enum diff_kind k);
 const char *diff_verdict_name(enum diff_verdict v);
 const char *diff_match_name(enum diff_match m);
 /* "fio buffered-write EXCL -> fio buffered-read SHARED" (ops false: "fio EXCL -> fio SHARED") */
-void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool ops);
+/* A title role of a role key's side (holder_pid or waiter_pid), or NULL: by comm. */
+const char *diff_role_name(const struct diff_names *nm, uint32_t id);
+void diff_role_label(char *buf, size_t len, const struct ilock_edge_key *k, bool ops,
+		     const struct diff_names *nm);
 /* "i_rwsem shared wait: 812 ms/s -> 95 ms/s (-88%, significant, p<0.001)" */
 void diff_summary_line(char *buf, size_t len, const struct diff_subject *s, enum diff_metric m);
 

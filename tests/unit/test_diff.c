@@ -1082,6 +1082,75 @@ static void test_pool_roles(void)
 }
 
 /*
+ * PostgreSQL both times, all "postgres": the checkpointer's and the
+ * clients' roles by their titles, matched across the recordings whatever
+ * the pids, the checkpointer's hold on the clients doubled after.
+ */
+static void record_titled(struct recording *r, uint32_t base, uint64_t ckpt_ms)
+{
+	struct titles ti;
+	struct synth s;
+	struct snapshot d;
+
+	titles_init(&ti);
+	CHECK(!titles_put(&ti, base, "postgres", "postgres: checkpointer"));
+	/* the waiters' comm as reader_behind names them */
+	CHECK(!titles_put(&ti, base + 1, "reader", "postgres: bob shop [local] UPDATE"));
+	CHECK(!titles_put(&ti, base + 2, "reader", "postgres: bob shop [local] idle"));
+	CHECK(!titles_put(&ti, base + 3, "postgres", "postgres: background writer"));
+	synth_begin(&s, 1000000000ULL, MNT_A);
+	s.w.titles = &ti;
+	snap_init(&d);
+	for (int i = 0; i < 12; i++) {
+		snap_reset(&d);
+		if (i == 0)
+			synth_inode(&d, DEV_A, 131, ILOCK_XFS_SB_MAGIC, "/base/5/16396");
+		reader_behind(&d, "postgres", base, base + 1, base, 5, ckpt_ms * 200000);
+		reader_behind(&d, "postgres", base, base + 2, base, 5, ckpt_ms * 200000);
+		reader_behind(&d, "postgres", base + 3, base + 1, base, 10, 1000000);
+		synth_interval(&s, &d);
+	}
+	finish(&s, &d, r);
+	add_meta(r, "attach.ops", "tp_btf (syscalls)");
+	titles_free(&ti);
+}
+
+static void test_title_roles(void)
+{
+	const char *ckpt = "postgres: checkpointer buffered-write EXCL -> postgres: bob shop "
+			   "buffered-read SHARED";
+	const char *bgw = "postgres: background writer buffered-write EXCL -> postgres: bob shop "
+			  "buffered-read SHARED";
+	struct recording a, b;
+	const struct diff_subject *x;
+	struct diff_result d;
+	char *out = NULL;
+	size_t len = 0, roles = 0;
+	FILE *f;
+
+	record_titled(&a, 4100, 10);
+	record_titled(&b, 7300, 20);
+	run(&a, &b, &d);
+	for (size_t i = 0; i < d.n; i++)
+		roles += d.s[i].kind == DK_ROLE;
+	CHECK_EQ_U(roles, 2);
+	x = find_role(&d, ckpt);
+	CHECK(x && x->m[DM_WAIT_PER_S].verdict == DV_HIGHER);
+	CHECK(x && x->threads[0][0] == 1 && x->threads[0][1] == 2);
+	x = find_role(&d, bgw);
+	CHECK(x && x->m[DM_WAIT_PER_S].tested && x->m[DM_WAIT_PER_S].verdict == DV_SAME);
+	f = open_memstream(&out, &len);
+	diff_render_json(f, &d, "a", "b", &a, &b);
+	fclose(f);
+	CHECK(out && strstr(out, "\"holder\":{\"comm\":\"postgres\",\"role\":\"postgres: checkpointer\","));
+	CHECK(out && strstr(out, "\"waiter\":{\"comm\":\"reader\",\"role\":\"postgres: bob shop\","));
+	free(out);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
+/*
  * Roles, matched by command, op and mode whatever the threads' ids: the
  * writers' hold on readers drops, their hold on each other stays.
  */
@@ -1131,8 +1200,8 @@ static void test_roles(void)
 			  "\"label\":\"writer buffered-write EXCL -> reader buffered-read SHARED\","
 			  "\"threads\":{\"before\":{\"holders\":2,\"waiters\":2},\"after\":"
 			  "{\"holders\":2,\"waiters\":2}},"
-			  "\"holder\":{\"comm\":\"writer\",\"mode\":\"exclusive\",\"op\":"
-			  "\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"reader\"") != NULL);
+			  "\"holder\":{\"comm\":\"writer\",\"role\":null,\"mode\":\"exclusive\","
+			  "\"op\":\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"reader\"") != NULL);
 	CHECK(strstr(out, "\"classes\":[{\"class\":\"i_rwsem\",\"kind\":\"shared\"") != NULL);
 	free(out);
 	diff_free(&d);
@@ -1278,6 +1347,7 @@ int main(void)
 	test_ranges();
 	test_roles();
 	test_pool_roles();
+	test_title_roles();
 	test_generations();
 	/* last: the synthetic jitter is one sequence, which the tests above were written against */
 	test_short_recordings();
