@@ -887,6 +887,10 @@ def test_process_titles_are_recorded(xfs, procs, helpers_dir, ilock_bin, tmp_pat
     # by command: the roles
     assert '<td class="l">lockhold: checkpointer</td>' in page
     assert '<td class="l">lockhold: alice shop</td>' in page
+    # diff matches the roles by title too
+    assert re.search(r"i_rwsem  lockhold: checkpointer buffered-write EXCL -> lockhold: alice shop "
+                     r"buffered-read SHARED  \(threads 1 -> 1 before, 1 -> 1 after\)",
+                     diff(ilock_bin, out, out))
 
 
 def test_a_file_renamed_while_recording_is_reported_by_its_new_name(xfs, procs, helpers_dir,
