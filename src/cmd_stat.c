@@ -146,6 +146,19 @@ static void refresh_meta(struct stat_run *r, double duration_s)
 	r->meta.titles = &r->titles;
 }
 
+/* Each second: the pairs' threads looked up while they run (a short connection's too). */
+#define TITLES_EVERY_NS 1000000000ULL
+
+static int note_pair_titles(void *ctx, const void *key, const void *val)
+{
+	const struct ilock_edge_key *k = key;
+
+	(void)val;
+	titles_note(ctx, k->holder_pid, k->holder_tgid, k->holder_comm);
+	titles_note(ctx, k->waiter_pid, k->waiter_tgid, k->waiter_comm);
+	return 0;
+}
+
 /* Read the maps; the titles of threads new in them while they still run. */
 static int stat_read(struct stat_run *r)
 {
@@ -181,7 +194,7 @@ int cmd_stat(int argc, char **argv)
 	struct stat_run run = {};
 	struct stat_run *r = &run;
 	char err[256];
-	uint64_t start, deadline = 0, next_tick = 0;
+	uint64_t start, deadline = 0, next_tick = 0, next_titles;
 	int rc, ret = 1;
 
 	rc = cli_parse(CLI_STAT, argc, argv, &r->o, err, sizeof(err));
@@ -214,18 +227,24 @@ int cmd_stat(int argc, char **argv)
 		deadline = start + (uint64_t)(r->o.duration_s * 1e9);
 	if (r->o.interval_s)
 		next_tick = start + (uint64_t)(r->o.interval_s * 1e9);
+	next_titles = start + TITLES_EVERY_NS;
 
 	while (!stop_requested) {
 		uint64_t wake = deadline;
 
 		if (next_tick && (!wake || next_tick < wake))
 			wake = next_tick;
-		if (!wake)
-			wake = now_monotonic_ns() + 3600ULL * 1000000000ULL;
+		if (!wake || next_titles < wake)
+			wake = next_titles;
 		sleep_until(wake);
 		/* at the end the last interval is written below, whole, with the run's */
 		if (stop_requested || (deadline && now_monotonic_ns() >= deadline))
 			break;
+		if (!r->detached && now_monotonic_ns() >= next_titles) {
+			/* the pairs' slots are mapped: a pass over them, no syscall */
+			tracer_scan_edges(&r->t, note_pair_titles, &r->titles);
+			next_titles = now_monotonic_ns() + TITLES_EVERY_NS;
+		}
 		if (next_tick && now_monotonic_ns() >= next_tick) {
 			if (stat_read(r) || emit_interval(r))
 				goto out;

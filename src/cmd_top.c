@@ -106,6 +106,19 @@ void top_app_resort(struct top_app *a)
 	follow_selection(a);
 }
 
+/*
+ * One read of the maps; the titles of the threads new in it, read while
+ * they run (the detail view shows them).
+ */
+static int top_app_sample(struct top_app *a)
+{
+	int err = sampler_sample(&a->smp);
+
+	if (!err)
+		titles_note_snapshot(&a->titles, &a->smp.delta);
+	return err;
+}
+
 void top_app_prepare_rows(struct top_app *a, size_t from, size_t to)
 {
 	top_view_prepare(&a->view, to);
@@ -262,7 +275,7 @@ static int run_batch(struct top_app *a)
 		sleep_until(tick);
 		if (stop_requested)
 			break;
-		err = sampler_sample(&a->smp);
+		err = top_app_sample(a);
 		if (err) {
 			log_error("reading the BPF maps failed: %s", strerror(-err));
 			return err;
@@ -322,7 +335,7 @@ static int run_screen(struct top_app *a)
 		now = now_monotonic_ns();
 		if (now >= tick) {
 			if (!a->paused) {
-				err = sampler_sample(&a->smp);
+				err = top_app_sample(a);
 				if (err) {
 					snprintf(a->failbuf, sizeof(a->failbuf),
 						 "reading the BPF maps failed: %s", strerror(-err));

@@ -617,14 +617,14 @@ def titled(title, linger_ms=20000):
 def test_process_titles_name_the_threads(xfs, procs, helpers_dir, ilock_bin):
     """Processes of one comm that set titles, as PostgreSQL's do, are told
     apart by them: the legend in text, "title" in JSON; an untitled one has
-    none."""
+    none. The holder has exited by the end: its title was read while it ran."""
     path = make_file(os.path.join(xfs.mnt, "titles.dat"), 1 << 20)
     for fmt in ("text", "json"):
         cmd = [ilock_bin, "stat", "-D", xfs.mnt] + (["-j"] if fmt == "json" else [])
         st = procs.start(cmd, stderr=subprocess.PIPE)
         wait_line(st, "ilock: tracing", 30, stream=st.stderr)
         holder = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, 400],
-                             env=titled("lockhold: checkpointer"))
+                             env=titled("lockhold: checkpointer", linger_ms=1500))
         m = re.fullmatch(r"HOLDING pid=(\d+) tid=(\d+) t=(\d+)", wait_line(holder, "HOLDING ", 10))
         htid = int(m.group(2))
         reader = procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1],
@@ -634,11 +634,12 @@ def test_process_titles_name_the_threads(xfs, procs, helpers_dir, ilock_bin):
         wait_line(holder, "RELEASED ", 15)
         for r in (reader, plain):
             wait_line(r, "{", 15)  # its reads are done; it lingers
-        # all three still run when stat reads, at its end
+        # the readers still run when stat reads at its end; the holder has gone
+        assert holder.wait(timeout=15) == 0
         st.send_signal(signal.SIGINT)
         out, err = st.communicate(timeout=30)
         assert st.returncode == 0, err
-        for p in (holder, reader, plain):
+        for p in (reader, plain):
             p.kill()
             p.wait(timeout=10)
         if fmt == "text":
