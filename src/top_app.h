@@ -96,7 +96,7 @@ struct top_app {
 	bool stacks_read;              /* stacks holds the current detail inode's */
 	bool stacks_ok;                /* ... and reading them worked */
 	struct ksyms ksyms;            /* for the stacks' frames; loaded when first needed */
-	struct titles titles;          /* process titles of threads the detail view named */
+	struct titles titles;          /* process titles of the threads of each sample's new pairs */
 	struct path_fixes fixes;       /* the paths of the rows shown, looked at again */
 	bool ksyms_tried, have_ksyms;
 	bool help;                     /* the help screen is shown */

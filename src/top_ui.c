@@ -221,16 +221,6 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 		a->stacks_ok = sampler_read_stacks(&a->smp, a->detail_id.dev, a->detail_id.ino,
 						   a->detail_id.gen, &a->stacks) == 0;
 	}
-	/* the titles of this inode's threads, read once each while they run */
-	for (size_t i = 0; i < edges->nedges; i++) {
-		const struct ilock_edge_key *k = &edges->edges[i].k;
-
-		if (k->dev != a->detail_id.dev || k->ino != a->detail_id.ino ||
-		    k->gen != a->detail_id.gen)
-			continue;
-		titles_note(&a->titles, k->holder_pid, k->holder_tgid, k->holder_comm);
-		titles_note(&a->titles, k->waiter_pid, k->waiter_tgid, k->waiter_comm);
-	}
 	top_format_detail(f, win, edges, sampler_latest(&a->smp), a->stacks_ok ? &a->stacks : NULL,
 			  a->have_ksyms ? &a->ksyms : NULL, &a->titles, &a->mt, a->detail_id.dev,
 			  a->detail_id.ino, a->detail_id.gen, a->detail_id.class, secs, a->cumulative);
