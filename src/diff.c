@@ -530,15 +530,8 @@ static struct ent_load *side_load(const struct side *s, const struct diff_opts *
 
 static struct diff_subject *new_subject(struct diff_result *d)
 {
-	if (d->n == d->cap) {
-		size_t ncap = d->cap ? d->cap * 2 : 16;
-		struct diff_subject *p = realloc(d->s, ncap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		d->s = p;
-		d->cap = ncap;
-	}
+	if (!grow_array((void **)&d->s, &d->cap, d->n, sizeof(*d->s)))
+		return NULL;
 	memset(&d->s[d->n], 0, sizeof(d->s[0]));
 	return &d->s[d->n++];
 }
@@ -737,16 +730,8 @@ static uint32_t name_id(struct diff_names *nm, const char *title)
 		idmap_init(&nm->ids, sizeof(key));
 	if (idmap_get(&nm->ids, key, &id))
 		return id + 1;
-	if (nm->n == nm->cap) {
-		size_t cap = nm->cap ? nm->cap * 2 : 16;
-		void *grown = realloc(nm->name, cap * sizeof(*nm->name));
-
-		if (!grown)
-			return 0;
-		nm->name = grown;
-		nm->cap = cap;
-	}
-	if (idmap_put(&nm->ids, key, (uint32_t)nm->n))
+	if (!grow_array((void **)&nm->name, &nm->cap, nm->n, sizeof(*nm->name)) ||
+	    idmap_put(&nm->ids, key, (uint32_t)nm->n))
 		return 0;
 	memcpy(nm->name[nm->n], key, sizeof(key));
 	return (uint32_t)++nm->n;

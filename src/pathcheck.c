@@ -130,16 +130,8 @@ static struct path_fix *add(struct path_fixes *pf, uint32_t dev, uint64_t ino, u
 	struct fix_k k = { .ino = ino, .dev = dev, .gen = gen };
 	struct path_fix *f;
 
-	if (pf->n == pf->cap) {
-		size_t cap = pf->cap ? pf->cap * 2 : 64;
-		struct path_fix *e = realloc(pf->e, cap * sizeof(*e));
-
-		if (!e)
-			return NULL;
-		pf->e = e;
-		pf->cap = cap;
-	}
-	if (idmap_put(&pf->ids, &k, (uint32_t)pf->n))
+	if (!grow_array((void **)&pf->e, &pf->cap, pf->n, sizeof(*pf->e)) ||
+	    idmap_put(&pf->ids, &k, (uint32_t)pf->n))
 		return NULL;
 	f = &pf->e[pf->n++];
 	memset(f, 0, sizeof(*f));

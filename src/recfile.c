@@ -314,22 +314,6 @@ const char *rec_meta(const struct recording *r, const char *key)
 	return NULL;
 }
 
-static bool grow(void **arr, size_t *cap, size_t n, size_t esz)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return true;
-	ncap = *cap ? *cap * 2 : 64;
-	p = realloc(*arr, ncap * esz);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = ncap;
-	return true;
-}
-
 /*
  * Memory the decoded records take (allocated capacity). A hostile payload
  * can pack a record into 3 bytes that takes a kilobyte decoded, so it is
@@ -352,7 +336,7 @@ static int rgrow(struct recording *r, void **arr, size_t *cap, size_t n, size_t 
 		return 0;
 	if (rec_mem(r) + (*cap ? *cap : 64) * esz > r->mem_budget)
 		return -E2BIG;
-	return grow(arr, cap, n, esz) ? 0 : -ENOMEM;
+	return grow_array(arr, cap, n, esz) ? 0 : -ENOMEM;
 }
 
 static enum rec_status fail(struct recording *r, enum rec_status st, const char *fmt, ...)
@@ -1286,7 +1270,7 @@ static int add_pending_dev(struct rec_writer *w, uint32_t dev)
 	for (size_t i = 0; i < w->npending; i++)
 		if (w->pending_devs[i] == dev)
 			return 0;
-	if (!grow((void **)&w->pending_devs, &w->cap_pending, w->npending, sizeof(uint32_t)))
+	if (!grow_array((void **)&w->pending_devs, &w->cap_pending, w->npending, sizeof(uint32_t)))
 		return -ENOMEM;
 	w->pending_devs[w->npending++] = dev;
 	return 0;
@@ -1311,7 +1295,7 @@ static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t gen, ui
 		return 0;
 	}
 	*id = (uint32_t)w->inode_ids.n;
-	if (!grow((void **)&w->inode_written, &w->cap_inode_written, *id,
+	if (!grow_array((void **)&w->inode_written, &w->cap_inode_written, *id,
 		  sizeof(*w->inode_written)))
 		return -ENOMEM;
 	if (idmap_put(&w->inode_ids, &k, *id))

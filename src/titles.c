@@ -159,15 +159,8 @@ int titles_put(struct titles *t, uint32_t pid, const char *comm, const char *tit
 			t->left_out++;
 			return -ENOSPC;
 		}
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? t->cap * 2 : 64;
-			struct title_entry *grown = realloc(t->e, cap * sizeof(*grown));
-
-			if (!grown)
-				return -ENOMEM;
-			t->e = grown;
-			t->cap = cap;
-		}
+		if (!grow_array((void **)&t->e, &t->cap, t->n, sizeof(*t->e)))
+			return -ENOMEM;
 		if ((err = idmap_put(&t->by_pid, &pid, (uint32_t)t->n)))
 			return err;
 		e = &t->e[t->n++];
@@ -307,20 +300,13 @@ void titles_note_snapshot(struct titles *t, const struct snapshot *s)
 
 void titled_add(struct titled *l, const struct titles *ti, uint32_t pid, const char *comm)
 {
-	void *grown;
-
 	if (!titles_get(ti, pid, comm))
 		return;
 	for (size_t i = 0; i < l->n; i++)
 		if (l->t[i].pid == pid && !strncmp(l->t[i].comm, comm, ILOCK_COMM_LEN))
 			return;
-	if (l->n == l->cap) {
-		grown = realloc(l->t, (l->cap ? l->cap * 2 : 16) * sizeof(*l->t));
-		if (!grown)
-			return;
-		l->t = grown;
-		l->cap = l->cap ? l->cap * 2 : 16;
-	}
+	if (!grow_array((void **)&l->t, &l->cap, l->n, sizeof(*l->t)))
+		return;
 	l->t[l->n].pid = pid;
 	memcpy(l->t[l->n++].comm, comm, ILOCK_COMM_LEN);
 }

@@ -5,6 +5,7 @@
 
 #include "hist.h"
 #include "top_store.h"
+#include "util.h"
 
 void top_store_init(struct top_store *st)
 {
@@ -200,15 +201,8 @@ static struct store_edge *edge_get(struct top_store *st, const struct ilock_edge
 			return e;
 		h = (h + 1) & (st->edge_idx_cap - 1);
 	}
-	if (st->nedges == st->cap_edges) {
-		size_t cap = st->cap_edges ? st->cap_edges * 2 : 256;
-		struct store_edge *p = realloc(st->edges, cap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		st->edges = p;
-		st->cap_edges = cap;
-	}
+	if (!grow_array((void **)&st->edges, &st->cap_edges, st->nedges, sizeof(*st->edges)))
+		return NULL;
 	memset(&st->edges[st->nedges], 0, sizeof(st->edges[0]));
 	st->edges[st->nedges].k = *k;
 	st->edge_idx[h] = (uint32_t)++st->nedges;

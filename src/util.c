@@ -124,6 +124,22 @@ bool parse_seconds(const char *s, double max, double *out)
 	return n && !s[n] && *out > 0.0 && *out <= max;
 }
 
+bool grow_array(void **arr, size_t *cap, size_t n, size_t esz)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, ncap * esz);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
 void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen)
 {
 	size_t n = 0;

@@ -53,6 +53,11 @@ void comm_role(char *out, const char *comm);
 size_t parse_decimal(const char *s, double *v);
 /* Parse seconds, a plain decimal ("0.5"), > 0 and <= max. */
 bool parse_seconds(const char *s, double max, double *out);
+/*
+ * Room for element n of *arr (esz bytes each, *cap of them): doubled (64
+ * at first) when full. False on no memory, *arr and *cap then unchanged.
+ */
+bool grow_array(void **arr, size_t *cap, size_t n, size_t esz);
 /* Copy with truncation, always NUL-terminated; comm fields may lack a NUL. */
 void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen);
 uint64_t now_monotonic_ns(void);
