@@ -329,10 +329,10 @@ static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot
 
 	if ((err = tracer_read(t, cur)))
 		return err;
-	/* the threads new in this read, named while they still run */
-	titles_note_snapshot(&rc->titles, cur);
 	if ((err = snap_delta(delta, cur, rc->intervals ? prev : NULL)))
 		return err;
+	/* the threads of this interval's pairs and stalls, named while they still run */
+	titles_note_snapshot(&rc->titles, delta);
 	/* the table now, for devices first seen in this interval */
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: the recording will lack mount points");

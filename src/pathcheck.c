@@ -237,13 +237,12 @@ void path_fixes_apply_one(struct path_fixes *pf, struct snapshot *s,
 			  const struct mount_table *mt, uint32_t dev, uint64_t ino, uint32_t gen,
 			  uint64_t now_ns)
 {
-	const struct inode_meta *found = snap_find_inode(s, dev, ino, gen);
+	/* s is ours to change: its meta found through the index, not by a pass over all */
+	struct inode_meta *m = (struct inode_meta *)snap_find_inode(s, dev, ino, gen);
 	size_t budget = 1;
 
-	if (!found)
+	if (!m)
 		return;
-	look(pf, mt, found, now_ns, &budget);
-	for (size_t i = 0; i < s->ninodes; i++)
-		if (s->inodes[i].dev == dev && s->inodes[i].ino == ino && s->inodes[i].gen == gen)
-			fix(pf, &s->inodes[i]);
+	look(pf, mt, m, now_ns, &budget);
+	fix(pf, m);
 }

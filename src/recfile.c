@@ -1283,14 +1283,15 @@ static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t gen, ui
 	struct inode_k k = { .ino = ino, .dev = dev, .gen = gen };
 	const struct inode_meta *m = snap_find_inode(e->inodes, dev, ino, gen);
 	uint8_t rank = meta_rank(m);
+	uint32_t sum = meta_sum(m);
 
 	if (idmap_get(&w->inode_ids, &k, id)) {
 		struct inode_written *iw = &w->inode_written[*id];
 
 		/* a better one, or a path looked at again that changed (pathcheck.h) */
-		if (rank > iw->rank || (rank == 2 && meta_sum(m) != iw->sum)) {
+		if (rank > iw->rank || (rank == 2 && sum != iw->sum)) {
 			enc_inode_def(e, *id, false, m, dev, ino);
-			*iw = (struct inode_written){ rank, meta_sum(m) };
+			*iw = (struct inode_written){ rank, sum };
 		}
 		return 0;
 	}
@@ -1300,7 +1301,7 @@ static int enc_inode(struct enc *e, uint32_t dev, uint64_t ino, uint32_t gen, ui
 		return -ENOMEM;
 	if (idmap_put(&w->inode_ids, &k, *id))
 		return -ENOMEM;
-	w->inode_written[*id] = (struct inode_written){ rank, meta_sum(m) };
+	w->inode_written[*id] = (struct inode_written){ rank, sum };
 	enc_inode_def(e, *id, true, m, dev, ino);
 	rec_buf_varint(&e->gens, gen);
 	return add_pending_dev(w, dev);
