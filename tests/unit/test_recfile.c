@@ -682,6 +682,18 @@ static struct ilock_waiting stall_rec(uint32_t tid, uint64_t start_ns, uint64_t 
 	return w;
 }
 
+/* A read at mono_ns that found the waits w[0..n) in progress: d's interval written to s. */
+static void stalls_read(struct synth *s, struct snapshot *d, const struct ilock_waiting *w,
+			size_t n, uint64_t mono_ns)
+{
+	for (size_t i = 0; i < n; i++)
+		CHECK(!waiting_add_raw(&d->waiting, &w[i], sizeof(w[i]), 0));
+	d->waiting.available = true;
+	waiting_finish(&d->waiting);
+	d->mono_ns = mono_ns;
+	synth_interval(s, d);
+}
+
 /*
  * Stalls (1.3): a wait in progress at two reads is one stall, at its
  * longest; one under 100 ms is not written; a damaged stall is malformed
@@ -702,20 +714,12 @@ static void test_stalls(void)
 	synth_begin(&s, 1000000000ULL, MOUNTINFO);
 	snap_init(&d);
 	synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
-	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a), 0));
-	CHECK(!waiting_add_raw(&d.waiting, &young, sizeof(young), 0));
-	d.waiting.available = true;
-	waiting_finish(&d.waiting);
-	d.mono_ns = s0 + 1000000000;  /* the read, 1 s after the start */
-	synth_interval(&s, &d);
+	/* the read, 1 s after the start */
+	stalls_read(&s, &d, (struct ilock_waiting[]){ a, young }, 2, s0 + 1000000000);
 	/* the next read: the same wait, a second older */
 	snap_reset(&d);
 	a.now_ns += 1000000000;
-	CHECK(!waiting_add_raw(&d.waiting, &a, sizeof(a), 0));
-	d.waiting.available = true;
-	waiting_finish(&d.waiting);
-	d.mono_ns = s0 + 2000000000;
-	synth_interval(&s, &d);
+	stalls_read(&s, &d, &a, 1, s0 + 2000000000);
 	snap_reset(&d);
 	d.waiting.available = true;
 	d.mono_ns = s0 + 3000000000ULL;
@@ -911,11 +915,7 @@ static void test_fsync_stalls(void)
 		synth_begin(&s, 1000000000ULL, MOUNTINFO);
 		snap_init(&d);
 		synth_inode(&d, DEV_X, 131, 0xEF53, "/log");
-		CHECK(!waiting_add_raw(&d.waiting, &w, sizeof(w), 0));
-		d.waiting.available = true;
-		waiting_finish(&d.waiting);
-		d.mono_ns = s0 + 1000000000;
-		synth_interval(&s, &d);
+		stalls_read(&s, &d, &w, 1, s0 + 1000000000);
 		synth_end(&s);
 		CHECK(s.ok);
 		rec_init(&r);
