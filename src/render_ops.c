@@ -272,11 +272,8 @@ static void dio_writes(FILE *f, const struct snapshot *s, const struct report_me
 }
 
 void render_ops_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
-		     const struct render_opts *o)
+		     const struct render_opts *o, const struct pair_row *p, long np)
 {
-	struct pair_row *p;
-	long np = snap_pairs(s, &p, PAIRS_THREADS | PAIRS_OPS);
-
 	if (np < 0) {
 		fprintf(f, "\n(out of memory for the serialisation table)\n");
 		return;
@@ -284,7 +281,6 @@ void render_ops_text(FILE *f, const struct snapshot *s, const struct report_meta
 	serialisation(f, s, m, o, p, np);
 	ranges(f, s, m, o->top_n);
 	dio_writes(f, s, m);
-	free(p);
 }
 
 /* ---- folded stacks ---- */

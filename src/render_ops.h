@@ -15,10 +15,11 @@ struct pair_row;
 /*
  * The serialisation table by operation (with the top stacks of the top
  * pairs), byte ranges per lock and direct writes by lock mode. Expects s
- * sorted: locks, edges and stacks (snap_sort_stacks).
+ * sorted: locks, edges and stacks (snap_sort_stacks); p and np are
+ * snap_pairs(s, .., PAIRS_THREADS | PAIRS_OPS)'s.
  */
 void render_ops_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
-		     const struct render_opts *o);
+		     const struct render_opts *o, const struct pair_row *p, long np);
 /*
  * Says why a table of pairs is empty: np is snap_pairs' return, and below
  * 0 it ran out of memory. True when there are pairs to show.

@@ -272,11 +272,19 @@ static void held_only(FILE *f, const struct snapshot *s, const struct report_met
 	free(v);
 }
 
+/* The pairs by thread (snap_pairs), for the two tables by thread and the titles' legend */
+struct by_thread {
+	struct pair_row *pairs;   /* PAIRS_THREADS */
+	struct pair_row *ops;     /* PAIRS_THREADS | PAIRS_OPS */
+	long npairs, nops;        /* their counts; below 0 out of memory */
+};
+
 /* One line per holder-waiter pair: edges that differ in ops or range add up. */
-static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m, int max_rows)
+static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		  const struct by_thread *bt, int max_rows)
 {
-	struct pair_row *p;
-	long np = snap_pairs(s, &p, PAIRS_THREADS);
+	const struct pair_row *p = bt->pairs;
+	long np = bt->npairs;
 	int shown = 0;
 
 	if (!render_have_pairs(f, np))
@@ -299,7 +307,6 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 	}
 	if (np > shown)
 		fprintf(f, "  ... %ld more pairs (use --json for all)\n", np - shown);
-	free(p);
 }
 
 static void losses(FILE *f, const struct snapshot *s)
@@ -488,19 +495,14 @@ static void in_short(FILE *f, const struct snapshot *s, const struct report_meta
 			plural(w.journal_waits));
 }
 
-static void named_pairs(struct titled *nm, const struct snapshot *s, const struct titles *ti,
-			unsigned by, int rows)
+static void named_pairs(struct titled *nm, const struct titles *ti, const struct pair_row *p,
+			long np, int rows)
 {
-	struct pair_row *p;
-	long np = snap_pairs(s, &p, by);
-
 	for (long i = 0; i < np && i < rows; i++) {
 		if (p[i].k.holder_mode != ILOCK_MODE_UNKNOWN)
 			titled_add(nm, ti, p[i].k.holder_pid, p[i].k.holder_comm);
 		titled_add(nm, ti, p[i].k.waiter_pid, p[i].k.waiter_comm);
 	}
-	if (np > 0)
-		free(p);
 }
 
 void render_titles_legend(FILE *f, const struct titles *ti, const struct titled *l,
@@ -524,7 +526,7 @@ void render_titles_legend(FILE *f, const struct titles *ti, const struct titled 
  * tables name them. Nothing when no thread named has a title.
  */
 static void titles_legend(FILE *f, const struct snapshot *s, const struct report_meta *m,
-			  int top_rows, int rows)
+			  int top_rows, const struct by_thread *bt, int rows)
 {
 	const struct titles *ti = m->titles;
 	const struct waiting_set *ws = &s->waiting;
@@ -545,8 +547,8 @@ static void titles_legend(FILE *f, const struct snapshot *s, const struct report
 		if (e)
 			titled_add(&nm, ti, e->k.holder_pid, e->k.holder_comm);
 	}
-	named_pairs(&nm, s, ti, PAIRS_THREADS, rows);
-	named_pairs(&nm, s, ti, PAIRS_THREADS | PAIRS_OPS, rows);
+	named_pairs(&nm, ti, bt->pairs, bt->npairs, rows);
+	named_pairs(&nm, ti, bt->ops, bt->nops, rows);
 	render_titles_legend(f, ti, &nm, "PROCESS TITLES (of the threads named above, as ilock "
 				       "first saw them)");
 	titled_free(&nm);
@@ -569,6 +571,7 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 	/* by command: IN SHORT names the top one, the table lists them */
 	struct pair_row *roles;
 	long nroles = snap_pairs_titled(s, &roles, PAIRS_OPS, m->titles);
+	struct by_thread bt;
 
 	if (o->title)
 		fprintf(f, "%s\n", o->title);
@@ -611,10 +614,14 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 
 	render_roles_text(f, s, m, roles, nroles, o->top_n * 2);
 	free(roles);
+	bt.npairs = snap_pairs(s, &bt.pairs, PAIRS_THREADS);
+	bt.nops = snap_pairs(s, &bt.ops, PAIRS_THREADS | PAIRS_OPS);
 	fprintf(f, "\nWHO SERIALISES WHOM, BY THREAD (holder -> waiter)\n");
-	edges(f, s, m, o->top_n * 3);
-	render_ops_text(f, s, m, o);
-	titles_legend(f, s, m, rows, o->top_n * 3);
+	edges(f, s, m, &bt, o->top_n * 3);
+	render_ops_text(f, s, m, o, bt.ops, bt.nops);
+	titles_legend(f, s, m, rows, &bt, o->top_n * 3);
+	free(bt.pairs);
+	free(bt.ops);
 
 	fprintf(f, "\nLOST EVENTS\n");
 	losses(f, s);

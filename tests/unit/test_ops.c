@@ -197,6 +197,17 @@ static void add_edge(struct snapshot *s, struct ilock_edge_key k, uint64_t n, ui
 	CHECK(snap_add_edge(s, &k, &st) == 0);
 }
 
+/* render_ops_text() with the pairs render_text gives it */
+static void ops_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
+		     const struct render_opts *o)
+{
+	struct pair_row *p;
+	long np = snap_pairs(s, &p, PAIRS_THREADS | PAIRS_OPS);
+
+	render_ops_text(f, s, m, o, p, np);
+	free(p);
+}
+
 /* stat's text or JSON of s, malloc'ed */
 static char *rendered(const struct snapshot *s, const struct report_meta *m,
 		      const struct render_opts *o, bool json)
@@ -648,7 +659,7 @@ static void test_pool_roles(void)
 		snap_init(&s);
 		add_edge(&s, r, 4, 4000000);
 		f = open_memstream(&buf, &len);
-		render_ops_text(f, &s, &m, &o);
+		ops_text(f, &s, &m, &o);
 		fclose(f);
 		CHECK(strstr(buf, "\n  (readers)                                  ->  fio[200] "
 				  "buffered-write EXCL") != NULL);
@@ -847,7 +858,7 @@ static void test_golden(void)
 	build(&s);
 
 	f = open_memstream(&buf, &len);
-	render_ops_text(f, &s, &m, &o);
+	ops_text(f, &s, &m, &o);
 	fclose(f);
 	check_golden("ops.txt", buf);
 	CHECK(strstr(buf, "fio[4257] buffered-write EXCL") != NULL);
@@ -883,7 +894,7 @@ static void test_golden(void)
 	/* without symbols, frames are addresses */
 	o.ksyms = NULL;
 	f = open_memstream(&buf, &len);
-	render_ops_text(f, &s, &m, &o);
+	ops_text(f, &s, &m, &o);
 	fclose(f);
 	CHECK(strstr(buf, "0xffffffff81003030") != NULL);
 	free(buf);
@@ -1056,7 +1067,7 @@ static void test_namespace_pairs(void)
 	add_edge(&s, il, 20, 2000000);
 	CHECK(snap_ranges_from_edges(&s) == 0);
 	f = open_memstream(&buf, &len);
-	render_ops_text(f, &s, &m, &o);
+	ops_text(f, &s, &m, &o);
 	fclose(f);
 	CHECK(strstr(buf, "fio[10] unlink EXCL") != NULL && strstr(buf, "fio[11] create EXCL") != NULL);
 	/* neither has a row of byte ranges */
