@@ -164,16 +164,13 @@ char *pair_side(char *buf, size_t len, const struct pair_row *r, bool holder, bo
 {
 	const struct ilock_edge_key *k = &r->k;
 	const char *role = holder ? r->holder_role : r->waiter_role;
+	const char *comm = holder ? k->holder_comm : k->waiter_comm;
+	uint8_t mode = holder ? k->holder_mode : k->waiter_mode;
+	uint8_t op = holder ? k->holder_op : k->waiter_op;
+	uint8_t flags = holder ? k->holder_op_flags : k->waiter_op_flags;
 
-	if (!role)
-		return holder ? role_side(buf, len, k->holder_comm, k->holder_mode, k->holder_op,
-					  k->holder_op_flags, ops)
-			      : role_side(buf, len, k->waiter_comm, k->waiter_mode, k->waiter_op,
-					  k->waiter_op_flags, ops);
-	return holder ? side_text(buf, len, role, k->holder_mode, k->holder_op, k->holder_op_flags,
-				  ops)
-		      : side_text(buf, len, role, k->waiter_mode, k->waiter_op, k->waiter_op_flags,
-				  ops);
+	return role ? side_text(buf, len, role, mode, op, flags, ops)
+		    : role_side(buf, len, comm, mode, op, flags, ops);
 }
 
 bool pair_has_edge(const struct ilock_edge_key *p, const struct ilock_edge_key *e)
