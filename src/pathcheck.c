@@ -68,7 +68,7 @@ static bool same_generation(const char *full, const struct stat *st, uint32_t ge
 int path_look(const struct mount_table *mt, const struct inode_meta *m, char *path, size_t len)
 {
 	char full[2 * ILOCK_PATH_MAX], dir[2 * ILOCK_PATH_MAX];
-	const char *slash;
+	const char *slash, *rel_slash = strrchr(m->path, '/');
 	struct dirent *de;
 	struct stat st;
 	size_t seen = 0;
@@ -78,7 +78,7 @@ int path_look(const struct mount_table *mt, const struct inode_meta *m, char *pa
 	if (len)
 		path[0] = 0;
 	/* nothing to look at: no path, or one the walker could not finish */
-	if (!m->path[0] || !strcmp(m->path, "/") ||
+	if (!rel_slash || !strcmp(m->path, "/") ||
 	    m->flags & (ILOCK_INODE_NO_DENTRY | ILOCK_INODE_TRUNCATED | ILOCK_INODE_READ_FAIL |
 			ILOCK_INODE_UNLINKED) ||
 	    !mounts_full_path(mt, m->dev, m->path, full, sizeof(full)))
@@ -96,7 +96,6 @@ int path_look(const struct mount_table *mt, const struct inode_meta *m, char *pa
 		return INODE_META_GONE;
 	while ((de = readdir(d)) && seen++ < PATHCHECK_DIR_MAX) {
 		char cand[2 * ILOCK_PATH_MAX + 256];
-		const char *rel_slash = strrchr(m->path, '/');
 
 		if (de->d_ino != m->ino || !strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
