@@ -71,7 +71,7 @@ CLI_WAIT_SAMPLE_HELP
 CLI_MAX_INODES_HELP
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
-"keys: q quit, s/S sort key, c cumulative totals, f filter (path part or comm),\n"
+"keys: q quit, s/S sort key, c cumulative totals, f filter (path, comm or title),\n"
 "      p pause, Enter detail (histograms, holders), Esc back, arrows/PgUp/PgDn,\n"
 "      w the stalled lock's detail (during a STALLED line), ? or h help\n"
 "\n"

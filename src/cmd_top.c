@@ -227,7 +227,7 @@ static void print_batch(struct top_app *a, FILE *f, long iteration)
 
 		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->gen,
 				r->has_hold);
-		top_format_row(line, sizeof(line), &l, r, label, &v);
+		top_format_row(line, sizeof(line), &l, r, label, &v, &a->titles);
 		fprintf(f, "%s\n", line);
 	}
 	if (!a->view.nrows)
@@ -460,6 +460,8 @@ int cmd_top(int argc, char **argv)
 	a->host[sizeof(a->host) - 1] = 0;
 	cli_filters_text(&a->o.f, a->traced, sizeof(a->traced));
 	top_view_init(&a->view);
+	/* a titles table zeroed by calloc works as is (titles.c); the filter reads it */
+	a->filter.titles = &a->titles;
 
 	signals_setup(ui_emergency_restore);
 	/* loading and attaching take seconds: a blank terminal meanwhile looks hung */

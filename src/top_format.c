@@ -182,9 +182,18 @@ char *top_fmt_headroom(char *buf, size_t len, const struct top_row *r)
 	return fmt_share(buf, len, range_headroom(r->range));
 }
 
-char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
+/* The holder's name: its process title's role when it has one ("postgres: checkpointer"), else comm[tid]. */
+static char *holder_task(char *buf, size_t len, const struct edge_row *e, const char *role)
 {
-	char t[48];
+	if (!role || !role[0])
+		return fmt_task(buf, len, e->k.holder_comm, e->k.holder_pid);
+	snprintf(buf, len, "%s[%u]", role, e->k.holder_pid);
+	return label_clean(buf);
+}
+
+char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e, const char *role)
+{
+	char t[ILOCK_TITLE_MAX + 16];
 
 	if (!e)
 		snprintf(buf, len, "-");
@@ -193,10 +202,9 @@ char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
 	else if (readers_unnamed(e->k.holder_mode, e->k.holder_comm))
 		snprintf(buf, len, "readers");
 	else if (e->k.holder_mode == ILOCK_MODE_READERS)
-		snprintf(buf, len, "readers, %s",
-			 fmt_task(t, sizeof(t), e->k.holder_comm, e->k.holder_pid));
+		snprintf(buf, len, "readers, %s", holder_task(t, sizeof(t), e, role));
 	else
-		snprintf(buf, len, "%s %s", fmt_task(t, sizeof(t), e->k.holder_comm, e->k.holder_pid),
+		snprintf(buf, len, "%s %s", holder_task(t, sizeof(t), e, role),
 			 e->k.holder_mode == ILOCK_MODE_EXCL	      ? "excl"
 			 : e->k.holder_mode == ILOCK_MODE_QUEUED_EXCL   ? "next excl"
 			 : e->k.holder_mode == ILOCK_MODE_QUEUED_SHARED ? "next shared"
@@ -204,25 +212,59 @@ char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e)
 	return buf;
 }
 
-char *top_fit_holder(char *buf, size_t len, const struct edge_row *e, int width)
+/*
+ * What a role keeps when the column is narrow: the part after "comm: ",
+ * which says which of the server's processes it is ("checkpointer",
+ * "bob shop"); the command is the same for all of them.
+ */
+static const char *role_short(const char *role, const char *comm)
 {
-	char c[ILOCK_COMM_LEN + 1], full[96];
+	char c[ILOCK_COMM_LEN + 1];
+	size_t n;
+
+	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
+	n = strlen(c);
+	if (n && !strncmp(role, c, n)) {
+		const char *p = strstr(role + n, ": ");
+
+		if (p && p[2])
+			return p + 2;
+	}
+	return role;
+}
+
+char *top_fit_holder(char *buf, size_t len, const struct edge_row *e, int width, const char *role)
+{
+	char c[ILOCK_TITLE_MAX + 1], full[ILOCK_TITLE_MAX + 48];
 	int keep, pre, clen, post;
 
-	top_fmt_holder(full, sizeof(full), e);
+	top_fmt_holder(full, sizeof(full), e, role);
 	snprintf(buf, len, "%s", full);
 	if (!e || (int)strlen(full) <= width)
 		return buf;
-	/* where top_fmt_holder() put the command: after "readers, ", else first */
-	str_copy(c, sizeof(c), e->k.holder_comm, ILOCK_COMM_LEN);
-	label_clean(c);  /* as fmt_task() prints it */
+	if (role && role[0]) {
+		/* a titled holder first loses the command its title starts with */
+		role = role_short(role, e->k.holder_comm);
+		top_fmt_holder(full, sizeof(full), e, role);
+		snprintf(buf, len, "%s", full);
+		if ((int)strlen(full) <= width)
+			return buf;
+		snprintf(c, sizeof(c), "%s", role);
+	} else {
+		str_copy(c, sizeof(c), e->k.holder_comm, ILOCK_COMM_LEN);
+	}
+	label_clean(c);  /* as holder_task() prints it */
+	/* where top_fmt_holder() put the name: after "readers, ", else first */
 	pre = e->k.holder_mode == ILOCK_MODE_READERS ? (int)strlen("readers, ") : 0;
 	clen = (int)strlen(c);
 	if (!clen || (int)strlen(full) < pre + clen || strncmp(full + pre, c, (size_t)clen))
-		return buf;  /* no command in it: "(no owner)", "readers" */
-	/* the command gives way, marked '~': its thread id and mode are the answer */
+		return buf;  /* no name in it: "(no owner)", "readers" */
+	/* the name gives way, marked '~': its thread id and mode are the answer */
 	post = (int)strlen(full + pre + clen);
 	keep = width - pre - post - 1;
+	/* not inside a UTF-8 character */
+	while (keep > 0 && ((unsigned char)c[keep] & 0xc0) == 0x80)
+		keep--;
 	if (keep >= 2)
 		snprintf(buf, len, "%.*s%.*s~%s", pre, full, keep, c, full + pre + clen);
 	return buf;
@@ -320,7 +362,7 @@ static void tail_fit(char *out, size_t len, const char *s, int w)
 }
 
 int top_format_row(char *buf, size_t len, const struct top_layout *l, const struct top_row *r,
-		   const char *label, const struct inode_view *v)
+		   const char *label, const struct inode_view *v, const struct titles *ti)
 {
 	int last = last_col(l);
 	size_t pos = 0;
@@ -376,7 +418,10 @@ int top_format_row(char *buf, size_t len, const struct top_layout *l, const stru
 			top_fmt_headroom(t, sizeof(t), r);
 			break;
 		case COL_HOLDER:
-			top_fit_holder(t, sizeof(t), r->holder, l->w[c]);
+			top_fit_holder(t, sizeof(t), r->holder, l->w[c],
+				       r->holder && ti ? titles_role(ti, r->holder->k.holder_pid,
+								    r->holder->k.holder_comm)
+						       : NULL);
 			break;
 		}
 		put_cell(buf, len, &pos, t, l->w[c], cols[c].right, c == last);
@@ -427,7 +472,8 @@ static const char *const help_lines[] = {
 	"  DISJ          share of the wait time between disjoint byte ranges: what a",
 	"                range lock would have let through (a lower bound)",
 	"  TOP HOLDER    the holder that cost the waiters most: comm[tid] excl; readers,",
-	"                comm[tid] (the last reader); next excl: first in the queue",
+	"                comm[tid] (the last reader); next excl: first in the queue;",
+	"                a process with a title by its role (postgres: checkpointer)",
 	"  STALLED line  a wait (or an ext4 fsync) in progress for a second or more",
 	"  LOST EVENTS   counts lost while it shows; --max-inodes if maps are full",
 };
@@ -778,7 +824,7 @@ static void detail_edges(FILE *f, const struct snapshot *win, const struct title
 		char h[64], w[40], c[24], t[24], mx[24], ho[64], wo[64];
 
 		fprintf(f, "  %-30s -> %-22s %-9s %-8s %9s %9s %9s  %-11s %s -> %s\n",
-			top_fmt_holder(h, sizeof(h), e),
+			top_fmt_holder(h, sizeof(h), e, NULL),
 			fmt_task(w, sizeof(w), e->k.waiter_comm, e->k.waiter_pid),
 			mode_name(e->k.waiter_mode), top_class_name(e->k.class, magic),
 			fmt_count(c, sizeof(c), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),

@@ -16,6 +16,8 @@
 #include "render.h"
 #include "top_model.h"
 
+struct titles;
+
 enum top_col {
 	COL_PATH, COL_DEVINO, COL_FS, COL_CLASS, COL_SH, COL_EX, COL_WAIT, COL_P99, COL_MAX,
 	COL_DISJ, COL_HOLDER, COL_COUNT,
@@ -39,10 +41,17 @@ char *top_fmt_sps(char *buf, size_t len, double v);
 char *top_fmt_ns(char *buf, size_t len, uint64_t ns);
 /* The range-lock headroom of a lock's waits: "97%"; "-" when no wait had both ranges. */
 char *top_fmt_headroom(char *buf, size_t len, const struct top_row *r);
-/* "fio[4257] excl", "readers, fio[12]", "(queued)"; "-" for NULL. */
-char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e);
-/* top_fmt_holder() in width columns: a long command is cut ('~'), its [tid] and mode kept */
-char *top_fit_holder(char *buf, size_t len, const struct edge_row *e, int width);
+/*
+ * "fio[4257] excl", "readers, fio[12]", "(no owner)"; "-" for NULL. role,
+ * the holder's process title's role (titles_role), replaces its command
+ * when not NULL: "postgres: checkpointer[4257] excl".
+ */
+char *top_fmt_holder(char *buf, size_t len, const struct edge_row *e, const char *role);
+/*
+ * top_fmt_holder() in width columns, its [tid] and mode kept: a role first
+ * drops its "comm: " ("checkpointer[4257] excl"), then a long name is cut ('~').
+ */
+char *top_fit_holder(char *buf, size_t len, const struct edge_row *e, int width, const char *role);
 /* The table's class name: XFS's own names on XFS. */
 const char *top_class_name(uint8_t class, uint32_t magic);
 
@@ -50,10 +59,11 @@ const char *top_class_name(uint8_t class, uint32_t magic);
 int top_format_header(char *buf, size_t len, const struct top_layout *l, enum sort_key sort);
 /*
  * One row, at most l->used columns. label is the inode's name (abbreviated
- * here from the left), v gives fs and magic. Returns the length.
+ * here from the left), v gives fs and magic; ti, the process titles that
+ * name the holder by role (may be NULL). Returns the length.
  */
 int top_format_row(char *buf, size_t len, const struct top_layout *l, const struct top_row *r,
-		   const char *label, const struct inode_view *v);
+		   const char *label, const struct inode_view *v, const struct titles *ti);
 
 /* Everything the lines above the table say. */
 struct top_status {

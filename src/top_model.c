@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "hist.h"
+#include "titles.h"
 #include "top_model.h"
 #include "util.h"
 
@@ -43,12 +44,17 @@ void top_inode_label(char *buf, size_t len, struct inode_view *v, const struct s
 	inode_label(buf, len, v, dev, ino);
 }
 
-static bool comm_has(const char *comm, const char *text)
+/* Thread pid's comm or process title has text in it. */
+static bool task_has(const struct top_filter *f, uint32_t pid, const char *comm)
 {
 	char c[ILOCK_COMM_LEN + 1];
+	const char *title;
 
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
-	return strstr(c, text) != NULL;
+	if (strstr(c, f->text))
+		return true;
+	title = f->titles ? titles_get(f->titles, pid, comm) : NULL;
+	return title && strstr(title, f->text);
 }
 
 static int grow_rows(struct top_view *v, size_t need)
@@ -171,8 +177,9 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 		     memcmp(&e->k, &r->holder->k, sizeof(e->k)) < 0))
 			r->holder = e;
 		if (filtering && !r->comm_hit &&
-		    (comm_has(e->k.waiter_comm, f->text) ||
-		     (e->k.holder_mode != ILOCK_MODE_UNKNOWN && comm_has(e->k.holder_comm, f->text))))
+		    (task_has(f, e->k.waiter_pid, e->k.waiter_comm) ||
+		     (e->k.holder_mode != ILOCK_MODE_UNKNOWN &&
+		      task_has(f, e->k.holder_pid, e->k.holder_comm))))
 			r->comm_hit = true;
 	}
 

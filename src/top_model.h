@@ -36,9 +36,13 @@ struct top_row {
 	struct ilock_range_stats range[ILOCK_RANGE_MAX];
 };
 
-/* Rows passing it: path contains text, or a holder/waiter comm does. */
+/*
+ * Rows passing it: path contains text, or a holder's or waiter's comm
+ * does, or its process title in titles (may be NULL).
+ */
 struct top_filter {
 	char text[128];                /* "" : no filter */
+	const struct titles *titles;
 };
 
 struct top_view {

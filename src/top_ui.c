@@ -193,7 +193,7 @@ static void draw_table(struct top_app *a, int y0, int y1)
 
 		top_inode_label(label, sizeof(label), &v, meta, &a->mt, r->dev, r->ino, r->gen,
 				r->has_hold);
-		top_format_row(line, sizeof(line), &l, r, label, &v);
+		top_format_row(line, sizeof(line), &l, r, label, &v, &a->titles);
 		put_line(y0, line, i == a->sel ? A_REVERSE | A_BOLD : 0);
 	}
 }
@@ -284,7 +284,7 @@ void ui_draw(struct top_app *a)
 	} else if (a->prompting) {
 		char line[256];
 
-		snprintf(line, sizeof(line), "filter (path part or comm; Enter apply, Esc cancel): %s_",
+		snprintf(line, sizeof(line), "filter (path, comm or title; Enter apply, Esc cancel): %s_",
 			 a->prompt);
 		put_line(LINES - 1, line, A_BOLD);
 	} else if (a->detail) {

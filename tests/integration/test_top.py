@@ -248,7 +248,7 @@ def test_screen_keys_filter_cumulative_pause_resize(term, workload, ilocktop_bin
 
     # f: only rows whose path (or a holder/waiter comm) has the text
     t.keys("f")
-    t.wait_re(r"^filter \(path part or comm")
+    t.wait_re(r"^filter \(path, comm or title")
     t.keys("-l", "light/")
     t.keys("Enter")
     s = t.wait_re(r'filter: "light/"')
@@ -478,6 +478,28 @@ def test_screen_detail_names_titled_processes(term, fs_factory, procs, helpers_d
     # totals since start: the waits stay in the window however long this takes
     t.keys("c")
     t.wait(lambda s: (_table_rows(s)[1] or [""])[0].startswith(path), "the file's row")
+    # the main table's TOP HOLDER: the role, its command dropped to fit the column
+    s = t.wait(lambda s: re.search(rf"checkpointer\[{htid}\] excl\s*$",
+                                   (_table_rows(s)[1] or [""])[0]), "the holder by its role")
+    assert f"lockhold[{htid}]" not in s, s
+    # the filter finds the row by a waiter's title, and by nothing else
+    t.keys("f")
+    t.wait_re(r"^filter \(path, comm or title")
+    t.keys("-l", "alice shop")
+    t.keys("Enter")
+    t.wait(lambda s: 'filter: "alice shop"' in s and
+           (_table_rows(s)[1] or [""])[0].startswith(path), "the row by a title")
+    t.keys("Escape")  # clears it: the prompt would start from it
+    t.wait(lambda s: 'filter: "' not in s, "filter cleared")
+    t.keys("f")
+    t.wait_re(r"^filter \(path, comm or title")
+    t.keys("-l", "bob shop")
+    t.keys("Enter")
+    t.wait(lambda s: 'filter: "bob shop"' in s and "(no lock matches the filter)" in s,
+           "no row for a title nobody has")
+    t.keys("Escape")
+    t.wait(lambda s: 'filter: "' not in s and (_table_rows(s)[1] or [""])[0].startswith(path),
+           "filter cleared")
     t.keys("Home", "Enter")
     # by command: the titles' roles, the client's user and database
     roles = re.compile(r"^\s+lockhold: checkpointer buffered-write EXCL\s+-> lockhold: alice shop "

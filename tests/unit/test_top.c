@@ -506,6 +506,29 @@ static void test_view_filter(void)
 	snprintf(f.text, sizeof(f.text), "no-such-thing");
 	top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
 	CHECK_EQ_U(v.nrows, 0);
+	/* a process title, of a waiter and of a holder; a title read for another comm is not it */
+	{
+		struct titles ti;
+
+		titles_init(&ti);
+		CHECK(!titles_put(&ti, 902, "postgres", "postgres: bob shop [local] UPDATE"));
+		CHECK(!titles_put(&ti, 4257, "fio", "fio: checkpointer"));
+		CHECK(!titles_put(&ti, 77, "other", "other: bob shop"));
+		f.titles = &ti;
+		snprintf(f.text, sizeof(f.text), "bob shop");
+		top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
+		CHECK_EQ_U(v.nrows, 1);
+		CHECK(row_of(&v, 200) != NULL);
+		snprintf(f.text, sizeof(f.text), "checkpointer");
+		top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
+		CHECK_EQ_U(v.nrows, 1);
+		CHECK(row_of(&v, 100) != NULL);
+		/* ino 200's holder is nobody: its waiter's title only */
+		f.titles = NULL;
+		top_view_build(&v, &s, &s, &s, &mt, 1.0, false, &f);
+		CHECK_EQ_U(v.nrows, 0);
+		titles_free(&ti);
+	}
 	top_view_free(&v);
 	mounts_free(&mt);
 	snap_free(&s);
@@ -714,7 +737,7 @@ static void test_rows_at_widths(void)
 		top_inode_label(label, sizeof(label), &iv, &s, &mt, v.rows[0].dev, v.rows[0].ino, v.rows[0].gen,
 				v.rows[0].has_hold);
 		CHECK_STR(label, "/srv/very/long/mount/point/for/databases/db/table.ibd");
-		n = top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv);
+		n = top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv, NULL);
 		CHECK(n <= widths[i] && (int)strlen(line) == n);
 		CHECK(strstr(line, "IOLOCK") != NULL);
 		CHECK(strstr(line, "0.300") != NULL);  /* 300 ms in 1 s */
@@ -737,7 +760,7 @@ static void test_rows_at_widths(void)
 		struct top_layout l;
 
 		top_layout_compute(&l, 200, false);
-		top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv);
+		top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv, NULL);
 		CHECK(strstr(line, label) == line);
 	}
 	/* the ext4 row: no XFS names, and the queued holder */
@@ -748,11 +771,11 @@ static void test_rows_at_widths(void)
 		top_layout_compute(&l, 160, false);
 		top_inode_label(label, sizeof(label), &iv, &s, &mt, r->dev, r->ino, r->gen, r->has_hold);
 		CHECK_STR(label, "/srv/very/long/mount/point/for/databases/var/spool/q");
-		top_format_row(line, sizeof(line), &l, r, label, &iv);
+		top_format_row(line, sizeof(line), &l, r, label, &iv, NULL);
 		CHECK(strstr(line, "inv_lock") != NULL);
 		CHECK(strstr(line, "ext4") != NULL);
 		r = row_of(&v, 200);
-		top_format_row(line, sizeof(line), &l, r, "/x", &iv);
+		top_format_row(line, sizeof(line), &l, r, "/x", &iv, NULL);
 		CHECK(strstr(line, "(no owner)") != NULL);
 	}
 	/* cumulative: totals and their titles */
@@ -765,7 +788,7 @@ static void test_rows_at_widths(void)
 		top_format_header(hdr, sizeof(hdr), &l, SORT_WAITS);
 		CHECK(strstr(hdr, "SHARED*") != NULL && strstr(hdr, "EXCL*") != NULL);
 		CHECK(strstr(hdr, "WAITED") != NULL && !strstr(hdr, "s/s"));
-		top_format_row(line, sizeof(line), &l, &v.rows[0], "/db/log", &iv);
+		top_format_row(line, sizeof(line), &l, &v.rows[0], "/db/log", &iv, NULL);
 		CHECK(strstr(line, " 10 ") != NULL);    /* 10 exclusive waits, not 1.0/s */
 		CHECK(strstr(line, "10.0ms") != NULL);  /* waited in all */
 	}
@@ -807,10 +830,10 @@ static void test_headroom_column(void)
 	top_format_header(hdr, sizeof(hdr), &l, SORT_WAIT_TIME);
 	CHECK(strstr(hdr, "  MAX  DISJ TOP HOLDER") != NULL);
 	/* ino 100: 250 ms behind fio on disjoint bytes, 50 ms behind cp, ranges unknown */
-	top_format_row(line, sizeof(line), &l, row_of(&v, 100), "/db/table.ibd", NULL);
+	top_format_row(line, sizeof(line), &l, row_of(&v, 100), "/db/table.ibd", NULL, NULL);
 	CHECK(strstr(line, "   83% fio[4257] excl") != NULL);
 	/* ino 200: no wait had both ranges */
-	top_format_row(line, sizeof(line), &l, row_of(&v, 200), "/db/log", NULL);
+	top_format_row(line, sizeof(line), &l, row_of(&v, 200), "/db/log", NULL, NULL);
 	CHECK(strstr(line, "     - (no owner)") != NULL);
 	/* at 80 columns it goes, after the device and the filesystem */
 	top_layout_compute(&l, 80, false);
@@ -827,7 +850,7 @@ static void test_path_abbrev(void)
 	const char *path = "/a/very/long/path/that/does/not/fit/anywhere/file.dat";
 
 	top_layout_compute(&l, 80, false);
-	top_format_row(line, sizeof(line), &l, &r, path, NULL);
+	top_format_row(line, sizeof(line), &l, &r, path, NULL, NULL);
 	/* "..." then an end of the path, within the column */
 	{
 		char cell[256];
@@ -843,11 +866,11 @@ static void test_path_abbrev(void)
 		CHECK(line[l.w[COL_PATH]] == ' ');
 	}
 	/* short paths are padded, never cut */
-	top_format_row(line, sizeof(line), &l, &r, "/f", NULL);
+	top_format_row(line, sizeof(line), &l, &r, "/f", NULL, NULL);
 	CHECK(!strncmp(line, "/f ", 3));
 	/* a tiny terminal still gets a valid, bounded line */
 	top_layout_compute(&l, 12, false);
-	CHECK(top_format_row(line, sizeof(line), &l, &r, path, NULL) <= 12);
+	CHECK(top_format_row(line, sizeof(line), &l, &r, path, NULL, NULL) <= 12);
 }
 
 struct lines {
@@ -875,21 +898,59 @@ static void test_fit_holder(void)
 	memcpy(e.k.holder_comm, "contend_many", 12);
 	e.k.holder_pid = 10807;
 	e.k.holder_mode = ILOCK_MODE_EXCL;
-	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 30), "contend_many[10807] excl");
-	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 21), "contend_~[10807] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 30, NULL), "contend_many[10807] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 21, NULL), "contend_~[10807] excl");
 	e.k.holder_mode = ILOCK_MODE_QUEUED_EXCL;
-	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22), "cont~[10807] next excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22, NULL), "cont~[10807] next excl");
 	e.k.holder_mode = ILOCK_MODE_READERS;
-	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22), "readers, conte~[10807]");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22, NULL), "readers, conte~[10807]");
 	/* a command named like the word before it: its own letters give way */
 	memset(e.k.holder_comm, 0, sizeof(e.k.holder_comm));
 	memcpy(e.k.holder_comm, "read", 4);
-	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 19), "readers, re~[10807]");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 19, NULL), "readers, re~[10807]");
 	memcpy(e.k.holder_comm, "contend_many", 12);
 	/* too narrow even for that: as it was, the cell cuts it */
 	e.k.holder_mode = ILOCK_MODE_EXCL;
-	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 12), "contend_many[10807] excl");
-	CHECK_STR(top_fit_holder(buf, sizeof(buf), NULL, 5), "-");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 12, NULL), "contend_many[10807] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), NULL, 5, NULL), "-");
+}
+
+/*
+ * A holder with a process title is named by its role; in a narrow column
+ * the role drops the command it starts with, then is cut like a command.
+ */
+static void test_fit_holder_role(void)
+{
+	struct edge_row e = {};
+	char buf[160];
+
+	memcpy(e.k.holder_comm, "postgres", 8);
+	e.k.holder_pid = 4257;
+	e.k.holder_mode = ILOCK_MODE_EXCL;
+	CHECK_STR(top_fmt_holder(buf, sizeof(buf), &e, "postgres: checkpointer"),
+		  "postgres: checkpointer[4257] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 40, "postgres: checkpointer"),
+		  "postgres: checkpointer[4257] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 30, "postgres: checkpointer"),
+		  "checkpointer[4257] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 20, "postgres: checkpointer"),
+		  "checkpoi~[4257] excl");
+	/* "" and NULL: the command */
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 30, ""), "postgres[4257] excl");
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 30, NULL), "postgres[4257] excl");
+	/* a role that does not start with the command keeps all of it until cut */
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 22, "other: x y"), "other: x y[4257] excl");
+	/* readers, named by the last one's role */
+	e.k.holder_mode = ILOCK_MODE_READERS;
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 26, "postgres: bob shop"),
+		  "readers, bob shop[4257]");
+	/* a cut never splits a UTF-8 character: "caf\xc3\xa9 ..." cut before the e-acute */
+	e.k.holder_mode = ILOCK_MODE_EXCL;
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 15, "postgres: caf\xc3\xa9 db"),
+		  "caf~[4257] excl");
+	/* the unnamed: no role to put anywhere */
+	e.k.holder_mode = ILOCK_MODE_UNKNOWN;
+	CHECK_STR(top_fit_holder(buf, sizeof(buf), &e, 30, "postgres: checkpointer"), "(no owner)");
 }
 
 static void test_status(void)
@@ -1393,14 +1454,14 @@ static void test_holder_names(void)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct edge_row e = { .k = ekey(1, 42, "fio", 43, "fio", cases[i].mode) };
 
-		CHECK_STR(top_fmt_holder(buf, sizeof(buf), &e), cases[i].want);
+		CHECK_STR(top_fmt_holder(buf, sizeof(buf), &e, NULL), cases[i].want);
 	}
-	CHECK_STR(top_fmt_holder(buf, sizeof(buf), NULL), "-");
+	CHECK_STR(top_fmt_holder(buf, sizeof(buf), NULL, NULL), "-");
 	{
 		/* readers whose hint was the waiter itself: none named */
 		struct edge_row e = { .k = ekey(1, 0, "", 43, "fio", ILOCK_MODE_READERS) };
 
-		CHECK_STR(top_fmt_holder(buf, sizeof(buf), &e), "readers");
+		CHECK_STR(top_fmt_holder(buf, sizeof(buf), &e, NULL), "readers");
 	}
 }
 
@@ -1424,6 +1485,7 @@ int main(void)
 	test_headroom_column();
 	test_path_abbrev();
 	test_fit_holder();
+	test_fit_holder_role();
 	test_status();
 	test_detail();
 	UNIT_DONE();
