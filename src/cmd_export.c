@@ -28,6 +28,7 @@
 
 #define EXPORT_DEFAULT_LISTEN "127.0.0.1:9435"
 #define EXPORT_DEFAULT_INTERVAL_S 5.0
+#define TITLES_EVERY_NS 1000000000ULL  /* as ilock stat looks them up */
 
 enum {
 	OPT_LISTEN = OPT_CLI_FIRST_FREE + 20,
@@ -249,6 +250,7 @@ struct exporter {
 	struct prom_series ps;
 	struct snapshot snap, prev;    /* this collection's and the last good one */
 	bool have_prev;
+	struct titles titles;          /* the pairs' threads', as first seen: their roles */
 	struct prom_meta meta;
 };
 
@@ -266,6 +268,8 @@ static void collect(struct exporter *x)
 
 	err = tracer_read(&x->t, &x->snap);
 	if (!err) {
+		/* every thread of the read looked up before its first update: its role stays */
+		titles_note_snapshot(&x->titles, &x->snap);
 		/* fresh mounts name the paths of newly admitted inodes */
 		if (mounts_load(&mt))
 			mounts_free(&mt);
@@ -359,6 +363,8 @@ int cmd_export(int argc, char **argv)
 	snap_init(&x.snap);
 	snap_init(&x.prev);
 	prom_series_init(&x.ps, x.e.top_k, x.e.max_pairs);
+	titles_init(&x.titles);
+	x.ps.titles = &x.titles;
 	x.meta.version = ILOCK_VERSION_STR;
 	x.meta.start_unix = (double)now_realtime_ns() / 1e9;
 
@@ -399,6 +405,16 @@ int cmd_export(int argc, char **argv)
 			next += step;
 			while (next <= now_monotonic_ns())
 				next += step;
+			/*
+			 * Meanwhile, each second, the pairs' threads looked up
+			 * while they run: a connection shorter than the interval
+			 * still gets its role (the slots are mapped: no syscall).
+			 */
+			for (uint64_t t = now_monotonic_ns() + TITLES_EVERY_NS;
+			     t < next && !stop_requested; t += TITLES_EVERY_NS) {
+				sleep_until(t);
+				tracer_scan_edges(&x.t, titles_note_edge, &x.titles);
+			}
 			sleep_until(next);
 		}
 	}
@@ -408,6 +424,7 @@ out:
 	if (x.have_tracer)
 		tracer_stop(&x.t);
 	prom_series_free(&x.ps);
+	titles_free(&x.titles);
 	snap_free(&x.snap);
 	snap_free(&x.prev);
 	return ret;

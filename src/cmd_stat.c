@@ -149,16 +149,6 @@ static void refresh_meta(struct stat_run *r, double duration_s)
 /* Each second: the pairs' threads looked up while they run (a short connection's too). */
 #define TITLES_EVERY_NS 1000000000ULL
 
-static int note_pair_titles(void *ctx, const void *key, const void *val)
-{
-	const struct ilock_edge_key *k = key;
-
-	(void)val;
-	titles_note(ctx, k->holder_pid, k->holder_tgid, k->holder_comm);
-	titles_note(ctx, k->waiter_pid, k->waiter_tgid, k->waiter_comm);
-	return 0;
-}
-
 /* Read the maps; the titles of threads new in them while they still run. */
 static int stat_read(struct stat_run *r)
 {
@@ -242,7 +232,7 @@ int cmd_stat(int argc, char **argv)
 			break;
 		if (!r->detached && now_monotonic_ns() >= next_titles) {
 			/* the pairs' slots are mapped: a pass over them, no syscall */
-			tracer_scan_edges(&r->t, note_pair_titles, &r->titles);
+			tracer_scan_edges(&r->t, titles_note_edge, &r->titles);
 			next_titles = now_monotonic_ns() + TITLES_EVERY_NS;
 		}
 		if (next_tick && now_monotonic_ns() >= next_tick) {

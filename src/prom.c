@@ -539,8 +539,10 @@ static void pair_labels(struct renderer *r, const struct prom_series *ps,
 {
 	lock_labels(r, ps, k->dev, k->class, NULL);
 	lbl_add(r, "holder_comm", k->holder_comm);
+	lbl_add(r, "holder_role", k->holder_role);
 	lbl_add(r, "holder_mode", mode_name(k->holder_mode));
 	lbl_add(r, "waiter_comm", k->waiter_comm);
+	lbl_add(r, "waiter_role", k->waiter_role);
 	lbl_add(r, "waiter_mode", mode_name(k->waiter_mode));
 }
 
@@ -572,8 +574,8 @@ static void render_pairs(struct renderer *r, const struct prom_series *ps, bool 
 {
 	char buf[64];
 	const char *name = wait_family(r, seconds, "ilock_serialised",
-		"Waits behind a holder, by command name and lock mode (never pid).",
-		"Time waiters spent behind holders, by command name and lock mode (never pid).",
+		"Waits behind a holder, by command name, process title role and lock mode (never pid).",
+		"Time waiters spent behind holders, by command name, process title role and lock mode (never pid).",
 		buf, sizeof(buf));
 
 	for (int folded = 0; folded < 2; folded++) {
@@ -679,7 +681,7 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 	gauge(r, "ilock_exporter_inode_series_limit", ps->max_inodes,
 	      "Most inodes that ever get their own series: twice --top-inodes.");
 	gauge(r, "ilock_holder_waiter_pairs", ps->pairs_seen,
-	      "Distinct holder/waiter command and mode pairs since the exporter started.");
+	      "Distinct holder/waiter command, role and mode pairs since the exporter started.");
 	gauge(r, "ilock_exporter_pair_series", ps->npairs,
 	      "Holder/waiter pairs with their own ilock_serialised_* series.");
 	gauge(r, "ilock_exporter_pair_series_limit", ps->max_pairs,

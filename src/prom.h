@@ -22,6 +22,7 @@
 #include "ilock.h"
 #include "model.h"
 #include "mounts.h"
+#include "titles.h"
 
 /*
  * Histogram buckets: the log2 slot upper bounds (hist_slot_hi) from 2^10 ns
@@ -90,6 +91,12 @@ struct prom_pair_key {
 	uint8_t folded;               /* 1: the "other" pair of its dev/class/modes */
 	char holder_comm[ILOCK_COMM_LEN];
 	char waiter_comm[ILOCK_COMM_LEN];
+	/*
+	 * The process title's role (titles.h: "postgres: checkpointer"), or
+	 * the comm above for a thread without a title; NUL-terminated.
+	 */
+	char holder_role[ILOCK_TITLE_MAX];
+	char waiter_role[ILOCK_TITLE_MAX];
 };
 
 struct prom_pair {
@@ -128,6 +135,14 @@ struct prom_series {
 	unsigned top_k;
 	size_t max_inodes;             /* 2 * top_k: label sets ever exported */
 	size_t max_pairs;
+	/*
+	 * The pairs' threads' process titles (NULL: none), set by the caller,
+	 * which notes every thread of a snapshot in it before the update, so
+	 * that a thread keeps the role it had at its first update
+	 * (titles_note_snapshot reads a title once) and no pair's counts move
+	 * from one series to another.
+	 */
+	const struct titles *titles;
 
 	struct prom_group *groups;     /* sorted by (dev, class) */
 	size_t ngroups, cap_groups;

@@ -374,6 +374,10 @@ static int cmp_pair(const void *pa, const void *pb)
 	if (!c)
 		c = strncmp(a->waiter_comm, b->waiter_comm, ILOCK_COMM_LEN);
 	if (!c)
+		c = strcmp(a->holder_role, b->holder_role);
+	if (!c)
+		c = strcmp(a->waiter_role, b->waiter_role);
+	if (!c)
 		c = (int)a->holder_mode - (int)b->holder_mode;
 	if (!c)
 		c = (int)a->waiter_mode - (int)b->waiter_mode;
@@ -398,7 +402,17 @@ static int cmp_pair_rank(const void *pa, const void *pb)
 	return cmp_pair(a, b);
 }
 
-static void pair_key_of(struct prom_pair_key *k, const struct ilock_edge_key *e)
+/* The role of a thread named comm (comm_role'd in role_of_comm): its title's, else that. */
+static void role_of(char *out, const struct titles *ti, uint32_t pid, const char *comm,
+		    const char *role_of_comm)
+{
+	const char *role = ti && pid ? titles_role(ti, pid, comm) : NULL;
+
+	snprintf(out, ILOCK_TITLE_MAX, "%s", role && role[0] ? role : role_of_comm);
+}
+
+static void pair_key_of(struct prom_pair_key *k, const struct ilock_edge_key *e,
+			const struct titles *ti)
 {
 	memset(k, 0, sizeof(*k));
 	k->dev = e->dev;
@@ -411,12 +425,17 @@ static void pair_key_of(struct prom_pair_key *k, const struct ilock_edge_key *e)
 	 */
 	comm_role(k->holder_comm, e->holder_comm);
 	comm_role(k->waiter_comm, e->waiter_comm);
+	/* a holder not named (no owner, readers unnamed) has no title either */
+	role_of(k->holder_role, ti, e->holder_mode == ILOCK_MODE_UNKNOWN ? 0 : e->holder_pid,
+		e->holder_comm, k->holder_comm);
+	role_of(k->waiter_role, ti, e->waiter_pid, e->waiter_comm, k->waiter_comm);
 }
 
 static bool pair_foldable_only(const struct prom_pair_key *k)
 {
 	/* its labels would be those of the folded series */
-	return !strcmp(k->holder_comm, "other") && !strcmp(k->waiter_comm, "other");
+	return !strcmp(k->holder_comm, "other") && !strcmp(k->waiter_comm, "other") &&
+	       !strcmp(k->holder_role, "other") && !strcmp(k->waiter_role, "other");
 }
 
 static int fold_pair(struct prom_series *ps, const struct prom_pair_key *k, uint64_t count,
@@ -430,6 +449,8 @@ static int fold_pair(struct prom_series *ps, const struct prom_pair_key *k, uint
 	memset(f.k.waiter_comm, 0, sizeof(f.k.waiter_comm));
 	strcpy(f.k.holder_comm, "other");
 	strcpy(f.k.waiter_comm, "other");
+	snprintf(f.k.holder_role, sizeof(f.k.holder_role), "other");
+	snprintf(f.k.waiter_role, sizeof(f.k.waiter_role), "other");
 	f.k.folded = 1;
 	for (size_t i = 0; i < ps->nfolded; i++) {
 		if (!cmp_pair(&ps->folded[i], &f)) {
@@ -448,9 +469,9 @@ static int fold_pair(struct prom_series *ps, const struct prom_pair_key *k, uint
 	return 0;
 }
 
-/* Edges merged by comm/mode pair (pids and inodes dropped), sorted. */
-static int aggregate_pairs(const struct snapshot *s, struct prom_pair **arr, size_t *cap,
-			   size_t *nout)
+/* Edges merged by comm/role/mode pair (pids and inodes dropped), sorted. */
+static int aggregate_pairs(const struct snapshot *s, const struct titles *ti,
+			   struct prom_pair **arr, size_t *cap, size_t *nout)
 {
 	struct prom_pair *agg = grow(*arr, cap, s->nedges ? s->nedges : 1, sizeof(*agg));
 	size_t n = 0, j = 0;
@@ -460,7 +481,7 @@ static int aggregate_pairs(const struct snapshot *s, struct prom_pair **arr, siz
 	*arr = agg;
 	for (size_t i = 0; i < s->nedges; i++) {
 		memset(&agg[n], 0, sizeof(agg[n]));
-		pair_key_of(&agg[n].k, &s->edges[i].k);
+		pair_key_of(&agg[n].k, &s->edges[i].k, ti);
 		agg[n].count = s->edges[i].s.count;
 		agg[n].ns = s->edges[i].s.total_ns;
 		n++;
@@ -487,8 +508,9 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s,
 	int err;
 
 	ps->nprev_agg = 0;
-	if ((err = aggregate_pairs(s, &ps->agg, &ps->cap_agg, &ps->nagg)) ||
-	    (prev && (err = aggregate_pairs(prev, &ps->prev_agg, &ps->cap_prev_agg, &ps->nprev_agg))))
+	if ((err = aggregate_pairs(s, ps->titles, &ps->agg, &ps->cap_agg, &ps->nagg)) ||
+	    (prev && (err = aggregate_pairs(prev, ps->titles, &ps->prev_agg, &ps->cap_prev_agg,
+					    &ps->nprev_agg))))
 		return err;
 	agg = ps->agg;
 	n = ps->nagg;

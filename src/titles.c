@@ -281,6 +281,16 @@ void titles_note(struct titles *t, uint32_t pid, uint32_t tgid, const char *comm
 	titles_put(t, pid, comm, title);
 }
 
+int titles_note_edge(void *ctx, const void *key, const void *val)
+{
+	const struct ilock_edge_key *k = key;
+
+	(void)val;
+	titles_note(ctx, k->holder_pid, k->holder_tgid, k->holder_comm);
+	titles_note(ctx, k->waiter_pid, k->waiter_tgid, k->waiter_comm);
+	return 0;
+}
+
 void titles_note_snapshot(struct titles *t, const struct snapshot *s)
 {
 	for (size_t i = 0; i < s->nedges; i++) {

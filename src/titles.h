@@ -94,6 +94,12 @@ void titled_free(struct titled *l);
 /* Look thread pid up if the table has not seen it with that comm (titles_read_proc). */
 void titles_note(struct titles *t, uint32_t pid, uint32_t tgid, const char *comm);
 
+/*
+ * titles_note() both threads of a pair's key (struct ilock_edge_key), as a
+ * tracer_scan_edges() callback: ctx is the table, val unused. Returns 0.
+ */
+int titles_note_edge(void *ctx, const void *key, const void *val);
+
 struct snapshot;
 /*
  * Look up every thread the snapshot names (both sides of its pairs, the

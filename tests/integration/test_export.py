@@ -775,3 +775,38 @@ def test_cardinality_bounded(xfs, procs, helpers_dir, ilock_bin):
     assert len(samples(text)) < 1500
     pairs = [l for n, l, _ in samples(text) if n == "ilock_serialised_waits_total"]
     assert len(pairs) <= 4 + 4 * 5 * 2  # P + D·C·H·2 (docs/exporter.md, "The bound")
+
+
+# ---------------------------------------------------------------- process titles
+
+def test_titled_processes_by_role_in_prometheus(xfs, procs, helpers_dir, ilock_bin, prometheus):
+    """Processes that set titles, as PostgreSQL's do, are told apart by
+    role labels: two client connections of one user and database are one
+    series, an untitled process keeps its comm, and nothing is by pid."""
+    path = make_file(os.path.join(xfs.mnt, "titled.dat"), 1 << 20)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt)
+    base = prometheus(ex.port)
+    env = lambda title: dict(os.environ, LOCKHOLD_LINGER_MS="60000",
+                             **({"LOCKHOLD_TITLE": title} if title else {}))
+    w = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, 1500],
+                    env=env("lockhold: checkpointer"))
+    assert wait_line(w, "HOLDING ", 10)
+    readers = [procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1],
+                           env=env(t), stdout=subprocess.PIPE)
+               for t in ("lockhold: alice shop [local] SELECT",
+                         "lockhold: alice shop 10.1.2.3(5123) idle", None)]
+    for r in readers:
+        assert wait_line(r, "{", 20)
+    sel = f'device="{xfs.majmin}",class="i_rwsem",holder_mode="exclusive",waiter_mode="shared"'
+
+    def by_role():
+        res = promql(base, f"sum by (holder_comm, holder_role, waiter_comm, waiter_role) "
+                           f"(ilock_serialised_waits_total{{{sel}}})")
+        got = {(r["metric"]["holder_comm"], r["metric"]["holder_role"], r["metric"]["waiter_comm"],
+                r["metric"]["waiter_role"]): float(r["value"][1]) for r in res}
+        return got if len(got) == 2 and sum(got.values()) >= 3 else None
+
+    got = wait_for(by_role, 40, "the pairs by role in Prometheus")
+    assert got == {("lockhold", "lockhold: checkpointer", "lockhold", "lockhold: alice shop"): 2,
+                   ("lockhold", "lockhold: checkpointer", "lockhold", "lockhold"): 1}, got
+    assert not re.search(r'\bpid="', ex.metrics())

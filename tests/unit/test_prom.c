@@ -448,14 +448,14 @@ static void test_pairs(void)
 	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	t = render(&ps, PROM_FMT_TEXT);
 	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"holder_comm=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\","
+			"holder_comm=\"fio\",holder_role=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\",waiter_role=\"fio\","
 			"waiter_mode=\"shared\"}") == 5);
 	/* --max-pairs 1: pg"w folds, and the "other"/"other" pair always does */
 	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"holder_comm=\"other\",holder_mode=\"exclusive\",waiter_comm=\"other\","
+			"holder_comm=\"other\",holder_role=\"other\",holder_mode=\"exclusive\",waiter_comm=\"other\",waiter_role=\"other\","
 			"waiter_mode=\"shared\"}") == 8);
 	CHECK(strstr(t, "ilock_serialised_wait_seconds_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"holder_comm=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\","
+			"holder_comm=\"fio\",holder_role=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\",waiter_role=\"fio\","
 			"waiter_mode=\"shared\"} 0.000005000\n") != NULL);
 	CHECK_EQ_U(count_lines(t, "ilock_serialised_waits_total{"), 2);
 	CHECK_EQ_U(ps.pairs_seen, 3);
@@ -473,11 +473,83 @@ static void test_pairs(void)
 	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
 	t = render(&ps, PROM_FMT_TEXT);
 	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
-			"holder_comm=\"iou-wrk\",holder_mode=\"exclusive\",waiter_comm=\"fio\","
+			"holder_comm=\"iou-wrk\",holder_role=\"iou-wrk\",holder_mode=\"exclusive\",waiter_comm=\"fio\",waiter_role=\"fio\","
 			"waiter_mode=\"shared\"}") == 5);
 	CHECK_EQ_U(count_lines(t, "ilock_serialised_waits_total{"), 1);
 	free(t);
 	prom_series_free(&ps);
+	snap_free(&s);
+
+	/*
+	 * Process titles: a pair by the two roles, client backends of one
+	 * user and database together; the role a thread had at its first
+	 * update stays, so a count never moves to another series.
+	 */
+	{
+		struct titles ti;
+		struct snapshot prev;
+
+		titles_init(&ti);
+		CHECK(!titles_put(&ti, 30, "postgres", "postgres: checkpointer"));
+		CHECK(!titles_put(&ti, 31, "postgres", "postgres: bob shop [local] UPDATE"));
+		CHECK(!titles_put(&ti, 32, "postgres", "postgres: bob shop [local] idle"));
+		snap_init(&s);
+		add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+		add_inode(&s, DEV_A, 1, "/f");
+		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 31, 3, 3000);
+		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 32, 2, 2000);
+		/* a thread without a title: its comm is its role */
+		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 33, 4, 4000);
+		prom_series_init(&ps, 8, 8);
+		ps.titles = &ti;
+		CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+		t = render(&ps, PROM_FMT_TEXT);
+		CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+				"holder_comm=\"postgres\",holder_role=\"postgres: checkpointer\","
+				"holder_mode=\"exclusive\",waiter_comm=\"postgres\","
+				"waiter_role=\"postgres: bob shop\",waiter_mode=\"shared\"}") == 5);
+		CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+				"holder_comm=\"postgres\",holder_role=\"postgres: checkpointer\","
+				"holder_mode=\"exclusive\",waiter_comm=\"postgres\","
+				"waiter_role=\"postgres\",waiter_mode=\"shared\"}") == 4);
+		CHECK_EQ_U(count_lines(t, "ilock_serialised_waits_total{"), 2);
+		CHECK_EQ_U(ps.pairs_seen, 2);
+		free(t);
+		/* without the table: by comm alone, one series */
+		prom_series_free(&ps);
+		prom_series_init(&ps, 8, 8);
+		CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+		t = render(&ps, PROM_FMT_TEXT);
+		CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+				"holder_comm=\"postgres\",holder_role=\"postgres\","
+				"holder_mode=\"exclusive\",waiter_comm=\"postgres\","
+				"waiter_role=\"postgres\",waiter_mode=\"shared\"}") == 9);
+		free(t);
+		prom_series_free(&ps);
+		/* a second update with more waits: the same series go on from where they were */
+		prom_series_init(&ps, 8, 8);
+		ps.titles = &ti;
+		CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+		snap_init(&prev);
+		prev = s;
+		snap_init(&s);
+		add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+		add_inode(&s, DEV_A, 1, "/f");
+		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 31, 6, 6000);
+		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 32, 2, 2000);
+		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 33, 4, 4000);
+		CHECK(prom_series_update(&ps, &s, &prev, NULL) == 0);
+		t = render(&ps, PROM_FMT_TEXT);
+		CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+				"holder_comm=\"postgres\",holder_role=\"postgres: checkpointer\","
+				"holder_mode=\"exclusive\",waiter_comm=\"postgres\","
+				"waiter_role=\"postgres: bob shop\",waiter_mode=\"shared\"}") == 8);
+		CHECK_EQ_U(count_lines(t, "ilock_serialised_waits_total{"), 2);
+		free(t);
+		prom_series_free(&ps);
+		snap_free(&prev);
+		titles_free(&ti);
+	}
 	snap_free(&s);
 }
 
