@@ -85,6 +85,10 @@ static int render(const struct ilock_opts *o, struct snapshot *s, const struct r
 		snprintf(title, sizeof(title), "--- interval %d: %.1f s to %.1f s ---", iv->no,
 			 iv->from_s, iv->to_s);
 		ro.title = title;
+	} else if (o->folded && o->interval_s) {
+		/* after the intervals, the whole run's stacks: not read as the last interval's */
+		snprintf(title, sizeof(title), "--- whole run: %.1f s ---", m->duration_s);
+		printf("# %s\n", title);
 	}
 
 	load_ksyms(o, ks);
@@ -244,9 +248,16 @@ int cmd_stat(int argc, char **argv)
 		}
 	}
 
-	/* detached while an interval's output blocked: the run ends at the last read */
-	if (!r->detached && stat_read(r))
-		goto out;
+	/*
+	 * detached while an interval's output blocked: the run ends at the
+	 * last read. Otherwise the probes go first: a wait ending during the
+	 * read would be in the tables but not in the counters read before them.
+	 */
+	if (!r->detached) {
+		tracer_detach_probes(&r->t);
+		if (stat_read(r))
+			goto out;
+	}
 	/*
 	 * Everything is read: detach before writing, which can block (a pipe
 	 * nobody reads yet), so that no program stays attached meanwhile. The

@@ -838,6 +838,21 @@ int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt)
 	return 0;
 }
 
+void tracer_detach_probes(struct tracer *t)
+{
+	if (!t->skel)
+		return;
+	for (int i = 0; i < t->skel->skeleton->prog_cnt; i++) {
+		struct bpf_link **l = t->skel->skeleton->progs[i].link;
+
+		/* the iterator traces nothing: the waits in progress stay readable */
+		if (!l || !*l || *l == t->skel->links.waiting_now)
+			continue;
+		bpf_link__destroy(*l);
+		*l = NULL;
+	}
+}
+
 void tracer_stop(struct tracer *t)
 {
 	if (t->stats_fd >= 0)

@@ -66,6 +66,11 @@ int tracer_read(struct tracer *t, struct snapshot *s);
 int tracer_enable_stats(struct tracer *t);
 /* BPF run time (ns) and run count summed over our programs; needs stats. */
 int tracer_prog_stats(struct tracer *t, uint64_t *run_ns, uint64_t *run_cnt);
+/*
+ * Detach every tracing program, the maps kept: a read after it sees a
+ * state that no longer moves, so its counters and its slots agree.
+ */
+void tracer_detach_probes(struct tracer *t);
 void tracer_stop(struct tracer *t);
 /*
  * The waits in progress now, oldest first (waiting.h), from one pass of the

@@ -384,6 +384,34 @@ def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
     assert 0.1 < float(m.group(1)) < 0.4 and m.group(2) == path
 
 
+def test_folded_intervals_then_the_whole_run_under_its_own_header(xfs, procs, helpers_dir,
+                                                                 ilock_bin):
+    """--folded -i: each interval's stacks under its header, then the whole
+    run's under one of its own, so that a flame graph of the file can cut
+    them apart, and the intervals add up to the whole run."""
+    path = make_file(os.path.join(xfs.mnt, "folded.dat"), 1 << 20)
+    st = procs.start([ilock_bin, "stat", "--folded", "-i", "1", "-d", "3", "-D", xfs.mnt],
+                     stderr=subprocess.PIPE)
+    wait_line(st, "ilock: tracing", 30, stream=st.stderr)
+    holder, _, _ = hold(procs, helpers_dir, path, hold_ms=400)
+    procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 2]).communicate(timeout=20)
+    finish(holder)
+    out, _ = st.communicate(timeout=30)
+    assert st.returncode == 0
+    blocks, cur = [], None
+    for l in out.splitlines():
+        if l.startswith("# --- "):
+            cur = [l, 0]
+            blocks.append(cur)
+        elif l.strip():
+            assert cur is not None, f"stacks before any header: {l!r}"
+            cur[1] += int(l.rsplit(" ", 1)[1])
+    heads = [b[0] for b in blocks]
+    assert all(h.startswith("# --- interval ") for h in heads[:-1]) and len(heads) >= 4, heads
+    assert re.fullmatch(r"# --- whole run: 3\.\d s ---", heads[-1]), heads
+    assert blocks[-1][1] > 0 and sum(b[1] for b in blocks[:-1]) == blocks[-1][1], blocks
+
+
 def test_names_cannot_drive_the_terminal(xfs, procs, helpers_dir, ilock_bin, tmp_path):
     """A file name and a command name with escape sequences, a bell and a
     newline: the text report prints each control as '?', so a name cannot
