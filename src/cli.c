@@ -56,7 +56,8 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 "  -c, --comm COMM         only waits of tasks with this command name\n"
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
-"      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
+"      --fs TYPE           only this filesystem type: xfs, ext4 (ext2, ext3 too),\n"
+"                          btrfs, tmpfs, zfs, f2fs, nfs, fuse, overlay\n"
 CLI_CLASS_HELP
 CLI_CGROUP_HELP
 "  -o, --sort KEY          wait (default), waits, max, p99, shared, exclusive\n"
@@ -97,7 +98,8 @@ CLI_MAX_INODES_HELP
 "  -c, --comm COMM         only tasks with this command name\n"
 "  -D, --dev DEV|PATH      only this device: MAJ:MIN, /dev/NODE or a path on it\n"
 "      --ino N             only this inode number\n"
-"      --fs TYPE           only this filesystem type: xfs, ext4, btrfs, tmpfs, ...\n"
+"      --fs TYPE           only this filesystem type: xfs, ext4 (ext2, ext3 too),\n"
+"                          btrfs, tmpfs, zfs, f2fs, nfs, fuse, overlay\n"
 CLI_CLASS_HELP
 CLI_CGROUP_HELP
 "  -n, --top N             rows in the tables (default 10; the pairs by command\n"
@@ -279,11 +281,41 @@ void cli_bad_value(int c, const char *value, const struct option *long_opts, con
 	snprintf(err, errlen, "invalid value '%s'%s%s", value, sep, h);
 }
 
+/*
+ * A filter that takes one value, given again: refused, not last-one-wins,
+ * which would trace only the last process or device without a word.
+ */
+static bool given_twice(int c, const struct filters *f, const char *optarg, char *err,
+			size_t errlen)
+{
+	bool set = (c == 'p' && f->tgid) || (c == 'c' && f->comm_on) || (c == 'D' && f->kdev) ||
+		   (c == OPT_INO && f->ino) || (c == OPT_FS && f->fs_magic) ||
+		   (c == OPT_CGROUP && f->cgroup);
+
+	if (!set)
+		return false;
+	for (const struct option *lo = long_opts; lo->name; lo++) {
+		if (lo->val != c)
+			continue;
+		if (c < 128)
+			snprintf(err, errlen, "-%c %s: -%c given twice; it takes one value (only "
+				 "--class repeats)", c, optarg, c);
+		else
+			snprintf(err, errlen, "--%s %s: --%s given twice; it takes one value (only "
+				 "--class repeats)", lo->name, optarg, lo->name);
+		return true;
+	}
+	snprintf(err, errlen, "%s: a filter given twice; it takes one value", optarg);
+	return true;
+}
+
 int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, size_t errlen)
 {
 	uint64_t v;
 	uint8_t class;
 
+	if (given_twice(c, f, optarg, err, errlen))
+		return -1;
 	switch (c) {
 	case 'p':
 		if (!parse_u64(optarg, 0x7fffffff, &v) || !v) {
@@ -314,7 +346,8 @@ int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, s
 			char names[128];
 
 			fs_name_list(names, sizeof(names));
-			snprintf(err, errlen, "--fs %s: unknown filesystem (one of %s)", optarg, names);
+			snprintf(err, errlen, "--fs %s: unknown filesystem (one of %s; ext2 and ext3 "
+				 "as ext4, nfs4 as nfs)", optarg, names);
 			return -1;
 		}
 		return 1;

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "counters.h"
 #include "hist.h"
@@ -793,10 +794,24 @@ void fs_name_list(char *buf, size_t len)
 	}
 }
 
+/*
+ * Names /proc/mounts gives filesystems that share one of those magics:
+ * ext2 and ext3 mounted by the ext4 driver, NFS v4, FUSE's block and
+ * typed ("fuse.sshfs") mounts.
+ */
+static const struct { const char *alias, *name; } fs_aliases[] = {
+	{ "ext2", "ext4" }, { "ext3", "ext4" }, { "nfs4", "nfs" }, { "fuseblk", "fuse" },
+};
+
 bool fs_magic_from_name(const char *name, uint32_t *magic)
 {
+	for (size_t i = 0; i < sizeof(fs_aliases) / sizeof(fs_aliases[0]); i++)
+		if (!strcasecmp(fs_aliases[i].alias, name))
+			name = fs_aliases[i].name;
+	if (!strncasecmp(name, "fuse.", 5) && name[5])
+		name = "fuse";
 	for (size_t i = 0; i < sizeof(fs_names) / sizeof(fs_names[0]); i++) {
-		if (!strcmp(fs_names[i].name, name)) {
+		if (!strcasecmp(fs_names[i].name, name)) {
 			*magic = fs_names[i].magic;
 			return true;
 		}

@@ -67,6 +67,12 @@ def started(procs, ilock_bin, *args):
     (["record", "-o", "/nonexistent/x", "--wait-exact-rate=x"], "--wait-exact-rate x"),
     (["export", "--wait-exact-rate", "-3"], "--wait-exact-rate -3"),
     (["nosuchcommand"], "unknown command"),
+    # a filter of one value, given twice: refused, not the last one silently
+    (["stat", "-p", "1", "-p", "2"], "-p 2: -p given twice; it takes one value"),
+    (["top", "-c", "a", "-c", "b"], "-c b: -c given twice"),
+    (["stat", "--ino", "5", "--ino", "6"], "--ino 6: --ino given twice"),
+    (["report", "/nonexistent/x", "--fs", "xfs", "--fs", "ext3"], "--fs ext3: --fs given twice"),
+    (["stat", "--fs", "ext5"], "--fs ext5: unknown filesystem (one of xfs, ext4,"),
     # the option is named, not the value again, with what is allowed
     (["record", "-o", "/nonexistent/x", "-i", "0.01"],
      "invalid value '0.01' for -i: seconds, 0.05 to 86400"),

@@ -230,6 +230,15 @@ static void test_names(void)
 	CHECK(!class_from_name("mmap_lock", &c));
 	CHECK(fs_magic_from_name("ext4", &m) && m == ILOCK_EXT4_SB_MAGIC);
 	CHECK(!fs_magic_from_name("ntfs", &m));
+	/* the names /proc/mounts gives mounts of the same magic, any case */
+	CHECK(fs_magic_from_name("ext3", &m) && m == ILOCK_EXT4_SB_MAGIC);
+	CHECK(fs_magic_from_name("ext2", &m) && m == ILOCK_EXT4_SB_MAGIC);
+	CHECK(fs_magic_from_name("XFS", &m) && m == ILOCK_XFS_SB_MAGIC);
+	CHECK(fs_magic_from_name("nfs4", &m) && m == 0x6969U);
+	CHECK(fs_magic_from_name("fuse.sshfs", &m) && m == 0x65735546U);
+	CHECK(fs_magic_from_name("fuseblk", &m) && m == 0x65735546U);
+	CHECK(!fs_magic_from_name("fuse.", &m));
+	CHECK(!fs_magic_from_name("ext", &m));
 	{
 		char names[128], tiny[6];
 
