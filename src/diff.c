@@ -1174,6 +1174,19 @@ static void probe_changes(struct diff_result *d, const struct recording *a,
 	}
 }
 
+/* The filters each recording was made with, when both say (recordings since 1.0 do). */
+static void filter_changes(struct diff_result *d, const struct recording *a,
+			   const struct recording *b)
+{
+	const char *fa = rec_meta(a, "filters"), *fb = rec_meta(b, "filters");
+
+	if (!fa || !fb || !strcmp(fa, fb))
+		return;
+	d->filters_differ = true;
+	snprintf(d->filters_before, sizeof(d->filters_before), "%s", fa);
+	snprintf(d->filters_after, sizeof(d->filters_after), "%s", fb);
+}
+
 /*
  * Could the recording see hold times? Not with every hold program off
  * (--holds=off, or no XFS); recordings that predate the attach meta are
@@ -1344,6 +1357,7 @@ int diff_compute(const struct recording *a, const struct recording *b, const str
 	if ((err = role_subjects(d, a, b)))
 		goto out;
 	probe_changes(d, a, b);
+	filter_changes(d, a, b);
 	mark_uncaptured(d, a, b);
 	mark_unlike_intervals(d, a, b);
 
@@ -1591,6 +1605,11 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 				d->probes[i].before, d->probes[i].after);
 		fprintf(f, "; what those probes give does not compare\n");
 	}
+	if (d->filters_differ)
+		fprintf(f, "note: recorded with different filters: %s -> %s; each saw other "
+			   "waits, so a change may be the filters' (record both alike)\n",
+			d->filters_before[0] ? d->filters_before : "none",
+			d->filters_after[0] ? d->filters_after : "none");
 	if (d->unlike_intervals)
 		fprintf(f, "note: %s: a longer interval holds more waits, so its p99 and max sit "
 			   "higher; those are not tested (record both with the same -i)\n",
@@ -1860,6 +1879,15 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 		json_obj_end(&j);
 	}
 	json_arr_end(&j);
+	/* the filters of each side as `ilock record` took them, or null when the same */
+	if (d->filters_differ) {
+		json_obj_begin(&j, "filter_change");
+		json_str(&j, "before", d->filters_before);
+		json_str(&j, "after", d->filters_after);
+		json_obj_end(&j);
+	} else {
+		json_null(&j, "filter_change");
+	}
 	json_bool(&j, "intervals_differ", d->unlike_intervals);
 	json_arr_begin(&j, "classes");
 	for (size_t i = 0; i < d->n; i++)

@@ -135,6 +135,13 @@ struct diff_result {
 	size_t n, cap;
 	struct diff_probe_change probes[DIFF_MAX_PROBE_CHANGES];
 	size_t nprobes;
+	/*
+	 * Recorded with different filters (the recordings' "filters" meta,
+	 * as `ilock record` prints them; "" for none): each saw other waits,
+	 * so a change may be the filter's, not the kernel's.
+	 */
+	bool filters_differ;
+	char filters_before[160], filters_after[160];
 	size_t ntests, nsig, nlower, nhigher;
 	/*
 	 * No test could have been significant: even two samples that do not

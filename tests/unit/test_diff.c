@@ -287,6 +287,60 @@ static void test_journal_off_is_not_new(void)
 }
 
 /*
+ * Recordings made with different filters saw different waits: said in a
+ * note and in JSON, from the "filters" meta; not when either predates it.
+ */
+static void test_filters_differ(void)
+{
+	struct recording a, b;
+	struct diff_result d;
+	char *out, *json = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	record_holds(&a, true, "tp_btf");
+	record_holds(&b, true, "tp_btf");
+	run(&a, &b, &d);
+	CHECK(!d.filters_differ);
+	out = diff_text(&d, &a, &b);
+	CHECK(strstr(out, "different filters") == NULL);
+	free(out);
+	diff_free(&d);
+	/* one side's meta only: nothing to compare */
+	add_meta(&b, "filters", "-c nobodyxyz");
+	run(&a, &b, &d);
+	CHECK(!d.filters_differ);
+	diff_free(&d);
+	add_meta(&a, "filters", "");
+	run(&a, &b, &d);
+	CHECK(d.filters_differ);
+	CHECK_STR(d.filters_before, "");
+	CHECK_STR(d.filters_after, "-c nobodyxyz");
+	out = diff_text(&d, &a, &b);
+	CHECK(strstr(out, "note: recorded with different filters: none -> -c nobodyxyz; ") != NULL);
+	free(out);
+	f = open_memstream(&json, &len);
+	CHECK(f != NULL);
+	if (f) {
+		diff_render_json(f, &d, "a", "b", &a, &b);
+		fclose(f);
+		CHECK(strstr(json, "\"filter_change\":{\"before\":\"\",\"after\":\"-c nobodyxyz\"}") !=
+		      NULL);
+		free(json);
+	}
+	diff_free(&d);
+	/* the same filters: no note */
+	rec_free(&a);
+	record_holds(&a, true, "tp_btf");
+	add_meta(&a, "filters", "-c nobodyxyz");
+	run(&a, &b, &d);
+	CHECK(!d.filters_differ);
+	diff_free(&d);
+	rec_free(&a);
+	rec_free(&b);
+}
+
+/*
  * A probe the older build did not have is "off" there: no probe change
  * unless the newer side has it on; with no attach meta at all, unknown.
  */
@@ -1339,6 +1393,7 @@ int main(void)
 {
 	test_holds_off_is_not_gone();
 	test_probe_missing_on_one_side();
+	test_filters_differ();
 	test_journal_off_is_not_new();
 	test_same_condition();
 	test_changed_condition();
