@@ -321,8 +321,10 @@ static int write_block(struct recorder *rc, uint8_t type, struct rec_buf *raw)
 	return 0;
 }
 
+/* last: the recording's final interval (its end marker follows). */
 static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot *cur,
-			  struct snapshot *prev, struct snapshot *delta, uint64_t prev_mono)
+			  struct snapshot *prev, struct snapshot *delta, uint64_t prev_mono,
+			  bool last)
 {
 	struct mount_table mt = {};
 	int err;
@@ -336,8 +338,16 @@ static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot
 	/* the table now, for devices first seen in this interval */
 	if (mounts_load(&mt))
 		log_warn("cannot read /proc/self/mountinfo: the recording will lack mount points");
-	/* the paths of this interval's inodes looked at again; written again if they changed */
-	path_fixes_apply(&rc->fixes, delta, &mt, delta->nlocks, now_monotonic_ns());
+	/*
+	 * The paths of this interval's inodes looked at again, written again
+	 * if they changed; at the end those of every inode recorded, so that a
+	 * file renamed or deleted after its last wait is named as it is now
+	 * (as `ilock stat` names it).
+	 */
+	if (last)
+		path_fixes_apply(&rc->fixes, cur, &mt, cur->nlocks, now_monotonic_ns());
+	else
+		path_fixes_apply(&rc->fixes, delta, &mt, delta->nlocks, now_monotonic_ns());
 	path_fixes_fix(&rc->fixes, cur);
 	err = rec_encode_interval(&rc->w, &rc->w.raw, delta, cur, &mt, prev_mono - t->start_mono_ns,
 				  cur->mono_ns - prev_mono);
@@ -505,7 +515,7 @@ int cmd_record(int argc, char **argv)
 		}
 		if (now_monotonic_ns() < next_tick)
 			continue;
-		if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)) ||
+		if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono, false)) ||
 		    (rc.unplaced && (err = place(&rc, tmp_path, target))))
 			goto out;
 		prev_mono = cur.mono_ns;
@@ -517,8 +527,13 @@ int cmd_record(int argc, char **argv)
 			next_tick += interval_ns;
 	}
 
-	/* the interval in progress, then the end marker */
-	if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono)) ||
+	/*
+	 * The interval in progress, then the end marker. The probes go first:
+	 * a wait ending during the read would be in the tables but not in the
+	 * counters read before them.
+	 */
+	tracer_detach_probes(&t);
+	if ((err = write_interval(&rc, &t, &cur, &prev, &delta, prev_mono, true)) ||
 	    (rc.unplaced && (err = place(&rc, tmp_path, target))))
 		goto out;
 	if ((err = rec_encode_end(&rc.w.raw, rc.intervals, now_realtime_ns(), reason)) ||

@@ -927,3 +927,36 @@ def test_a_file_renamed_while_recording_is_reported_by_its_new_name(xfs, procs, 
     assert lock["shared"]["waits"] == 2
     text = report(ilock_bin, out).stdout
     assert f"{new} (renamed)" in text
+
+
+def test_files_renamed_or_deleted_after_their_last_wait_are_named_as_stat_does(
+        xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """A file renamed, and one deleted, after their last waits but before
+    the recording ends: the end looks at every recorded path again, so the
+    report names them as `ilock stat` would, not by their first names."""
+    a = make_file(os.path.join(xfs.mnt, "wal3"), 1 << 20)
+    b = make_file(os.path.join(xfs.mnt, "gone2"), 1 << 20)
+    a_new = os.path.join(xfs.mnt, "wal4")
+    ino_a, ino_b = os.stat(a).st_ino, os.stat(b).st_ino
+    out = str(tmp_path / "late.ilrec")
+    rec = start_record(ilock_bin, out, "-i", "0.2", "-D", xfs.mnt)
+    try:
+        for path in (a, b):
+            w = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, 150])
+            wait_line(w, "HOLDING ", 10)
+            procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 1]).communicate(timeout=20)
+            wait_line(w, "RELEASED ", 10)
+            assert w.wait(timeout=10) == 0
+        time.sleep(0.6)  # intervals with no wait on either go by
+        os.rename(a, a_new)
+        os.unlink(b)
+        time.sleep(0.5)
+    finally:
+        if rec.poll() is None:
+            stop_record(rec)
+    doc = json.loads(report(ilock_bin, "--json", out).stdout)
+    by_ino = {l["ino"]: l for l in doc["locks"] if l["class"] == "i_rwsem"}
+    assert by_ino[ino_a]["path"] == a_new and by_ino[ino_a]["path_note"] == "renamed", by_ino
+    assert by_ino[ino_b]["path"] == b and by_ino[ino_b]["path_note"] == "moved or deleted", by_ino
+    text = report(ilock_bin, out).stdout
+    assert f"{a_new} (renamed)" in text and f"{b} (moved or deleted)" in text, text
