@@ -346,8 +346,7 @@ int cli_filter_option(int c, const char *optarg, struct filters *f, char *err, s
 			char names[128];
 
 			fs_name_list(names, sizeof(names));
-			snprintf(err, errlen, "--fs %s: unknown filesystem (one of %s; ext2 and ext3 "
-				 "as ext4, nfs4 as nfs)", optarg, names);
+			snprintf(err, errlen, "--fs %s: unknown filesystem (one of %s)", optarg, names);
 			return -1;
 		}
 		return 1;

@@ -204,7 +204,9 @@ int cmd_diff(int argc, char **argv)
 	else
 		diff_render_text(stdout, &d, pa, pb, &a, &b);
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "ilock diff: writing the output failed\n");
+		/* errno: the flush's, or the last failed write's (EPIPE: the reader went) */
+		fprintf(stderr, "ilock diff: writing the output failed%s%s\n", errno ? ": " : "",
+			errno ? strerror(errno) : "");
 		goto out;
 	}
 	ret = a.status == REC_OK && b.status == REC_OK ? 0 : EXIT_DAMAGED;

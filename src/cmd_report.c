@@ -503,7 +503,9 @@ int cmd_report(int argc, char **argv)
 		report_stalls_text(stdout, &ctx);
 	}
 	if (fflush(stdout) || ferror(stdout)) {
-		fprintf(stderr, "ilock report: writing the output failed\n");
+		/* errno: the flush's, or the last failed write's (EPIPE: the reader went) */
+		fprintf(stderr, "ilock report: writing the output failed%s%s\n", errno ? ": " : "",
+			errno ? strerror(errno) : "");
 		goto out;
 	}
 	ret = rec.status == REC_OK ? 0 : EXIT_DAMAGED;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -110,5 +111,10 @@ static int run(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	guard_stdio();
+	/*
+	 * A reader gone (`| head`) is an error every command reports, as it
+	 * does a full disk, not a silent death by SIGPIPE in report and diff.
+	 */
+	signal(SIGPIPE, SIG_IGN);
 	return output_status(run(argc, argv));
 }

@@ -582,6 +582,24 @@ def test_html_that_cannot_be_written_fails_and_is_removed(recordings, ilock_bin,
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
+@pytest.mark.parametrize("cmd", [["report"], ["report", "--json"], ["diff", "SELF"]])
+def test_a_reader_gone_is_an_error_said_not_a_signal(recordings, ilock_bin, cmd):
+    """`ilock report r.ilrec | head -1`: the closed pipe is reported and exits
+    1, as `ilock stat` does and as a full disk does, not a silent death by
+    SIGPIPE."""
+    args = [a if a != "SELF" else recordings["a1"] for a in cmd] + [recordings["a1"]]
+    rd, wr = os.pipe()
+    os.close(rd)  # the reader has gone before the first write: no race with it
+    try:
+        r = subprocess.run([ilock_bin, *args], stdout=wr, stderr=subprocess.PIPE, text=True,
+                           timeout=60)
+    finally:
+        os.close(wr)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "writing the output failed: Broken pipe" in r.stderr, r.stderr
+    assert len(r.stderr.splitlines()) == 1, r.stderr
+
+
 def test_html_never_replaces_a_recording(recordings, ilock_bin, tmp_path):
     """--html over the recording being read (or any recording) is refused and
     leaves it as it was; an older page is replaced only once the new one is
