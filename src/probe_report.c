@@ -57,8 +57,10 @@ void probe_print(FILE *f, const struct probe_result *r, const struct strategy *s
 
 	if (r->tool)
 		fprintf(f, "ilock %s\n", r->tool);
+	/* task storage is probed by making a map: without privileges it is not known */
 	fprintf(f, "kernel %s: privileged %s, BTF %s, BPF task storage %s\n", r->kernel,
-		yes_no(r->has_caps), yes_no(r->vmlinux_btf), yes_no(r->task_storage));
+		yes_no(r->has_caps), yes_no(r->vmlinux_btf),
+		r->has_caps ? yes_no(r->task_storage) : "not tried (needs root)");
 	fprintf(f, "  tracepoints: lock:contention_* %s, xfs:xfs_ilock %s\n",
 		r->tp_contention_btf ? "yes (BTF)" : yes_no(r->tp_contention),
 		r->tp_xfs_btf ? "yes (BTF)" : yes_no(r->tp_xfs));
@@ -129,7 +131,10 @@ void probe_json(struct json *j, const struct probe_result *r, const struct strat
 	json_str(j, "kernel", r->kernel);
 	json_bool(j, "privileged", r->has_caps);
 	json_bool(j, "vmlinux_btf", r->vmlinux_btf);
-	json_bool(j, "task_storage", r->task_storage);
+	if (r->has_caps)
+		json_bool(j, "task_storage", r->task_storage);
+	else
+		json_null(j, "task_storage");  /* not probed: it takes privileges */
 	json_bool(j, "lock_contention_tracepoints", r->tp_contention);
 	json_bool(j, "lock_contention_btf", r->tp_contention_btf);
 	json_str(j, "xfs", xfs_state(r));

@@ -125,6 +125,21 @@ def test_pid_that_matches_nothing_is_refused(ilock_bin, procs):
     assert len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
+def test_unprivileged_probe_does_not_guess(ilock_bin):
+    """`ilock probe` without privileges cannot make the task-storage map it
+    tests with: it says so, not "no" (bug reports paste this output)."""
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+              "--bounding-set=-all"]
+    r = run(nobody + [ilock_bin, "probe"])
+    assert "privileged no, BTF yes, BPF task storage not tried (needs root)" in r.stdout, r.stdout
+    r = run(nobody + [ilock_bin, "probe", "-j"])
+    doc = json.loads(r.stdout)
+    assert doc["privileged"] is False and doc["task_storage"] is None, doc
+    # as root it is probed
+    doc = json.loads(run([ilock_bin, "probe", "-j"]).stdout)
+    assert doc["privileged"] is True and doc["task_storage"] is True, doc
+
+
 def test_help_exits_0(ilock_bin):
     r = run([ilock_bin, "stat", "--help"])
     assert r.returncode == 0 and "usage: ilock stat" in r.stdout and "examples:" in r.stdout
