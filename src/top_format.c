@@ -757,15 +757,17 @@ static int cmp_edge_ptr(const void *pa, const void *pb)
 	return memcmp(&a->k, &b->k, sizeof(a->k));
 }
 
-static void hold_summary(FILE *f, const char *mode, const struct ilock_stats *h)
+/* Under hold sampling the count is an estimate ("~") and max the longest hold timed, as stat says. */
+static void hold_summary(FILE *f, const char *mode, const struct ilock_stats *h, bool sampled)
 {
 	char n[24], p50[24], p99[24], mx[24];
 
 	if (!h->count)
 		return;
-	fprintf(f, "  held %-9s %s times, p50 %s, p99 %s, max %s\n", mode,
+	fprintf(f, "  held %-9s %s%s times, p50 %s, p99 %s, max%s %s\n", mode, sampled ? "~" : "",
 		fmt_count(n, sizeof(n), h->count), fmt_ns(p50, sizeof(p50), stats_percentile(h, 0.5)),
-		fmt_ns(p99, sizeof(p99), stats_percentile(h, 0.99)), fmt_ns(mx, sizeof(mx), h->max_ns));
+		fmt_ns(p99, sizeof(p99), stats_percentile(h, 0.99)), sampled ? " timed" : "",
+		fmt_ns(mx, sizeof(mx), h->max_ns));
 }
 
 /* hist_print_pair titles its range column "wait": these ranges are holds */
@@ -999,7 +1001,7 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 		       const struct snapshot *meta, const struct snapshot *stacks,
 		       struct ksyms *ks, const struct titles *ti, const struct mount_table *mt,
 		       uint32_t dev, uint64_t ino, uint32_t gen, uint8_t class, double secs,
-		       bool cumulative)
+		       bool cumulative, bool holds_sampled)
 {
 	const struct lock_row *r = snap_find_lock(win, dev, ino, gen, class);
 	const struct lock_row *any = r ? r : snap_find_lock(meta, dev, ino, gen, class);
@@ -1042,8 +1044,8 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 
 	fprintf(f, "\nHOLD HISTOGRAM (how long the lock was held)\n");
 	if (r && r->has_hold && (r->hold[0].count || r->hold[1].count)) {
-		hold_summary(f, "shared", &r->hold[ILOCK_MODE_SHARED]);
-		hold_summary(f, "exclusive", &r->hold[ILOCK_MODE_EXCL]);
+		hold_summary(f, "shared", &r->hold[ILOCK_MODE_SHARED], holds_sampled);
+		hold_summary(f, "exclusive", &r->hold[ILOCK_MODE_EXCL], holds_sampled);
 		hold_hist(f, r);
 	} else if (v.magic == ILOCK_XFS_SB_MAGIC) {
 		fprintf(f, "  (no holds recorded in this window; none are with --holds=off)\n");

@@ -122,12 +122,14 @@ char *top_format_help(char *buf, size_t len, int width, long sel, long nrows, lo
  * are the window the view shows (interval or cumulative), meta as in
  * top_view_build; stacks holds the inode's stacks since start with their
  * frames (NULL: not read), ks names the frames (NULL: addresses), ti the
- * threads' process titles (NULL: none).
+ * threads' process titles (NULL: none). holds_sampled: XFS holds were
+ * sampled (--hold-sample), so hold counts are estimates and max the
+ * longest hold timed.
  */
 void top_format_detail(FILE *f, const struct snapshot *win, const struct snapshot *edges,
 		       const struct snapshot *meta, const struct snapshot *stacks,
 		       struct ksyms *ks, const struct titles *ti, const struct mount_table *mt,
 		       uint32_t dev, uint64_t ino, uint32_t gen, uint8_t class, double secs,
-		       bool cumulative);
+		       bool cumulative, bool holds_sampled);
 
 #endif

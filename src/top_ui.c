@@ -223,7 +223,9 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 	}
 	top_format_detail(f, win, edges, sampler_latest(&a->smp), a->stacks_ok ? &a->stacks : NULL,
 			  a->have_ksyms ? &a->ksyms : NULL, &a->titles, &a->mt, a->detail_id.dev,
-			  a->detail_id.ino, a->detail_id.gen, a->detail_id.class, secs, a->cumulative);
+			  a->detail_id.ino, a->detail_id.gen, a->detail_id.class, secs, a->cumulative,
+			  a->t.hold_sampling[0] && strcmp(a->t.hold_sampling, "every hold") &&
+				  strcmp(a->t.hold_sampling, "off"));
 	fclose(f);
 	for (p = text; p && *p; p++)
 		nlines += *p == '\n';

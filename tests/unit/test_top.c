@@ -1160,7 +1160,7 @@ static char *plain_detail(const struct snapshot *s, uint64_t ino, uint8_t class)
 	CHECK(f != NULL);
 	if (!f)
 		return strdup("");
-	top_format_detail(f, s, s, s, NULL, NULL, NULL, NULL, DEV, ino, 0, class, 1.0, false);
+	top_format_detail(f, s, s, s, NULL, NULL, NULL, NULL, DEV, ino, 0, class, 1.0, false, false);
 	fclose(f);
 	return text;
 }
@@ -1194,7 +1194,7 @@ static void test_detail(void)
 	snap_add_hold(&s, &k, &h);
 	f = open_memstream(&text, &size);
 	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM,
-			  2.0, false);
+			  2.0, false, false);
 	fclose(f);
 	CHECK(strstr(text, "ino 100") && strstr(text, "lock IOLOCK (i_rwsem)"));
 	CHECK(!strstr(text, "PROCESS TITLES"));
@@ -1202,6 +1202,7 @@ static void test_detail(void)
 	CHECK(strstr(text, "WAIT HISTOGRAM") != NULL);
 	CHECK(strstr(text, "67.1 ms - 134 ms") != NULL);  /* the slot of the 100 ms waits */
 	CHECK(strstr(text, "HOLD HISTOGRAM") && strstr(text, "held exclusive 1 times"));
+	CHECK(strstr(text, "max 40") != NULL && !strstr(text, "max timed"));
 	CHECK(strstr(text, "  held  ") != NULL);  /* the range column says what it ranges */
 	CHECK(strstr(text, "fio[4257] excl") && strstr(text, "-> reader[900]"));
 	CHECK(strstr(text, "cp[77] excl") != NULL);
@@ -1219,6 +1220,14 @@ static void test_detail(void)
 	CHECK(strstr(text, "  fio buffered-write EXCL            -> reader buffered-read SHARED        "
 			  "IOLOCK        1->1         2    250 ms    200 ms  100%\n") != NULL);
 	CHECK(strstr(text, "  cp unknown EXCL                    -> reader unknown SHARED") != NULL);
+	/* sampled holds: the count an estimate, the max the longest timed, as stat says */
+	free(text);
+	text = NULL;
+	f = open_memstream(&text, &size);
+	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM,
+			  2.0, false, true);
+	fclose(f);
+	CHECK(strstr(text, "held exclusive ~1 times") && strstr(text, "max timed 40"));
 	free(text);
 
 	/* threads with process titles: under the pairs, in the order named */
@@ -1232,7 +1241,7 @@ static void test_detail(void)
 		CHECK(!titles_put(&ti, 77, "cp", ""));
 		f = open_memstream(&text, &size);
 		top_format_detail(f, &s, &s, &s, NULL, NULL, &ti, NULL, DEV, 100, 0,
-				  ILOCK_CLASS_I_RWSEM, 2.0, false);
+				  ILOCK_CLASS_I_RWSEM, 2.0, false, false);
 		fclose(f);
 		leg = strstr(text, "\nPROCESS TITLES of these threads\n");
 		CHECK(leg && leg > strstr(text, "HOLDER -> WAITER on this inode") &&
@@ -1257,7 +1266,7 @@ static void test_detail(void)
 		text = NULL;
 		f = open_memstream(&text, &size);
 		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM,
-				  2.0, false);
+				  2.0, false, false);
 		fclose(f);
 		sec = strstr(text, "BY COMMAND on this inode");
 		CHECK(sec && strstr(sec, "postgres-writer buffered-write(extending) NEXT-EXCL -> "
@@ -1269,7 +1278,7 @@ static void test_detail(void)
 	text = NULL;
 	f = open_memstream(&text, &size);
 	top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 300, 0, ILOCK_CLASS_INVALIDATE,
-			  1.0, true);
+			  1.0, true, false);
 	fclose(f);
 	CHECK(strstr(text, "only XFS reports lock holds") != NULL);
 	CHECK(strstr(text, "since start") != NULL);
@@ -1328,7 +1337,7 @@ static void test_detail(void)
 		text = NULL;
 		f = open_memstream(&text, &size);
 		top_format_detail(f, &s, &s, &s, &st, &ks, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
-				  false);
+				  false, false);
 		fclose(f);
 		CHECK(strstr(text, "HOLDER STACKS") != NULL);
 		CHECK(strstr(text, "300 ms       3 waits  "
@@ -1342,7 +1351,7 @@ static void test_detail(void)
 		text = NULL;
 		f = open_memstream(&text, &size);
 		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0, ILOCK_CLASS_I_RWSEM, 1.0,
-				  false);
+				  false, false);
 		fclose(f);
 		CHECK(strstr(text, "HOLDER STACKS since start (wait time caused while the holder was there)\n  (not read)") != NULL);
 		free(text);
