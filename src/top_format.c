@@ -621,10 +621,12 @@ int top_format_status(const struct top_status *st, int width,
 	 * --wait-sample: the rate is of the waits timed, the tasks waiting
 	 * estimated; those are summed over the rows shown: under a filter, say so.
 	 */
-	addf(&l, "events %s/s  inode lock waits %s/s%s (%.2f tasks waiting%s)  in flight %" PRIu64
+	/* the rates are the last interval's; after c, the tasks waiting are the whole run's */
+	addf(&l, "events %s/s  inode lock waits %s/s%s (%.2f tasks waiting%s%s)  in flight %" PRIu64
 		 "  locks: %s tracked, ", top_fmt_rate(a, sizeof(a), st->events_ps),
 	     top_fmt_rate(b, sizeof(b), st->waits_ps), attach_wait_sampling(st->attach, st->nattach) ? " timed" : "",
-	     st->tasks_waiting, st->filter && st->filter[0] ? " in the rows matched" : "", st->in_flight,
+	     st->tasks_waiting, st->filter && st->filter[0] ? " in the rows matched" : "",
+	     st->cumulative ? ", on average since start" : "", st->in_flight,
 	     fmt_count(c, sizeof(c), st->tracked));
 	addf(&l, "%s with waits", fmt_count(a, sizeof(a), st->active));
 	if (st->filter && st->filter[0])

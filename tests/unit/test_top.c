@@ -1000,6 +1000,16 @@ static void test_status(void)
 	}
 	CHECK(strstr(l.text[2], "12.3k/s") && strstr(l.text[2], "10,000 tracked"));
 	CHECK(strstr(l.text[2], "inode lock waits 812/s (3.13 tasks waiting)") != NULL);
+	{
+		/* after c: the tasks waiting are the whole run's, the rate still the interval's */
+		struct top_status sc = st;
+		struct lines lc = {};
+
+		sc.cumulative = true;
+		top_format_status(&sc, 200, collect, &lc);
+		CHECK(strstr(lc.text[2], "inode lock waits 812/s (3.13 tasks waiting, on average since "
+					 "start)") != NULL);
+	}
 	CHECK(strstr(l.text[3], "2.50 ms/s") && strstr(l.text[3], "0.42%"));
 	{
 		/* --wait-sample: the rate is of the waits timed, and says so */
@@ -1142,7 +1152,8 @@ static void test_status(void)
 		top_format_status(&st, 200, collect, &l3);
 		CHECK(strstr(l3.text[5], "   traced: -p 42 --cgroup /sys/fs/cgroup/db.slice") != NULL);
 	}
-	CHECK(strstr(l.text[2], "(3.13 tasks waiting in the rows matched)") != NULL);
+	CHECK(strstr(l.text[2], "(3.13 tasks waiting in the rows matched, on average since start)") !=
+	      NULL);
 	/* every line fits the width asked for */
 	memset(&l, 0, sizeof(l));
 	top_format_status(&st, 50, collect, &l);
