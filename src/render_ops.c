@@ -17,12 +17,12 @@
 
 #define STACK_LINE_MAX 200   /* columns of a one-line stack */
 
-/* the op views' inode: a bare name, the notes are in the tables above them */
+/* the op views' inode: its name (a directory's with its slash), the notes are in the tables above them */
 static void inode_name(char *buf, size_t len, const struct snapshot *s, const struct report_meta *m,
 		       uint32_t dev, uint64_t ino, uint32_t gen, struct inode_view *v)
 {
 	describe_inode(s, m->mounts, dev, ino, gen, false, v);
-	inode_label_as(buf, len, v, dev, ino, 0);
+	inode_label_as(buf, len, v, dev, ino, LABEL_SLASH);
 }
 
 int render_frame_name(char *buf, size_t len, struct ksyms *ks, uint64_t ip)

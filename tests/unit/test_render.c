@@ -630,8 +630,36 @@ static void test_directory(void)
 		strcpy(d.path, "/spool");
 		snap_add_inode(&s, &d);
 		add_wait(&s, 128, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, waits, 2, false);
+		{
+			/* a pair on it, for the tables by thread and operation */
+			struct ilock_edge_key ek = { .ino = 128, .dev = ILOCK_KDEV(7, 0),
+						     .class = ILOCK_CLASS_I_RWSEM,
+						     .holder_mode = ILOCK_MODE_EXCL, .holder_pid = 10,
+						     .waiter_mode = ILOCK_MODE_EXCL, .waiter_pid = 20,
+						     .holder_op = ILOCK_OP_CREATE,
+						     .waiter_op = ILOCK_OP_UNLINK };
+			struct ilock_edge_stats es = { 2, 2000000000ULL, 1000000000ULL };
+
+			memcpy(ek.holder_comm, "mk", 3);
+			memcpy(ek.waiter_comm, "rm", 3);
+			CHECK(snap_add_edge(&s, &ek, &es) == 0);
+		}
 		text = render(render_text, &s, &m);
 		json = render(render_json, &s, &m);
+		{
+			/* every table names it alike: a directory with its slash, everywhere */
+			const char *p = text;
+			int with = 0, without = 0;
+
+			while ((p = strstr(p, "/mnt/x/spool"))) {
+				p += strlen("/mnt/x/spool");
+				if (*p == '/')
+					with++;
+				else
+					without++;
+			}
+			CHECK(dir ? with >= 3 && !without : !with && without >= 3);
+		}
 		CHECK(!strstr(text, "most on /mnt/x/spool/ IOLOCK") == !dir);
 		CHECK(!strstr(text, "\n/mnt/x/spool/ ") == !dir);  /* the top table's row */
 		CHECK(!strstr(text, "(100%), a directory: its waits are over names") == !dir);
