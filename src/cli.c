@@ -536,6 +536,7 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	      size_t errlen)
 {
 	const char *shortopts = cmd == CLI_TOP ? ":d:i:p:c:D:n:jvbo:h" : ":d:i:p:c:D:n:jvh";
+	const char *hint = NULL;  /* what a value may be, for the error */
 	uint64_t v;
 	int c, r;
 
@@ -556,14 +557,17 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 			continue;
 		switch (c) {
 		case 'd':
+			hint = "seconds, 0 (until stopped) to 10000000";
 			if (!parse_seconds(optarg, 1e7, &o->duration_s))
 				goto bad_value;
 			break;
 		case 'i':
+			hint = "seconds, 0.05 to 86400";
 			if (!parse_seconds(optarg, 86400, &o->interval_s) || o->interval_s < 0.05)
 				goto bad_value;
 			break;
 		case 'n':
+			hint = cmd == CLI_TOP ? "intervals, 1 to 1000000" : "1 to 1000000";
 			if (!parse_u64(optarg, 1000000, &v) || !v)
 				goto bad_value;
 			if (cmd == CLI_TOP)
@@ -576,6 +580,7 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 				snprintf(err, errlen, "unknown option --rows");
 				return -1;
 			}
+			hint = "rows, 0 (all) to 1000000";
 			if (!parse_u64(optarg, 1000000, &v))
 				goto bad_value;
 			o->top_n = (int)v;
@@ -631,6 +636,6 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	return 0;
 
 bad_value:
-	cli_bad_value(c, optarg, long_opts, NULL, err, errlen);
+	cli_bad_value(c, optarg, long_opts, hint, err, errlen);
 	return -1;
 }

@@ -73,6 +73,8 @@ def started(procs, ilock_bin, *args):
     (["stat", "--ino", "5", "--ino", "6"], "--ino 6: --ino given twice"),
     (["report", "/nonexistent/x", "--fs", "xfs", "--fs", "ext3"], "--fs ext3: --fs given twice"),
     (["stat", "--fs", "ext5"], "--fs ext5: unknown filesystem (one of xfs, ext4,"),
+    (["stat", "-i", "0.001"], "invalid value '0.001' for -i: seconds, 0.05 to 86400"),
+    (["top", "-b", "--rows", "-3"], "invalid value '-3' for --rows: rows, 0 (all) to"),
     # the option is named, not the value again, with what is allowed
     (["record", "-o", "/nonexistent/x", "-i", "0.01"],
      "invalid value '0.01' for -i: seconds, 0.05 to 86400"),
