@@ -31,9 +31,13 @@ static const struct col_def {
 	[COL_HOLDER] = { "TOP HOLDER", "TOP HOLDER", 12, 26, false },
 };
 
-/* What goes first when the terminal is narrow: identity before numbers. */
+/*
+ * What goes first when the terminal is narrow: numbers before identity.
+ * CLASS stays longest after PATH and WAIT: without it a file's IOLOCK
+ * and ILOCK rows would read the same.
+ */
 static const enum top_col drop_order[] = {
-	COL_DEVINO, COL_FS, COL_DISJ, COL_MAX, COL_P99, COL_HOLDER, COL_CLASS, COL_EX, COL_SH,
+	COL_DEVINO, COL_FS, COL_DISJ, COL_MAX, COL_P99, COL_HOLDER, COL_EX, COL_SH, COL_CLASS,
 };
 
 static int layout_total(const struct top_layout *l)

@@ -708,6 +708,10 @@ static void test_layout(void)
 	CHECK(l.w[COL_PATH] >= 80);  /* the path gets the room */
 	top_layout_compute(&l, 60, false);
 	CHECK(l.w[COL_MAX] == 0);    /* numbers go after identity */
+	/* narrower still: the lock's class outlasts the rates, or IOLOCK and ILOCK rows look alike */
+	top_layout_compute(&l, 40, false);
+	CHECK(l.w[COL_PATH] > 0 && l.w[COL_CLASS] > 0 && l.w[COL_WAIT] > 0);
+	CHECK(l.w[COL_SH] == 0 && l.w[COL_EX] == 0 && l.used <= 40);
 }
 
 static void test_rows_at_widths(void)
