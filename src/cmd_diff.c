@@ -45,7 +45,8 @@ static void usage(FILE *f)
 "summed), as waits/s and wait time/s. Each change gets a verdict from a\n"
 "Mann-Whitney U test over the per-interval values, Holm-adjusted\n"
 "(docs/diff-method.md).\n"
-"The output ends with a summary and a one-line verdict.\n"
+"The output ends with a summary and a one-line verdict. Either recording may\n"
+"be '-', standard input.\n"
 "\n"
 "  --from T, --to T        compare only this window of each recording (as for\n"
 "                          `ilock report`; 5 or 1m: from each one's start): leaves\n"
@@ -180,6 +181,10 @@ int cmd_diff(int argc, char **argv)
 	}
 	pa = argv[optind];
 	pb = argv[optind + 1];
+	if (!strcmp(pa, "-") && !strcmp(pb, "-")) {
+		snprintf(err, sizeof(err), "BEFORE and AFTER cannot both be standard input ('-')");
+		goto bad;
+	}
 	o.f = &f;
 	rec_init(&a);
 	rec_init(&b);

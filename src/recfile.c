@@ -9,6 +9,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1805,9 +1807,14 @@ int rec_file_append(int fd, const struct rec_buf *framed)
 
 int rec_file_read(const char *path, uint8_t **buf, size_t *len)
 {
-	/* O_NONBLOCK: opening a FIFO would wait for a writer; it is refused below */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	size_t cap, n = 0;
+	/*
+	 * "-": standard input, a pipe (`zstdcat r.ilrec.zst | ilock report -`).
+	 * O_NONBLOCK: opening a named FIFO must not wait for a writer.
+	 */
+	bool std_in = !strcmp(path, "-");
+	int fd = std_in ? fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3)
+			: open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	size_t cap, n = 0, most = SIZE_MAX;
 	struct stat st;
 	uint8_t *p;
 	int err = 0;
@@ -1824,8 +1831,26 @@ int rec_file_read(const char *path, uint8_t **buf, size_t *len)
 		err = -EISDIR;
 		goto out;
 	}
-	/* a device or a pipe could stream forever: recordings are files */
-	if (!S_ISREG(st.st_mode)) {
+	if (std_in && !S_ISREG(st.st_mode)) {
+		/*
+		 * A stream: read to its end, blocking, up to a bound; a terminal is
+		 * no recording. Only as standard input: a named FIFO would wait
+		 * for a writer that may never come, so it is refused below.
+		 */
+		int fl = fcntl(fd, F_GETFL);
+
+		if (isatty(fd)) {
+			err = -ENOTTY;
+			goto out;
+		}
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+			err = -errno;
+			goto out;
+		}
+		most = REC_STREAM_MAX;
+		st.st_size = 0;
+	} else if (!S_ISREG(st.st_mode)) {
+		/* a device could stream forever: recordings are files, or standard input */
 		err = -EINVAL;
 		goto out;
 	}
@@ -1839,6 +1864,11 @@ int rec_file_read(const char *path, uint8_t **buf, size_t *len)
 	for (;;) {
 		ssize_t r;
 
+		if (n >= most) {
+			free(p);
+			err = -EFBIG;
+			goto out;
+		}
 		if (n == cap) {
 			uint8_t *q = realloc(p, cap * 2);
 
@@ -1871,7 +1901,13 @@ out:
 
 const char *rec_file_strerror(int err)
 {
-	return err == -EINVAL ? "not a regular file" : strerror(-err);
+	if (err == -EINVAL)
+		return "not a regular file (a pipe goes in as standard input: ... | ilock report -)";
+	if (err == -ENOTTY)
+		return "standard input is a terminal, not a recording (pipe one in: ... | ilock report -)";
+	if (err == -EFBIG)
+		return "a stream of over 4 GiB: not a recording (save it to a file)";
+	return strerror(-err);
 }
 
 int rec_file_load(const char *path, struct recording *r)

@@ -311,6 +311,13 @@ int rec_file_create_beside(const char *path, char *tmp, size_t len, char *target
  */
 int rec_file_append(int fd, const struct rec_buf *framed);
 /* Read a whole file. 0 or -errno. */
+#define REC_STREAM_MAX (4ULL << 30)  /* most bytes read from a pipe */
+/*
+ * The whole of a recording: a regular file, or "-", standard input read
+ * to its end (a pipe), at most REC_STREAM_MAX bytes. -errno: -EINVAL for
+ * anything else (a device, a named FIFO), -ENOTTY for a terminal on
+ * standard input, -EFBIG.
+ */
 int rec_file_read(const char *path, uint8_t **buf, size_t *len);
 /* The reason for a rec_file_read/rec_file_load error, for people. */
 const char *rec_file_strerror(int err);

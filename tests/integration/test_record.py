@@ -681,6 +681,39 @@ def test_fifos_and_other_non_files_are_refused_at_once(recordings, ilock_bin, tm
     assert r.returncode == 1 and r.stderr == f"ilock report: --html {fifo}: a FIFO with no reader\n"
 
 
+def test_a_recording_piped_to_standard_input(recordings, ilock_bin, tmp_path):
+    """`zstdcat r.ilrec.zst | ilock report -`: standard input is read to its
+    end and reported as the file would be; diff takes one side so. A
+    terminal on standard input is refused, not waited on."""
+    a1, a2 = recordings["a1"], recordings["a2"]
+    piped = subprocess.run(f"cat {a1} | {ilock_bin} report --json -", shell=True,
+                           capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 0, piped.stderr
+    direct = json.loads(report(ilock_bin, "--json", a1).stdout)
+    doc = json.loads(piped.stdout)
+    assert doc["locks"] == direct["locks"] and doc["edges"] == direct["edges"]
+    with open(a2, "rb") as f:
+        r = subprocess.run([ilock_bin, "diff", a1, "-"], stdin=f, capture_output=True,
+                           text=True, timeout=60)
+    assert r.returncode == 0 and r.stdout == diff(ilock_bin, a1, a2).replace(a2, "-"), r.stderr
+    r = subprocess.run([ilock_bin, "diff", "-", "-"], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2 and "cannot both be standard input" in r.stderr
+    # a terminal: said at once
+    master, slave = os.openpty()
+    try:
+        r = subprocess.run([ilock_bin, "report", "-"], stdin=slave, capture_output=True,
+                           text=True, timeout=10)
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert r.returncode == 1 and "standard input is a terminal" in r.stderr, r.stderr
+    # a stream cut short is a damaged recording, as a file would be
+    data = open(a1, "rb").read()
+    r = subprocess.run([ilock_bin, "report", "-"], input=data[:40], capture_output=True,
+                       timeout=10)
+    assert r.returncode in (1, 3) and r.stderr, r
+
+
 def test_bad_recordings(recordings, ilock_bin, tmp_path):
     good = open(recordings["a1"], "rb").read()
     whole, _ = blocks(recordings["a1"])
