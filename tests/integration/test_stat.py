@@ -363,16 +363,23 @@ def test_filter_dev(fs_factory, procs, helpers_dir, ilock_bin):
     assert any(l["ino"] == ino_of(f2) and l["shared"]["waits"] == 2 for l in doc["locks"])
 
 
-def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
-    """The text report names the file, the lock and the pair."""
-    path = make_file(os.path.join(xfs.mnt, "text.dat"), 1 << 20)
-    st = procs.start([ilock_bin, "stat", "-d", "3", "-D", xfs.mnt], stderr=subprocess.PIPE)
+def stat_over_two_waits(procs, helpers_dir, ilock_bin, path, *args):
+    """`ilock stat -d 3 ARGS` while two readers wait 400 ms behind a writer
+    of path: its output and the writer's thread id."""
+    st = procs.start([ilock_bin, "stat", "-d", "3", *args], stderr=subprocess.PIPE)
     wait_line(st, "ilock: tracing", 30, stream=st.stderr)
     holder, _, htid = hold(procs, helpers_dir, path, hold_ms=400)
     procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 2]).communicate(timeout=20)
     finish(holder)
     out, _ = st.communicate(timeout=30)
     assert st.returncode == 0
+    return out, htid
+
+
+def test_duration_text_output(xfs, procs, helpers_dir, ilock_bin):
+    """The text report names the file, the lock and the pair."""
+    path = make_file(os.path.join(xfs.mnt, "text.dat"), 1 << 20)
+    out, htid = stat_over_two_waits(procs, helpers_dir, ilock_bin, path, "-D", xfs.mnt)
     assert "TOP INODE LOCKS" in out and "WAIT HISTOGRAMS" in out and "LOST EVENTS" in out
     line = next(l for l in out.splitlines() if l.startswith(path))
     assert "xfs" in line and "IOLOCK" in line and f"lockhold[{htid}] exclusive" in line
@@ -390,14 +397,8 @@ def test_folded_intervals_then_the_whole_run_under_its_own_header(xfs, procs, he
     run's under one of its own, so that a flame graph of the file can cut
     them apart, and the intervals add up to the whole run."""
     path = make_file(os.path.join(xfs.mnt, "folded.dat"), 1 << 20)
-    st = procs.start([ilock_bin, "stat", "--folded", "-i", "1", "-d", "3", "-D", xfs.mnt],
-                     stderr=subprocess.PIPE)
-    wait_line(st, "ilock: tracing", 30, stream=st.stderr)
-    holder, _, _ = hold(procs, helpers_dir, path, hold_ms=400)
-    procs.start([lockhold(helpers_dir), "read", path, 0, 4096, 2]).communicate(timeout=20)
-    finish(holder)
-    out, _ = st.communicate(timeout=30)
-    assert st.returncode == 0
+    out, _ = stat_over_two_waits(procs, helpers_dir, ilock_bin, path, "--folded", "-i", "1",
+                                 "-D", xfs.mnt)
     blocks, cur = [], None
     for l in out.splitlines():
         if l.startswith("# --- "):

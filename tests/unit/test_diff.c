@@ -99,9 +99,9 @@ static void add_meta(struct recording *r, const char *key, const char *val)
 	r->nmeta++;
 }
 
-/* The diff as text; the caller frees it. */
-static char *diff_text(const struct diff_result *d, const struct recording *a,
-		       const struct recording *b)
+/* The diff as text, or as JSON; the caller frees it. */
+static char *diff_out(const struct diff_result *d, const struct recording *a,
+		      const struct recording *b, bool json)
 {
 	char *out = NULL;
 	size_t len = 0;
@@ -110,7 +110,10 @@ static char *diff_text(const struct diff_result *d, const struct recording *a,
 	CHECK(f != NULL);
 	if (!f)
 		return strdup("");
-	diff_render_text(f, d, "a.ilrec", "b.ilrec", a, b);
+	if (json)
+		diff_render_json(f, d, "a", "b", a, b);
+	else
+		diff_render_text(f, d, "a.ilrec", "b.ilrec", a, b);
 	fclose(f);
 	return out;
 }
@@ -160,7 +163,7 @@ static void test_holds_off_is_not_gone(void)
 	h = find(&d, false, DK_HOLD);
 	CHECK(h && h->m[DM_HOLD_P99].uncaptured && !h->m[DM_HOLD_P99].tested);
 	CHECK(h && h->m[DM_HOLD_P99].why && strstr(h->m[DM_HOLD_P99].why, "not captured after"));
-	text = diff_text(&d, &a, &b);
+	text = diff_out(&d, &a, &b, false);
 	CHECK(strstr(text, "note: captured differently: xfs_ilock tp_btf -> off;") != NULL);
 	CHECK(strstr(text, " n/a ") != NULL && !strstr(text, " gone "));
 	free(text);
@@ -251,7 +254,7 @@ static void test_journal_off_is_not_new(void)
 			CHECK(!d.s[i].m[DM_WAIT_PER_S].tested);
 	/* the i_rwsem waits, seen by both, are still compared */
 	CHECK(find(&d, false, DK_EXCL) && find(&d, false, DK_EXCL)->m[DM_WAITS_PER_S].tested);
-	text = diff_text(&d, &a, &b);
+	text = diff_out(&d, &a, &b, false);
 	CHECK(strstr(text, "jbd2_wait exclusive wait: 0 ns/s -> ") != NULL);
 	CHECK(strstr(text, "(n/a, untested: not captured before (jbd2_wait off))") != NULL);
 	CHECK(!strstr(text, " new "));
@@ -294,15 +297,13 @@ static void test_filters_differ(void)
 {
 	struct recording a, b;
 	struct diff_result d;
-	char *out, *json = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out, *json;
 
 	record_holds(&a, true, "tp_btf");
 	record_holds(&b, true, "tp_btf");
 	run(&a, &b, &d);
 	CHECK(!d.filters_differ);
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "different filters") == NULL);
 	free(out);
 	diff_free(&d);
@@ -316,18 +317,12 @@ static void test_filters_differ(void)
 	CHECK(d.filters_differ);
 	CHECK_STR(d.filters_before, "");
 	CHECK_STR(d.filters_after, "-c nobodyxyz");
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "note: recorded with different filters: none -> -c nobodyxyz; ") != NULL);
 	free(out);
-	f = open_memstream(&json, &len);
-	CHECK(f != NULL);
-	if (f) {
-		diff_render_json(f, &d, "a", "b", &a, &b);
-		fclose(f);
-		CHECK(strstr(json, "\"filter_change\":{\"before\":\"\",\"after\":\"-c nobodyxyz\"}") !=
-		      NULL);
-		free(json);
-	}
+	json = diff_out(&d, &a, &b, true);
+	CHECK(strstr(json, "\"filter_change\":{\"before\":\"\",\"after\":\"-c nobodyxyz\"}") != NULL);
+	free(json);
 	diff_free(&d);
 	/* the same filters: no note */
 	rec_free(&a);
@@ -410,7 +405,7 @@ static void test_same_condition(void)
 	CHECK(s && s->m[DM_WAIT_PER_S].tested && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
 	s = find(&d, true, DK_SHARED);
 	CHECK(s && s->match == DMATCH_PATH && !strcmp(s->label, "/mnt/a/data"));
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "verdict: no significant change") != NULL);
 	CHECK(strstr(out, "i_rwsem shared wait: ") != NULL);
 	free(out);
@@ -444,9 +439,7 @@ static void test_short_recordings(void)
 	struct recording a, b;
 	struct diff_result d;
 	const struct diff_subject *s;
-	char *out, *json = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out, *json;
 
 	after.shared_ms = 1;  /* 812 ms/s -> ~8 ms/s */
 	record(&a, &before, MNT_A, 10);
@@ -483,20 +476,15 @@ static void test_short_recordings(void)
 	CHECK(d.intervals_needed >= 7 && d.intervals_needed <= 10);
 	CHECK(mw_min_p(d.intervals_needed, d.intervals_needed) * (double)d.ntests < 0.01);
 	CHECK(mw_min_p(d.intervals_needed - 1, d.intervals_needed - 1) * (double)d.ntests >= 0.01);
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "verdict: cannot tell: with 6 and 6 intervals no change could be "
 			  "significant") != NULL);
 	CHECK(strstr(out, "verdict: no significant change") == NULL);
 	free(out);
-	f = open_memstream(&json, &len);
-	CHECK(f != NULL);
-	if (f) {
-		diff_render_json(f, &d, "a", "b", &a, &b);
-		fclose(f);
-		CHECK(strstr(json, "\"verdict\":\"too few intervals\"") != NULL);
-		CHECK(strstr(json, "\"intervals_needed\":") != NULL);
-		free(json);
-	}
+	json = diff_out(&d, &a, &b, true);
+	CHECK(strstr(json, "\"verdict\":\"too few intervals\"") != NULL);
+	CHECK(strstr(json, "\"intervals_needed\":") != NULL);
+	free(json);
 	diff_free(&d);
 	rec_free(&a);
 	rec_free(&b);
@@ -535,9 +523,7 @@ static void test_samples_out_of_reach(void)
 	struct recording a, b;
 	struct diff_result d;
 	const struct diff_subject *s;
-	char *out, *json = NULL;
-	size_t len = 0;
-	FILE *f;
+	char *out, *json;
 
 	record_bursty(&a, 50);
 	record_bursty(&b, 5);
@@ -547,20 +533,15 @@ static void test_samples_out_of_reach(void)
 	CHECK(s && s->m[DM_P50].out_of_reach && s->m[DM_P50].verdict == DV_SAME);
 	CHECK(s && !s->m[DM_WAIT_PER_S].out_of_reach && s->m[DM_WAIT_PER_S].na == 20);
 	CHECK(!d.unreachable && d.nsig == 0 && d.nout_of_reach > 0 && d.nout_of_reach < d.ntests);
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "cannot tell: too few samples, p=") != NULL);
 	CHECK(strstr(out, "more had too few samples to tell: record longer, or with a shorter "
 			  "-i)\n") != NULL);
 	free(out);
-	f = open_memstream(&json, &len);
-	CHECK(f != NULL);
-	if (f) {
-		diff_render_json(f, &d, "a", "b", &a, &b);
-		fclose(f);
-		CHECK(strstr(json, "\"verdict\":\"cannot_tell\"") != NULL);
-		CHECK(strstr(json, "\"tests_out_of_reach\":0") == NULL);
-		free(json);
-	}
+	json = diff_out(&d, &a, &b, true);
+	CHECK(strstr(json, "\"verdict\":\"cannot_tell\"") != NULL);
+	CHECK(strstr(json, "\"tests_out_of_reach\":0") == NULL);
+	free(json);
 	diff_free(&d);
 	rec_free(&a);
 	rec_free(&b);
@@ -667,7 +648,7 @@ static void test_changed_condition(void)
 	}
 	s = find(&d, false, DK_EXCL);
 	CHECK(s && s->m[DM_WAIT_PER_S].verdict == DV_SAME);
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "verdict: significant change") != NULL);
 	free(out);
 	f = open_memstream(&out, &len);
@@ -718,7 +699,7 @@ static void test_effect_floors(void)
 	}
 	{
 		/* said why, not "not significant, p<0.001", which reads as a bug */
-		char *out = diff_text(&d, &a, &b);
+		char *out = diff_out(&d, &a, &b, false);
 
 		CHECK(strstr(out, "not significant: -14% is under the 20% floor, p") != NULL);
 		free(out);
@@ -746,7 +727,7 @@ static void test_matching(void)
 	CHECK(s && !strcmp(s->label, "/mnt/a/data | /mnt/b/data"));
 	/* its lock by both names: the XFS IOLOCK is ext4's i_rwsem */
 	{
-		char *out = diff_text(&d, &a, &b);
+		char *out = diff_out(&d, &a, &b, false);
 
 		CHECK(strstr(out, "  /mnt/a/data | /mnt/b/data  IOLOCK | i_rwsem shared  [") != NULL);
 		free(out);
@@ -928,7 +909,7 @@ static void test_ranges(void)
 	CHECK(dis && dis->match == DMATCH_PATH && !strcmp(dis->label, "/mnt/a/data"));
 	CHECK(dis && dis->m[DM_WAITS_PER_S].verdict == DV_LOWER && !dis->m[DM_P50].present);
 	CHECK(find(&d, true, DK_OVERLAP) != NULL);
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "\n  i_rwsem disjoint ranges\n") != NULL);
 	CHECK(strstr(out, "  i_rwsem disjoint ranges wait: ") != NULL);
 	CHECK(strstr(out, "  i_rwsem overlapping ranges wait: ") != NULL);
@@ -1122,7 +1103,7 @@ static void test_pool_roles(void)
 	x = find_role(&d, "tiny buffered-write EXCL -> reader buffered-read SHARED");
 	CHECK(x && x->m[DM_WAIT_PER_S].verdict == DV_HIGHER);
 	{
-		char *out = diff_text(&d, &a, &b), *sum = out ? strstr(out, "\nSUMMARY\n") : NULL;
+		char *out = diff_out(&d, &a, &b, false), *sum = out ? strstr(out, "\nSUMMARY\n") : NULL;
 
 		CHECK(sum && !strstr(sum, "tiny"));
 		CHECK(sum && strstr(sum, "  (and 1 significant change of inodes or roles under 1% of "
@@ -1235,7 +1216,7 @@ static void test_roles(void)
 	CHECK(!d.roles_without_ops);
 	/* roles are neither class nor inode rows */
 	CHECK(find(&d, false, DK_SHARED) && find(&d, false, DK_SHARED)->kind == DK_SHARED);
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "\nBY COMMAND (holder -> waiter, the threads of a command summed; top 10 by "
 			  "wait time)\n  i_rwsem  writer buffered-write EXCL -> reader buffered-read "
 			  "SHARED  (threads 2 -> 2 before, 2 -> 2 after)\n    waits/s") != NULL);
@@ -1265,7 +1246,7 @@ static void test_roles(void)
 	run(&a, &c, &d);
 	x = find_role(&d, wr);
 	CHECK(x && x->threads[0][0] == 2 && x->threads[1][0] == 0 && x->threads[1][1] == 0);
-	out = diff_text(&d, &a, &c);
+	out = diff_out(&d, &a, &c, false);
 	CHECK(strstr(out, "SHARED  (threads 2 -> 2 before, none after)\n") != NULL);
 	free(out);
 	diff_free(&d);
@@ -1278,7 +1259,7 @@ static void test_roles(void)
 	x = find_role(&d, "writer EXCL -> reader SHARED");
 	CHECK(x && x->m[DM_WAITS_PER_S].tested && x->m[DM_WAITS_PER_S].verdict == DV_LOWER);
 	CHECK(find_role(&d, wr) == NULL);
-	out = diff_text(&d, &a, &c);
+	out = diff_out(&d, &a, &c, false);
 	CHECK(strstr(out, "(ops not compared: a recording was made with --ops off)") != NULL);
 	free(out);
 	diff_free(&d);
@@ -1365,7 +1346,7 @@ static void test_unlike_intervals(void)
 	      !strcmp(s->m[DM_MAX].why, "intervals differ (1 s -> 5 s)"));
 	CHECK(s && !s->m[DM_P99].tested);
 	CHECK_EQ_U(d.nsig, 0);
-	out = diff_text(&d, &a, &b);
+	out = diff_out(&d, &a, &b, false);
 	CHECK(strstr(out, "note: intervals differ (1 s -> 5 s): ") != NULL);
 	CHECK(strstr(out, "untested: intervals differ (1 s -> 5 s)") != NULL);
 	free(out);

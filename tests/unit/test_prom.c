@@ -429,6 +429,21 @@ static void test_series_bound(void)
 	snap_free(&prev);
 }
 
+/*
+ * A PostgreSQL-like snapshot: the checkpointer (30) holding up two client
+ * backends of one user and database (31: n waits, 32: 2) and a thread
+ * without a title (33: 4).
+ */
+static void pg_pairs(struct snapshot *s, uint64_t n)
+{
+	snap_init(s);
+	add_wait(s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+	add_inode(s, DEV_A, 1, "/f");
+	add_edge(s, DEV_A, 1, "postgres", 30, "postgres", 31, n, n * 1000);
+	add_edge(s, DEV_A, 1, "postgres", 30, "postgres", 32, 2, 2000);
+	add_edge(s, DEV_A, 1, "postgres", 30, "postgres", 33, 4, 4000);
+}
+
 static void test_pairs(void)
 {
 	struct snapshot s;
@@ -493,13 +508,7 @@ static void test_pairs(void)
 		CHECK(!titles_put(&ti, 30, "postgres", "postgres: checkpointer"));
 		CHECK(!titles_put(&ti, 31, "postgres", "postgres: bob shop [local] UPDATE"));
 		CHECK(!titles_put(&ti, 32, "postgres", "postgres: bob shop [local] idle"));
-		snap_init(&s);
-		add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
-		add_inode(&s, DEV_A, 1, "/f");
-		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 31, 3, 3000);
-		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 32, 2, 2000);
-		/* a thread without a title: its comm is its role */
-		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 33, 4, 4000);
+		pg_pairs(&s, 3);
 		prom_series_init(&ps, 8, 8);
 		ps.titles = &ti;
 		CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
@@ -530,14 +539,8 @@ static void test_pairs(void)
 		prom_series_init(&ps, 8, 8);
 		ps.titles = &ti;
 		CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
-		snap_init(&prev);
 		prev = s;
-		snap_init(&s);
-		add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
-		add_inode(&s, DEV_A, 1, "/f");
-		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 31, 6, 6000);
-		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 32, 2, 2000);
-		add_edge(&s, DEV_A, 1, "postgres", 30, "postgres", 33, 4, 4000);
+		pg_pairs(&s, 6);
 		CHECK(prom_series_update(&ps, &s, &prev, NULL) == 0);
 		t = render(&ps, PROM_FMT_TEXT);
 		CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
