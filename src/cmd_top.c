@@ -154,6 +154,7 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->lost = latest->counters;
 	st->lost_window = a->smp.lost_window;
 	st->undercount_window = a->smp.undercount_window;
+	st->tables = latest->tables;
 	st->bpf_stats = a->smp.bpf_stats;
 	st->bpf_ns_ps = a->smp.bpf_ns_ps;
 	st->cpu_pct = a->smp.cpu_pct;

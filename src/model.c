@@ -123,10 +123,41 @@ void snap_free(struct snapshot *s)
 	snap_init(s);
 }
 
+const char *table_name(int t)
+{
+	static const char *const names[TABLE_MAX] = {
+		[TABLE_LOCKS] = "locks",
+		[TABLE_PAIRS] = "pairs",
+	};
+
+	return t >= 0 && t < TABLE_MAX ? names[t] : "?";
+}
+
+int table_fullest(const struct table_use *t, unsigned pct)
+{
+	int best = -1;
+	uint64_t best_fill = 0;
+
+	for (int i = 0; i < TABLE_MAX; i++) {
+		/* in parts per 10,000 of its capacity, so that 64 and 4M compare */
+		uint64_t fill;
+
+		if (!t[i].cap)
+			continue;
+		fill = (uint64_t)t[i].used * 10000 / t[i].cap;
+		if (fill >= (uint64_t)pct * 100 && (best < 0 || fill > best_fill)) {
+			best = i;
+			best_fill = fill;
+		}
+	}
+	return best;
+}
+
 void snap_reset(struct snapshot *s)
 {
 	s->nlocks = s->nedges = s->ninodes = 0;
 	s->in_flight = 0;
+	memset(s->tables, 0, sizeof(s->tables));
 	waiting_reset(&s->waiting);
 	s->mono_ns = 0;
 	memset(s->counters, 0, sizeof(s->counters));
@@ -346,6 +377,7 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 	snap_reset(out);
 	out->mono_ns = cur->mono_ns;
 	out->in_flight = cur->in_flight;
+	memcpy(out->tables, cur->tables, sizeof(out->tables));
 	if (waiting_copy(&out->waiting, &cur->waiting))
 		return -ENOMEM;
 	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
@@ -420,6 +452,7 @@ static int merge(struct snapshot *dst, const struct snapshot *src, bool fold)
 	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
 		dst->counters[i] += src->counters[i];
 	dst->in_flight = src->in_flight;
+	memcpy(dst->tables, src->tables, sizeof(dst->tables));
 	/* a state, not a sum: the later read's */
 	if (src->waiting.available && waiting_copy(&dst->waiting, &src->waiting))
 		return -ENOMEM;

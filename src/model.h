@@ -75,6 +75,30 @@ struct inode_meta {
 	char path[ILOCK_PATH_MAX];     /* relative to the fs root; "" if none */
 };
 
+/*
+ * The BPF side's fixed-size tables that new keys claim entries of. A full
+ * one loses what would have needed a new entry (counted as lost), so its
+ * fill is shown before that happens: pairs carry thread ids, and a host
+ * that starts threads all the time claims new ones as fast.
+ */
+enum table_id {
+	TABLE_LOCKS = 0,               /* wait rows: (inode, class, mode) */
+	TABLE_PAIRS,                   /* holder -> waiter pairs */
+	TABLE_MAX,
+};
+
+struct table_use {
+	uint32_t used;                 /* entries claimed; never above cap */
+	uint32_t cap;                  /* 0: not known (a recording) */
+};
+
+/* Alarm at this fill: new keys are lost once a table is full. */
+#define TABLE_ALARM_PCT 80
+
+const char *table_name(int t);
+/* The fullest table at or over pct percent full, or -1 if none. */
+int table_fullest(const struct table_use *t, unsigned pct);
+
 struct snapshot {
 	uint64_t mono_ns;              /* CLOCK_MONOTONIC when read */
 	struct lock_row *locks;
@@ -85,6 +109,7 @@ struct snapshot {
 	size_t ninodes, cap_inodes;
 	uint64_t counters[ILOCK_COUNTER_MAX];
 	uint64_t in_flight;            /* waits begun, not yet ended */
+	struct table_use tables[TABLE_MAX]; /* a state, as read, like in_flight */
 	struct waiting_set waiting;    /* ... the oldest of them, as read (the latest read's) */
 	/* open-addressing indexes into the arrays; rebuilt as they grow */
 	uint32_t *lock_idx, *edge_idx, *inode_idx;

@@ -674,6 +674,24 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 		       "the jbd2_wait probes see them (0: none).");
 		sample_seconds(r, "ilock_oldest_fsync_seconds", ps->oldest_fsync_ns);
 	}
+	/* to alert before a table fills: a full one loses new keys (ilock_lost_events_total) */
+	family(r, "ilock_table_entries", FAM_GAUGE, NULL,
+	       "Entries in use in ilock's in-kernel tables at the last collection "
+	       "(locks: inode, lock and mode; pairs: holder and waiter threads).");
+	for (int t = 0; t < TABLE_MAX; t++) {
+		lbl_reset(r);
+		lbl_add(r, "table", table_name(t));
+		sample_u64(r, "ilock_table_entries", ps->tables[t].used);
+	}
+	family(r, "ilock_table_capacity", FAM_GAUGE, NULL,
+	       "Entries ilock's in-kernel tables hold (--max-inodes); a full table loses new "
+	       "entries, counted in ilock_lost_events_total.");
+	for (int t = 0; t < TABLE_MAX; t++) {
+		lbl_reset(r);
+		lbl_add(r, "table", table_name(t));
+		sample_u64(r, "ilock_table_capacity", ps->tables[t].cap);
+	}
+	lbl_reset(r);
 	gauge(r, "ilock_contended_inodes", ps->contended_inodes,
 	      "Inodes with at least one lock wait since the exporter started.");
 	gauge(r, "ilock_exporter_inode_series", ps->ninodes,

@@ -165,6 +165,7 @@ struct prom_series {
 
 	uint64_t counters[ILOCK_COUNTER_MAX];
 	uint64_t in_flight;
+	struct table_use tables[TABLE_MAX]; /* the slot tables' fill at the last collection */
 	/* waits in progress (waiting.h), when the task iterator is there */
 	bool waiting_available;
 	uint64_t oldest_wait_ns;       /* 0: none in progress */

@@ -638,6 +638,7 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 	prev = prev ? &ps->prev_fold : NULL;
 	memcpy(ps->counters, s->counters, sizeof(ps->counters));
 	ps->in_flight = s->in_flight;
+	memcpy(ps->tables, s->tables, sizeof(ps->tables));
 	ps->waiting_available = s->waiting.available;
 	/* lock waits and fsyncs apart: an fsync is slow for reasons of its own */
 	ps->oldest_wait_ns = s->waiting.oldest_ns[0];

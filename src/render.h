@@ -128,6 +128,11 @@ static inline const char *meta_wait_sampling(const struct report_meta *m)
 }
 void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		 const struct render_opts *o);
+/*
+ * One line when a slot table is TABLE_ALARM_PCT full or more (the fullest),
+ * nothing otherwise; ends with a newline.
+ */
+void render_table_alarm(FILE *f, const char *indent, const struct table_use *tables);
 /* render_text's IN SHORT lines alone, without their heading (for the HTML report). */
 void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m);
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,

@@ -139,6 +139,20 @@ void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,
 		json_u64(&j, counter_name(c), s->counters[c]);
 	json_u64(&j, "in_flight", s->in_flight);
 	json_obj_end(&j);
+	/* the slot tables' fill as read; capacities are not known from a recording */
+	json_obj_begin(&j, "tables");
+	for (int t = 0; t < TABLE_MAX; t++) {
+		json_obj_begin(&j, table_name(t));
+		if (s->tables[t].cap) {
+			json_u64(&j, "entries", s->tables[t].used);
+			json_u64(&j, "capacity", s->tables[t].cap);
+		} else {
+			json_null(&j, "entries");
+			json_null(&j, "capacity");
+		}
+		json_obj_end(&j);
+	}
+	json_obj_end(&j);
 	summary_json(&j, s, m);
 	render_waiting_json(&j, s, m);
 

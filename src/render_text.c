@@ -309,6 +309,25 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 		fprintf(f, "  ... %ld more pairs (use --json for all)\n", np - shown);
 }
 
+void render_table_alarm(FILE *f, const char *indent, const struct table_use *tables)
+{
+	int t = table_fullest(tables, TABLE_ALARM_PCT);
+	int lost = t == TABLE_PAIRS ? ILOCK_LOST_EDGE_MAP_FULL : ILOCK_LOST_WAIT_MAP_FULL;
+	char u[24], c[24];
+
+	if (t < 0)
+		return;
+	fmt_count(c, sizeof(c), tables[t].cap);
+	if (tables[t].used >= tables[t].cap)
+		fprintf(f, "%sthe %s table is full (%s entries): new %s are lost (%s)", indent,
+			table_name(t), c, table_name(t), counter_name(lost));
+	else
+		fprintf(f, "%sthe %s table is %u%% full (%s of %s entries): new %s are lost once it is",
+			indent, table_name(t), (unsigned)((uint64_t)tables[t].used * 100 / tables[t].cap),
+			fmt_count(u, sizeof(u), tables[t].used), c, table_name(t));
+	fprintf(f, "; --max-inodes makes room\n");
+}
+
 static void losses(FILE *f, const struct snapshot *s)
 {
 	bool any = false;
@@ -326,6 +345,7 @@ static void losses(FILE *f, const struct snapshot *s)
 	if (s->in_flight)
 		fprintf(f, "  (%s wait%s still in progress when read, not counted yet)\n",
 			fmt_count(n, sizeof(n), s->in_flight), plural(s->in_flight));
+	render_table_alarm(f, "  ", s->tables);
 }
 
 /* Tasks waiting on average, with as many digits as a small number needs. */

@@ -558,7 +558,7 @@ int top_format_status(const struct top_status *st, int width,
 	struct line l = { .width = width };
 	char a[32], b[32], c[32];
 	uint64_t lost = 0;
-	int count = 0;
+	int count = 0, t;
 
 	fmt_duration(a, sizeof(a), st->uptime_s);
 	/* "1", "0.5", "0.25", "3600": as given, without float noise */
@@ -735,6 +735,20 @@ int top_format_status(const struct top_status *st, int width,
 	} else {
 		addf(&l, "lost events: none");
 		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+	}
+	/* before a table fills, while there is time to restart with more room */
+	if (st->tables && (t = table_fullest(st->tables, TABLE_ALARM_PCT)) >= 0) {
+		const struct table_use *u = &st->tables[t];
+
+		if (u->used >= u->cap)
+			addf(&l, "%s TABLE FULL (%s): new %s are lost; restart with --max-inodes above it",
+			     table_name(t), fmt_count(a, sizeof(a), u->cap), table_name(t));
+		else
+			addf(&l, "%s table %u%% full (%s of %s): new %s are lost once full; --max-inodes",
+			     table_name(t), (unsigned)((uint64_t)u->used * 100 / u->cap),
+			     fmt_count(a, sizeof(a), u->used), fmt_count(b, sizeof(b), u->cap),
+			     table_name(t));
+		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
 	}
 
 	addf(&l, "sort: %s   ", top_sort_title(st->sort));

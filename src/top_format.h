@@ -83,6 +83,7 @@ struct top_status {
 	const uint64_t *lost;          /* cumulative counters (ILOCK_COUNTER_MAX) */
 	uint64_t lost_window;          /* lost in the last interval */
 	uint64_t undercount_window;    /* ... of which left waits uncounted (counter_undercounts) */
+	const struct table_use *tables; /* TABLE_MAX of them; NULL: not known */
 	bool bpf_stats;                /* bpf_ns_ps is known */
 	double bpf_ns_ps;              /* BPF run time per second */
 	double cpu_pct;                /* our own CPU, % of one core */

@@ -229,6 +229,8 @@ int sampler_sample(struct top_sampler *s)
 	/* begun, minus ended, minus those a later begin replaced */
 	done = counters[ILOCK_EV_WAIT] + counters[ILOCK_LOST_BEGIN_NO_END];
 	s->store.cum.in_flight = s->delta.in_flight = sub0(counters[ILOCK_EV_WAIT_BEGUN], done);
+	tracer_tables(s->t, s->store.cum.tables);
+	memcpy(s->delta.tables, s->store.cum.tables, sizeof(s->delta.tables));
 	s->window_s = secs;
 	s->samples++;
 	/* a stall shows while it lasts; a failed walk only hides it this once */

@@ -717,6 +717,21 @@ int tracer_scan_edges(struct tracer *t, tracer_entry_fn fn, void *ctx)
 			  fn, ctx);
 }
 
+static void table_use_of(struct table_use *u, const struct slot_region *r, const uint32_t *used)
+{
+	uint32_t n = __atomic_load_n(used, __ATOMIC_RELAXED);
+
+	/* the claim counter runs past max by the claims that found it full */
+	u->cap = r->max;
+	u->used = n < r->max ? n : r->max;
+}
+
+void tracer_tables(struct tracer *t, struct table_use *out)
+{
+	table_use_of(&out[TABLE_LOCKS], &t->waits, &t->skel->bss->wait_slots_used);
+	table_use_of(&out[TABLE_PAIRS], &t->edges, &t->skel->bss->edge_slots_used);
+}
+
 static int wait_entry(void *ctx, const void *key, const void *val)
 {
 	return snap_add_wait(ctx, key, val);
@@ -794,6 +809,7 @@ int tracer_read(struct tracer *t, struct snapshot *s)
 	 * pair read here has its wait read too, and every wait its inode and
 	 * path (an exporter series takes its path label once, when made).
 	 */
+	tracer_tables(t, s->tables);
 	if (err ||
 	    (err = tracer_scan_edges(t, edge_entry, s)) ||
 	    (err = tracer_scan_waits(t, wait_entry, s)) ||

@@ -94,6 +94,8 @@ int tracer_scan_map(struct tracer *t, struct bpf_map *map, tracer_entry_fn fn, v
  * syscall. The stats are live (see slots_scan()).
  */
 int tracer_scan_waits(struct tracer *t, tracer_entry_fn fn, void *ctx);
+/* How full the slot tables are now (struct table_use, model.h): two loads. */
+void tracer_tables(struct tracer *t, struct table_use *out);
 int tracer_scan_edges(struct tracer *t, tracer_entry_fn fn, void *ctx);
 
 #endif

@@ -393,7 +393,7 @@ def test_contrib_rules_check():
     r = subprocess.run(["promtool", "check", "rules", RULES], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "SUCCESS: 10 rules found" in r.stdout, r.stdout
+    assert "SUCCESS: 11 rules found" in r.stdout, r.stdout
 
 
 RULES_TEST = """
@@ -446,6 +446,28 @@ tests:
       - eval_time: 20m
         alertname: IlockSeriesLimitReached
         exp_alerts: []
+  # the pairs table fills with threads as they start; the locks table does not
+  - interval: 1m
+    input_series:
+      - series: 'ilock_table_entries{instance="db1:9435", table="pairs"}'
+        values: '1000+1000x14 16384x16'
+      - series: 'ilock_table_capacity{instance="db1:9435", table="pairs"}'
+        values: '16384x30'
+      - series: 'ilock_table_entries{instance="db1:9435", table="locks"}'
+        values: '16000x30'
+      - series: 'ilock_table_capacity{instance="db1:9435", table="locks"}'
+        values: '0x30'
+    alert_rule_test:
+      - eval_time: 20m
+        alertname: IlockTableNearlyFull
+        exp_alerts: []
+      - eval_time: 24m
+        alertname: IlockTableNearlyFull
+        exp_alerts:
+          - exp_labels: {severity: info, instance: "db1:9435", table: pairs}
+            exp_annotations:
+              summary: "db1:9435: ilock's pairs table is 100% full"
+              description: "Once full, new entries are lost and the counts are low bounds: restart ilock export with a larger --max-inodes."
   # a wait that lasts: quiet at 5 s, firing at 12 s, quiet again once it ends
   - interval: 1m
     input_series:
@@ -495,8 +517,9 @@ tests:
 def test_contrib_alerts_fire_when_they_should(tmp_path):
     """promtool's rule tests: an exporter that is down (its own series gone
     stale, so IlockExporterStale stays quiet), series limits reached
-    (new hot inodes anonymous in "other"), a wait and an fsync still going
-    on after 10 s each fire, and only then."""
+    (new hot inodes anonymous in "other"), a table 80% full for 10 minutes,
+    a wait and an fsync still going on after 10 s each fire, and only
+    then."""
     t = tmp_path / "rules_test.yml"
     t.write_text(RULES_TEST.replace("RULES", os.path.abspath(RULES)))
     r = subprocess.run(["promtool", "test", "rules", str(t)], capture_output=True, text=True,
@@ -532,6 +555,13 @@ def test_prometheus_end_to_end(xfs, procs, ilock_bin, prometheus):
     diff = promql(base, f"sum(ilock_inode_lock_wait_seconds_count{{{sel}}}) - "
                         f"sum(ilock_lock_wait_seconds_count{{{sel}}})")
     assert len(diff) == 1 and float(diff[0]["value"][1]) == 0
+    # the in-kernel tables' fill: part of the default 16,384, short of the alert (pairs
+    # count every thread pair, op and range seen: some hundreds in these seconds)
+    fill = {r["metric"]["table"]: float(r["value"][1])
+            for r in promql(base, "ilock_table_entries / ilock_table_capacity")}
+    assert set(fill) == {"locks", "pairs"} and all(0 < v < 0.5 for v in fill.values()), fill
+    assert [float(r["value"][1]) for r in promql(base, 'ilock_table_capacity{table="pairs"}')] \
+        == [16384], "pairs capacity"
     # contrib/ilock-rules.yml, evaluated: tasks waiting, and the range-lock
     # headroom of fio's random 16 KiB blocks of 64 MiB, which rarely meet
     dc = f'device="{xfs.majmin}",class="i_rwsem"'

@@ -493,6 +493,9 @@ def test_full_maps_count_every_lost_wait(xfs, procs, helpers_dir, ilock_bin):
     assert 60 <= len(waited) <= 64, len(waited)
     assert len(doc["edges"]) <= 64
     assert lost["wait_map_full"] > 0 and lost["edge_map_full"] > 0, lost
+    # and both tables say they are full, claimed slots, race losers included
+    assert doc["tables"] == {"locks": {"entries": 64, "capacity": 64},
+                             "pairs": {"entries": 64, "capacity": 64}}, doc["tables"]
     assert waits + lost["wait_map_full"] == seen, (waits, lost, seen)
     assert pairs + lost["edge_map_full"] == seen, (pairs, lost, seen)
     # the summary owns up to the waits it misses, and gives no verdict on them

@@ -539,3 +539,26 @@ def test_screen_row_follows_a_renamed_file(term, fs_factory, procs, helpers_dir,
     assert old not in s
     t.keys("q")
     assert "EXIT=0" in t.wait_re(r"^EXIT=\d+")
+
+
+def test_screen_warns_of_a_full_table(term, fs_factory, procs, helpers_dir, ilocktop_bin):
+    """--max-inodes 64 and waits on 100 files: the locks table fills, and
+    the screen says so on a line of its own, with what to do, before the
+    table; q still leaves a working terminal."""
+    fs = fs_factory("xfs")
+    t = _start(term, ilocktop_bin, fs, "--max-inodes 64 -i 0.5")
+    t.wait(lambda s: "lost events: none" in s, "the first screen")
+    # before anything fills, no such line
+    assert "TABLE FULL" not in t.screen() and "table " not in t.screen().split("sort:")[0]
+    cm = procs.start([os.path.join(helpers_dir, "contend_many"),
+                      os.path.join(fs.mnt, "many"), "100", "3", "2"])
+    s = t.wait(lambda s: "locks TABLE FULL (64): new locks are lost; restart with --max-inodes "
+                         "above it" in s or "pairs TABLE FULL (64)" in s, "the full-table line")
+    lines = s.splitlines()
+    (i,) = [n for n, l in enumerate(lines) if "TABLE FULL" in l]
+    assert "map_full" in " ".join(lines[:i]), s  # the losses, counted, above it
+    assert any(l.startswith("PATH ") for l in lines[i + 1:]), s
+    cm.communicate(timeout=60)
+    t.keys("q")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=0" in s

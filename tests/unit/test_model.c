@@ -347,6 +347,44 @@ static void test_generations(void)
 	snap_free(&f);
 }
 
+/* The fullest table at or over the alarm, in parts per 10,000: 64 and 4M compare. */
+static void test_tables(void)
+{
+	struct table_use t[TABLE_MAX] = {};
+	struct snapshot a, b, d;
+
+	CHECK(table_fullest(t, 80) == -1);  /* capacities unknown */
+	t[TABLE_LOCKS] = (struct table_use){ .used = 51, .cap = 64 };     /* 79.7% */
+	t[TABLE_PAIRS] = (struct table_use){ .used = 3355443, .cap = 4194304 };  /* 79.99998% */
+	CHECK(table_fullest(t, 80) == -1);
+	CHECK(table_fullest(t, 79) == TABLE_PAIRS);
+	t[TABLE_LOCKS].used = 52;  /* 81.25% */
+	CHECK(table_fullest(t, 80) == TABLE_LOCKS);
+	t[TABLE_PAIRS].used = 4194304;
+	CHECK(table_fullest(t, 80) == TABLE_PAIRS);
+	CHECK(table_fullest(t, 0) == TABLE_PAIRS);
+	CHECK_STR(table_name(TABLE_LOCKS), "locks");
+	CHECK_STR(table_name(TABLE_PAIRS), "pairs");
+	CHECK_STR(table_name(TABLE_MAX), "?");
+
+	/* a state, like in_flight: a delta and a merge carry the later read's */
+	snap_init(&a);
+	snap_init(&b);
+	snap_init(&d);
+	memcpy(a.tables, t, sizeof(t));
+	b.tables[TABLE_PAIRS] = (struct table_use){ .used = 7, .cap = 64 };
+	CHECK(snap_delta(&d, &a, &b) == 0);
+	CHECK_EQ_U(d.tables[TABLE_PAIRS].used, 4194304);
+	CHECK_EQ_U(d.tables[TABLE_LOCKS].cap, 64);
+	CHECK(snap_merge(&b, &a) == 0);
+	CHECK_EQ_U(b.tables[TABLE_PAIRS].cap, 4194304);
+	snap_reset(&b);
+	CHECK_EQ_U(b.tables[TABLE_PAIRS].cap, 0);
+	snap_free(&a);
+	snap_free(&b);
+	snap_free(&d);
+}
+
 int main(void)
 {
 	test_add_and_find();
@@ -356,5 +394,6 @@ int main(void)
 	test_names();
 	test_mounts();
 	test_generations();
+	test_tables();
 	UNIT_DONE();
 }

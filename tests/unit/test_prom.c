@@ -610,6 +610,39 @@ static void test_waiting_now(void)
 	snap_free(&s);
 }
 
+/* The slot tables' fill, as gauges to alert on before one is full. */
+static void test_tables(void)
+{
+	struct snapshot s;
+	struct prom_series ps;
+	char *t;
+
+	snap_init(&s);
+	prom_series_init(&ps, 20, 10);
+	s.tables[TABLE_LOCKS] = (struct table_use){ .used = 120, .cap = 16384 };
+	s.tables[TABLE_PAIRS] = (struct table_use){ .used = 16384, .cap = 16384 };
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_table_entries{table=\"locks\"}") == 120);
+	CHECK(sample(t, "ilock_table_entries{table=\"pairs\"}") == 16384);
+	CHECK(sample(t, "ilock_table_capacity{table=\"locks\"}") == 16384);
+	CHECK(sample(t, "ilock_table_capacity{table=\"pairs\"}") == 16384);
+	CHECK(strstr(t, "# TYPE ilock_table_entries gauge\n") != NULL);
+	CHECK(strstr(t, "# TYPE ilock_table_capacity gauge\n") != NULL);
+	CHECK_EQ_U(count_lines(t, "ilock_table_entries{"), TABLE_MAX);
+	/* the gauges after them have no table label left over */
+	CHECK(strstr(t, "\nilock_contended_inodes 0\n") != NULL);
+	free(t);
+	/* the later read's, not a sum */
+	s.tables[TABLE_LOCKS].used = 7;
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_OPENMETRICS);
+	CHECK(sample(t, "ilock_table_entries{table=\"locks\"}") == 7);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
 static void test_ranges(void)
 {
 	const char *a = "{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\",range=";
@@ -943,6 +976,7 @@ int main(void)
 	test_pairs();
 	test_ranges();
 	test_waiting_now();
+	test_tables();
 	test_op_pairs();
 	test_formats();
 	test_sticky_labels();

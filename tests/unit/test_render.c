@@ -171,6 +171,40 @@ static void test_golden(void)
 	snap_free(&s);
 }
 
+/* A table 80% full or more: a line under LOST EVENTS, and the fill in JSON. */
+static void test_tables_full(void)
+{
+	struct snapshot s;
+	struct report_meta m;
+	struct mount_table mt;
+	char *text, *json;
+
+	build(&s);
+	meta(&m, &mt);
+	s.tables[TABLE_LOCKS] = (struct table_use){ .used = 3, .cap = 64 };
+	s.tables[TABLE_PAIRS] = (struct table_use){ .used = 51, .cap = 64 };  /* 79.7% */
+	text = render(render_text, &s, &m);
+	json = render(render_json, &s, &m);
+	CHECK(!strstr(text, "table is"));
+	CHECK(strstr(json, "\"tables\":{\"locks\":{\"entries\":3,\"capacity\":64},"
+			   "\"pairs\":{\"entries\":51,\"capacity\":64}}") != NULL);
+	free(text);
+	free(json);
+	s.tables[TABLE_PAIRS].used = 52;
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "\n  the pairs table is 81% full (52 of 64 entries): new pairs are lost "
+			   "once it is; --max-inodes makes room\n") != NULL);
+	free(text);
+	s.tables[TABLE_LOCKS].used = 64;
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "\n  the locks table is full (64 entries): new locks are lost "
+			   "(wait_map_full); --max-inodes makes room\n") != NULL);
+	CHECK(!strstr(text, "pairs table"));  /* the fullest only */
+	free(text);
+	mounts_free(&mt);
+	snap_free(&s);
+}
+
 static void test_empty(void)
 {
 	struct snapshot s;
@@ -731,6 +765,7 @@ int main(void)
 {
 	test_golden();
 	test_empty();
+	test_tables_full();
 	test_in_short();
 	test_held_only();
 	test_unnamed_readers();

@@ -1092,6 +1092,36 @@ static void test_status(void)
 	}
 	CHECK(strstr(l.text[4], "lost events: none") && l.kind[4] == TOP_LINE_NORMAL);
 	CHECK(strstr(l.text[5], "sort: wait time") && strstr(l.text[5], "rates over the last"));
+	{
+		/* a table 80% full gets a line of its own, in the alarm colour, before the sort */
+		struct table_use tu[TABLE_MAX] = {
+			[TABLE_LOCKS] = { .used = 12000, .cap = 16384 },
+			[TABLE_PAIRS] = { .used = 13107, .cap = 16384 },
+		};
+		struct top_status s4 = st;
+		struct lines l4 = {};
+
+		s4.tables = tu;
+		CHECK_EQ_U(top_format_status(&s4, 200, collect, &l4), 6);  /* 79.99%: not yet */
+		tu[TABLE_PAIRS].used = 13108;
+		l4.n = 0;
+		CHECK_EQ_U(top_format_status(&s4, 200, collect, &l4), 7);
+		CHECK_STR(l4.text[5], "pairs table 80% full (13,108 of 16,384): new pairs are lost once "
+				      "full; --max-inodes");
+		CHECK(l4.kind[5] == TOP_LINE_ALERT);
+		CHECK(strstr(l4.text[6], "sort: ") == l4.text[6]);
+		/* the fuller of two, and a full one says what to do */
+		tu[TABLE_LOCKS].used = 16384;
+		l4.n = 0;
+		top_format_status(&s4, 200, collect, &l4);
+		CHECK_STR(l4.text[5], "locks TABLE FULL (16,384): new locks are lost; restart with "
+				      "--max-inodes above it");
+		/* no capacity known: nothing */
+		memset(tu, 0, sizeof(tu));
+		tu[TABLE_PAIRS].used = 5;
+		l4.n = 0;
+		CHECK_EQ_U(top_format_status(&s4, 200, collect, &l4), 6);
+	}
 
 	{
 		struct lines l2 = {};
