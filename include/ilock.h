@@ -363,6 +363,17 @@ struct ilock_edge_key {
 	__u32 gen;         /* the inode's i_generation (struct ilock_key) */
 };
 
+/*
+ * holder_pid/_tgid and waiter_pid/_tgid of a pair kept without its threads:
+ * the pairs table had no room left for thread pairs (ILOCK_EDGE_FOLD_ROOM),
+ * so the wait counts on its commands, modes, ops and range alone. Never a
+ * thread id (pid_max is at most 2^22).
+ */
+#define ILOCK_PID_FOLDED 0xffffffffu
+
+/* The share of the pairs table (1/N) kept for pairs folded that way. */
+#define ILOCK_EDGE_FOLD_SHARE 8
+
 struct ilock_edge_stats {
 	__u64 count;
 	__u64 total_ns;
@@ -532,6 +543,7 @@ enum ilock_counter {
 	ILOCK_LOST_HOLDER_GONE,    /* holder exited before its op could be read */
 	ILOCK_LOST_OP_SLOT_SHARED, /* an op overwritten by a thread sharing its slot */
 	ILOCK_LOST_HOLDER_MOVED_ON,/* a writer let go before its op or stack was read */
+	ILOCK_LOST_EDGE_THREADS,   /* waits whose pair was kept without its threads (ILOCK_PID_FOLDED) */
 	ILOCK_COUNTER_MAX,
 };
 

@@ -183,11 +183,13 @@ static void read_boot_id(char *buf, size_t len)
 }
 
 /* Metadata strings live here until the META block is written. */
+/* 2 KiB a value: the counters' names, all of them, take over 600 bytes */
 struct meta_store {
 	struct rec_kv kv[MAX_META];
-	char val[MAX_META][512];
+	char val[MAX_META][2048];
 	size_t n;
 };
+_Static_assert(ILOCK_COUNTER_MAX * 32 <= 2048, "meta_store: room for every counter's name");
 
 static void meta_add(struct meta_store *m, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -210,7 +212,8 @@ static void build_meta(struct meta_store *m, const struct record_args *a, const 
 		       const struct ksyms *ks, uint64_t start_real_ns, int argc, char **argv)
 {
 	static char attach_keys[RENDER_MAX_ATTACH][48];
-	char host[256] = "?", boot[64], filt[256], names[1024] = "", cmdline[512] = "";
+	char host[256] = "?", boot[64], filt[256], names[ILOCK_COUNTER_MAX * 32] = "";
+	char cmdline[512] = "";
 	size_t o = 0;
 
 	if (gethostname(host, sizeof(host)))

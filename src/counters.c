@@ -51,6 +51,9 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_LOST_HOLDER_MOVED_ON] = { "holder_moved_on",
 					 "writers that let go of the lock before their op or stack "
 					 "was read: op unknown, no stack" },
+	[ILOCK_LOST_EDGE_THREADS] = { "edge_threads_folded",
+				      "waits whose pair was kept by command, without its threads: "
+				      "no room left for thread pairs (--max-inodes)" },
 };
 
 const char *counter_name(int c)

@@ -1009,7 +1009,7 @@ static int role_threads(const struct recording *r, const uint32_t *pairs, size_t
 			const struct rec_edge *e = &r->edges[pairs[i]];
 			uint32_t t = side ? e->waiter : e->holder;
 
-			if (t < r->ntasks && r->tasks[t].pid)
+			if (t < r->ntasks && r->tasks[t].pid && r->tasks[t].pid != ILOCK_PID_FOLDED)
 				pid[m++] = r->tasks[t].pid;
 		}
 		qsort(pid, m, sizeof(*pid), cmp_u32);

@@ -679,10 +679,16 @@ static int cmp_holder(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/* No one thread to name: no owner, or threads folded together (ILOCK_PID_FOLDED). */
+static bool holder_unnamed(const struct edge_row *e)
+{
+	return e->k.holder_mode == ILOCK_MODE_UNKNOWN || e->k.holder_pid == ILOCK_PID_FOLDED;
+}
+
 /*
  * The holder that cost this lock's waiters the most time in total, summed
  * over all its waiters; returned as its largest edge. Known holders win
- * over "unknown" ones whatever the time. One pass to collect the lock's
+ * over "unknown" and folded ones whatever the time. One pass to collect the lock's
  * edges, one sort to group them by holder: O(n log n), not O(n^2), so a
  * full edge map (tens of thousands of pairs on one file) stays cheap.
  */
@@ -716,9 +722,8 @@ const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, u
 				first = mine[j];
 		}
 		i = j;
-		if (best && (big->k.holder_mode == ILOCK_MODE_UNKNOWN) !=
-			    (best->k.holder_mode == ILOCK_MODE_UNKNOWN)) {
-			if (big->k.holder_mode == ILOCK_MODE_UNKNOWN)
+		if (best && holder_unnamed(big) != holder_unnamed(best)) {
+			if (holder_unnamed(big))
 				continue;
 		} else if (best && (sum < best_ns || (sum == best_ns && first > best_first))) {
 			continue;  /* equal sums: the holder seen first in the map wins */

@@ -247,14 +247,25 @@ static int cmp_u32(const void *pa, const void *pb)
 }
 
 /* Distinct values among n (sorted in place). */
+/* Distinct thread ids in v, ILOCK_PID_FOLDED (threads not told apart) left out. */
 static uint32_t distinct_u32(uint32_t *v, size_t n)
 {
 	uint32_t d = 0;
 
 	qsort(v, n, sizeof(*v), cmp_u32);
 	for (size_t i = 0; i < n; i++)
-		d += !i || v[i] != v[i - 1];
+		d += (!i || v[i] != v[i - 1]) && v[i] != ILOCK_PID_FOLDED;
 	return d;
+}
+
+char *fmt_thread_count(char *buf, size_t len, uint32_t n, bool folded)
+{
+	/* a folded pair stands for one thread or more */
+	if (folded)
+		snprintf(buf, len, "%u+", n ? n : 1);
+	else
+		snprintf(buf, len, "%u", n);
+	return buf;
 }
 
 static void tag_edge(struct tagged_edge *t, const struct edge_row *e, unsigned by,
@@ -331,8 +342,14 @@ long snap_pairs_titled(const struct snapshot *s, struct pair_row **out, unsigned
 		r->range_waits[e[i].range] += e[i].s.count;
 		r->range_ns[e[i].range] += e[i].s.total_ns;
 		/* sorted by holder within the key: a new holder is a change from the last */
-		if (e[i].holder && (i == first || e[i].holder != e[i - 1].holder))
+		if (e[i].holder && e[i].holder != ILOCK_PID_FOLDED &&
+		    (i == first || e[i].holder != e[i - 1].holder))
 			r->holders++;
+		/* folded waits are of threads not told apart: more, but how many is not known */
+		if (e[i].holder == ILOCK_PID_FOLDED)
+			r->holders_folded = true;
+		if (e[i].waiter == ILOCK_PID_FOLDED)
+			r->waiters_folded = true;
 		waiters[i] = e[i].waiter;
 	}
 	p[n - 1].waiters = distinct_u32(waiters + first, s->nedges - first);

@@ -61,7 +61,15 @@ struct pair_row {
 	uint64_t range_ns[ILOCK_RANGE_MAX];
 	/* distinct holder and waiter threads behind the row (a named holder only) */
 	uint32_t holders, waiters;
+	/*
+	 * Some of its waits were kept without their threads (ILOCK_PID_FOLDED),
+	 * on that side: at least one more thread, maybe one of those counted.
+	 */
+	bool holders_folded, waiters_folded;
 };
+
+/* A pair_row's holders or waiters: "8", or "8+" (at least) when some were folded. */
+char *fmt_thread_count(char *buf, size_t len, uint32_t n, bool folded);
 
 /* What snap_pairs keeps apart: edges that differ only in dropped fields merge. */
 enum pair_by {

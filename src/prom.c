@@ -685,7 +685,7 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 	}
 	family(r, "ilock_table_capacity", FAM_GAUGE, NULL,
 	       "Entries ilock's in-kernel tables hold (--max-inodes); a full table loses new "
-	       "entries, counted in ilock_lost_events_total.");
+	       "entries (ilock_lost_events_total), past 7/8 new pairs lose their threads.");
 	for (int t = 0; t < TABLE_MAX; t++) {
 		lbl_reset(r);
 		lbl_add(r, "table", table_name(t));

@@ -133,6 +133,8 @@ void render_text(FILE *f, const struct snapshot *s, const struct report_meta *m,
  * nothing otherwise; ends with a newline.
  */
 void render_table_alarm(FILE *f, const char *indent, const struct table_use *tables);
+/* "pairs table is 82% full (...): what happens to new entries", for table t (cap known). */
+char *table_alarm_text(char *buf, size_t len, const struct table_use *tables, int t);
 /* render_text's IN SHORT lines alone, without their heading (for the HTML report). */
 void render_in_short(FILE *f, const struct snapshot *s, const struct report_meta *m);
 void render_json(FILE *f, const struct snapshot *s, const struct report_meta *m,

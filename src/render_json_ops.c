@@ -81,7 +81,11 @@ static void task_json(struct json *j, const char *key, unsigned by, const struct
 
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
 	json_obj_begin(j, key);
-	if (by & PAIRS_THREADS) {
+	if (by & PAIRS_THREADS && pid == ILOCK_PID_FOLDED) {
+		/* a pair kept without its threads (edge_threads_folded) */
+		json_null(j, "pid");
+		json_null(j, "tgid");
+	} else if (by & PAIRS_THREADS) {
 		json_u64(j, "pid", pid);
 		json_u64(j, "tgid", tgid);
 	}
@@ -161,6 +165,8 @@ static void pairs_json(struct json *j, const struct snapshot *s, const struct re
 		if (!(by & PAIRS_THREADS)) {
 			json_u64(j, "holder_threads", e->holders);
 			json_u64(j, "waiter_threads", e->waiters);
+			/* true: some waits kept without their threads, so there were more */
+			json_bool(j, "threads_folded", e->holders_folded || e->waiters_folded);
 		}
 		json_u64(j, "waits", e->s.count);
 		json_u64(j, "wait_ns", e->s.total_ns);

@@ -171,17 +171,18 @@ void render_roles_text(FILE *f, const struct snapshot *s, const struct report_me
 		pair_role_widths(&p[i], &lw, &rw);
 	for (long i = 0; i < np && i < rows; i++) {
 		const struct pair_row *r = &p[i];
-		char left[PAIR_SIDE_LEN], right[PAIR_SIDE_LEN], n[24], t[24], mx[24];
+		char left[PAIR_SIDE_LEN], right[PAIR_SIDE_LEN], n[24], t[24], mx[24], th[16], tw[16];
 		char where[2 * ILOCK_PATH_MAX + 8], path[48];
 		struct inode_view v;
 
 		inode_name(where, sizeof(where), s, m, r->k.dev, r->k.ino, r->k.gen, &v);
 		pair_side(left, sizeof(left), r, true, true);
 		pair_side(right, sizeof(right), r, false, true);
-		fprintf(f, "  %-*s ->  %-*s %9s wait%-1s %9s  max %9s  %3u -> %-3u threads", lw, left,
+		fprintf(f, "  %-*s ->  %-*s %9s wait%-1s %9s  max %9s  %3s -> %-3s threads", lw, left,
 			rw, right, fmt_count(n, sizeof(n), r->s.count), plural(r->s.count),
-			fmt_ns(t, sizeof(t), r->s.total_ns),
-			fmt_ns(mx, sizeof(mx), r->s.max_ns), r->holders, r->waiters);
+			fmt_ns(t, sizeof(t), r->s.total_ns), fmt_ns(mx, sizeof(mx), r->s.max_ns),
+			fmt_thread_count(th, sizeof(th), r->holders, r->holders_folded),
+			fmt_thread_count(tw, sizeof(tw), r->waiters, r->waiters_folded));
 		range_note(f, r);
 		fprintf(f, "  %s %s\n", fmt_path_left(path, sizeof(path), where, 40),
 			class_display_name(r->k.class, v.magic));

@@ -71,6 +71,8 @@ char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid)
 	str_copy(c, sizeof(c), comm, ILOCK_COMM_LEN);
 	if (!c[0])
 		snprintf(buf, len, "?");
+	else if (pid == ILOCK_PID_FOLDED)  /* a pair kept without its threads */
+		snprintf(buf, len, "%s[others]", c);
 	else
 		snprintf(buf, len, "%s[%u]", c, pid);
 	return label_clean(buf);
@@ -309,23 +311,42 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 		fprintf(f, "  ... %ld more pairs (use --json for all)\n", np - shown);
 }
 
+char *table_alarm_text(char *buf, size_t len, const struct table_use *tables, int t)
+{
+	const struct table_use *u = &tables[t];
+	uint32_t fold = t == TABLE_PAIRS ? u->cap - u->cap / ILOCK_EDGE_FOLD_SHARE : u->cap;
+	unsigned pct = (unsigned)((uint64_t)u->used * 100 / u->cap);
+	char n[24], c[24], f[24];
+
+	fmt_count(n, sizeof(n), u->used);
+	fmt_count(c, sizeof(c), u->cap);
+	fmt_count(f, sizeof(f), fold);
+	if (u->used >= u->cap)
+		snprintf(buf, len, "%s table is full (%s entries): new %s are lost (%s)", table_name(t),
+			 c, table_name(t),
+			 counter_name(t == TABLE_PAIRS ? ILOCK_LOST_EDGE_MAP_FULL
+						       : ILOCK_LOST_WAIT_MAP_FULL));
+	else if (u->used >= fold)
+		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new pairs are kept "
+			 "without their threads (%s)", table_name(t), pct, n, c,
+			 counter_name(ILOCK_LOST_EDGE_THREADS));
+	else if (t == TABLE_PAIRS)
+		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new pairs are kept "
+			 "without their threads from %s on", table_name(t), pct, n, c, f);
+	else
+		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new %s are lost once "
+			 "it is full", table_name(t), pct, n, c, table_name(t));
+	return buf;
+}
+
 void render_table_alarm(FILE *f, const char *indent, const struct table_use *tables)
 {
 	int t = table_fullest(tables, TABLE_ALARM_PCT);
-	int lost = t == TABLE_PAIRS ? ILOCK_LOST_EDGE_MAP_FULL : ILOCK_LOST_WAIT_MAP_FULL;
-	char u[24], c[24];
+	char b[256];
 
-	if (t < 0)
-		return;
-	fmt_count(c, sizeof(c), tables[t].cap);
-	if (tables[t].used >= tables[t].cap)
-		fprintf(f, "%sthe %s table is full (%s entries): new %s are lost (%s)", indent,
-			table_name(t), c, table_name(t), counter_name(lost));
-	else
-		fprintf(f, "%sthe %s table is %u%% full (%s of %s entries): new %s are lost once it is",
-			indent, table_name(t), (unsigned)((uint64_t)tables[t].used * 100 / tables[t].cap),
-			fmt_count(u, sizeof(u), tables[t].used), c, table_name(t));
-	fprintf(f, "; --max-inodes makes room\n");
+	if (t >= 0)
+		fprintf(f, "%sthe %s; --max-inodes makes room\n", indent,
+			table_alarm_text(b, sizeof(b), tables, t));
 }
 
 static void losses(FILE *f, const struct snapshot *s)
@@ -364,7 +385,7 @@ static char *fmt_tasks(char *buf, size_t len, double t)
  */
 static void top_role(FILE *f, const struct pair_row *p, long np, const struct lock_row *r)
 {
-	char h[PAIR_SIDE_LEN], w[PAIR_SIDE_LEN];
+	char h[PAIR_SIDE_LEN], w[PAIR_SIDE_LEN], th[16], tw[16];
 
 	for (long i = 0; i < np; i++) {
 		const struct pair_row *q = &p[i];
@@ -372,10 +393,11 @@ static void top_role(FILE *f, const struct pair_row *p, long np, const struct lo
 		if (q->k.dev != r->dev || q->k.ino != r->ino || q->k.gen != r->gen ||
 		    q->k.class != r->class)
 			continue;
-		fprintf(f, "  the largest share there: %s -> %s, %.0f%% (%u -> %u threads)\n",
+		fprintf(f, "  the largest share there: %s -> %s, %.0f%% (%s -> %s threads)\n",
 			pair_side(h, sizeof(h), q, true, true), pair_side(w, sizeof(w), q, false, true),
 			row_wait_ns(r) ? 100.0 * (double)q->s.total_ns / (double)row_wait_ns(r) : 0,
-			q->holders, q->waiters);
+			fmt_thread_count(th, sizeof(th), q->holders, q->holders_folded),
+			fmt_thread_count(tw, sizeof(tw), q->waiters, q->waiters_folded));
 		break;
 	}
 }

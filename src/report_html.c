@@ -558,6 +558,7 @@ static void roles(FILE *f, const struct report_ctx *c)
 	      "<th>max</th><th>disjoint</th><th class=\"l\">lock</th></tr>\n", f);
 	for (; shown < (size_t)np && shown < max; shown++) {
 		const struct pair_row *e = &p[shown];
+		char th[16], tw[16];
 
 		fputs("<tr>", f);
 		if (e->k.holder_mode == ILOCK_MODE_UNKNOWN)
@@ -573,8 +574,9 @@ static void roles(FILE *f, const struct report_ctx *c)
 		}
 		comm_cell(f, e->k.waiter_comm, e->waiter_role);
 		op_cell(f, e->k.waiter_op, e->k.waiter_op_flags);
-		fprintf(f, "<td class=\"l\">%s</td><td>%u &rarr; %u</td>", mode_name(e->k.waiter_mode),
-			e->holders, e->waiters);
+		fprintf(f, "<td class=\"l\">%s</td><td>%s &rarr; %s</td>", mode_name(e->k.waiter_mode),
+			fmt_thread_count(th, sizeof(th), e->holders, e->holders_folded),
+			fmt_thread_count(tw, sizeof(tw), e->waiters, e->waiters_folded));
 		pair_cells(f, c, e);
 	}
 	fputs("</table>\n", f);

@@ -271,7 +271,7 @@ void titles_note(struct titles *t, uint32_t pid, uint32_t tgid, const char *comm
 {
 	char title[ILOCK_TITLE_MAX];
 
-	if (!pid || titles_known(t, pid, comm))
+	if (!pid || pid == ILOCK_PID_FOLDED || titles_known(t, pid, comm))
 		return;
 	if (t->n >= TITLES_MAX_THREADS) {
 		t->left_out++;

@@ -738,16 +738,10 @@ int top_format_status(const struct top_status *st, int width,
 	}
 	/* before a table fills, while there is time to restart with more room */
 	if (st->tables && (t = table_fullest(st->tables, TABLE_ALARM_PCT)) >= 0) {
-		const struct table_use *u = &st->tables[t];
+		char msg[256];
 
-		if (u->used >= u->cap)
-			addf(&l, "%s TABLE FULL (%s): new %s are lost; restart with --max-inodes above it",
-			     table_name(t), fmt_count(a, sizeof(a), u->cap), table_name(t));
-		else
-			addf(&l, "%s table %u%% full (%s of %s): new %s are lost once full; --max-inodes",
-			     table_name(t), (unsigned)((uint64_t)u->used * 100 / u->cap),
-			     fmt_count(a, sizeof(a), u->used), fmt_count(b, sizeof(b), u->cap),
-			     table_name(t));
+		addf(&l, "%s; restart with a larger --max-inodes",
+		     table_alarm_text(msg, sizeof(msg), st->tables, t));
 		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
 	}
 
@@ -889,14 +883,16 @@ static void detail_roles(FILE *f, const struct snapshot *win, const struct title
 	for (long i = 0; i < np && shown < 20; i++) {
 		const struct pair_row *r = &p[i];
 		char h[PAIR_SIDE_LEN], w[PAIR_SIDE_LEN], c[24], t[24], mx[24];
-		char thr[24], d[16];
+		char thr[40], th[16], tw[16], d[16];
 
 		if (r->k.dev != dev || r->k.ino != ino || r->k.gen != gen)
 			continue;
 		if (!shown++)
 			fprintf(f, "  %-*s    %-*s %-8s %9s %9s %9s %9s  %s\n", hw, "HOLDER", ww,
 				"WAITER", "LOCK", "THREADS", "WAITS", "WAITED", "MAX", "DISJOINT");
-		snprintf(thr, sizeof(thr), "%u->%u", r->holders, r->waiters);
+		snprintf(thr, sizeof(thr), "%s->%s",
+			 fmt_thread_count(th, sizeof(th), r->holders, r->holders_folded),
+			 fmt_thread_count(tw, sizeof(tw), r->waiters, r->waiters_folded));
 		fprintf(f, "  %-*s -> %-*s %-8s %9s %9s %9s %9s  %s\n", hw,
 			pair_side(h, sizeof(h), r, true, true), ww, pair_side(w, sizeof(w), r, false, true),
 			top_class_name(r->k.class, magic), thr, fmt_count(c, sizeof(c), r->s.count),

@@ -127,6 +127,24 @@ static void row_p99(struct top_row *r)
 	r->p99_known = true;
 }
 
+/*
+ * The row's holder: its costliest pair, one whose threads were folded
+ * together (ILOCK_PID_FOLDED: many threads' waits, no one holder) only
+ * when it has no other.
+ */
+static bool better_holder(const struct edge_row *e, const struct edge_row *cur)
+{
+	bool ef = e->k.holder_pid == ILOCK_PID_FOLDED, cf;
+
+	if (!cur)
+		return true;
+	cf = cur->k.holder_pid == ILOCK_PID_FOLDED;
+	if (ef != cf)
+		return cf;
+	return e->s.total_ns > cur->s.total_ns ||
+	       (e->s.total_ns == cur->s.total_ns && memcmp(&e->k, &cur->k, sizeof(e->k)) < 0);
+}
+
 int top_view_build(struct top_view *v, const struct snapshot *win, const struct snapshot *edges,
 		   const struct snapshot *meta, const struct mount_table *mt, double secs,
 		   bool cumulative, const struct top_filter *f)
@@ -172,9 +190,7 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 		 * say disjoint from the two syscalls' byte ranges.
 		 */
 		edge_add_ranges(e, r->range);
-		if (!r->holder || e->s.total_ns > r->holder->s.total_ns ||
-		    (e->s.total_ns == r->holder->s.total_ns &&
-		     memcmp(&e->k, &r->holder->k, sizeof(e->k)) < 0))
+		if (better_holder(e, r->holder))
 			r->holder = e;
 		if (filtering && !r->comm_hit &&
 		    (task_has(f, e->k.waiter_pid, e->k.waiter_comm) ||

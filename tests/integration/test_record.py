@@ -232,6 +232,39 @@ def test_report_matches_stat(fs_factory, procs, helpers_dir, ilock_bin, tmp_path
     assert re.search(r">exclusive holds( timed)? \(count per log2 bucket\)<", hist)
 
 
+def test_report_keeps_every_counter_and_folded_pairs(fs_factory, procs, ilock_bin, tmp_path):
+    """16 fio threads on one file, --max-inodes 256: the pairs table's
+    thread part fills and later pairs are kept without their threads. The
+    recording keeps every loss counter by name (the last ones too: the list
+    once outgrew a 512-byte field), and its pairs read comm[others]."""
+    fs = fs_factory("xfs")
+    data = make_file(os.path.join(fs.mnt, "data"), 32 << 20)
+    rec = str(tmp_path / "fold.ilrec")
+    stat = start_stat(procs, ilock_bin, "-D", fs.mnt)
+    recp = start_record(ilock_bin, rec, "-i", "1", "-D", fs.mnt, "--max-inodes", "256")
+    procs.append(recp)
+    fio = procs.start(["fio", "--name=fold", f"--filename={data}", "--size=32M", "--rw=randrw",
+                       "--rwmixread=60", "--bs=16k", "--numjobs=16", "--thread",
+                       "--ioengine=psync", "--time_based", "--runtime=3"])
+    fio.communicate(timeout=60)
+    assert fio.returncode == 0
+    stop_record(recp)
+    st = stop_stat(stat)
+    rep = json.loads(report(ilock_bin, rec, "-j").stdout)
+    assert list(rep["lost"]) == list(st["lost"]), (rep["lost"], st["lost"])
+    assert rep["lost"]["edge_threads_folded"] > 0, rep["lost"]
+    assert list(rep["lost"])[-1] == "edge_threads_folded"
+    folded = [e for e in rep["edges"] if e["waiter"]["pid"] is None]
+    assert folded and all(e["waiter"]["comm"] == "fio" for e in folded), rep["edges"][:3]
+    assert sum(e["waits"] for e in folded) <= rep["lost"]["edge_threads_folded"]
+    # stat, with the default room, kept every thread pair
+    assert st["lost"]["edge_threads_folded"] == 0 and all(
+        e["waiter"]["pid"] is not None for e in st["edges"]), st["lost"]
+    txt = report(ilock_bin, rec).stdout
+    assert "fio[others]" in txt and "4294967295" not in txt
+    assert re.search(r"edge_threads_folded +[0-9,]+ ", txt), txt[txt.index("LOST EVENTS"):]
+
+
 # ---------------------------------------------------------------- kill -9
 
 

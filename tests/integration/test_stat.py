@@ -493,6 +493,9 @@ def test_full_maps_count_every_lost_wait(xfs, procs, helpers_dir, ilock_bin):
     assert 60 <= len(waited) <= 64, len(waited)
     assert len(doc["edges"]) <= 64
     assert lost["wait_map_full"] > 0 and lost["edge_map_full"] > 0, lost
+    # the pairs table's last eighth took pairs without their threads, then it too was full
+    assert lost["edge_threads_folded"] > 0, lost
+    assert any(e["waiter"]["pid"] is None for e in doc["edges"]), doc["edges"]
     # and both tables say they are full, claimed slots, race losers included
     assert doc["tables"] == {"locks": {"entries": 64, "capacity": 64},
                              "pairs": {"entries": 64, "capacity": 64}}, doc["tables"]
@@ -504,6 +507,40 @@ def test_full_maps_count_every_lost_wait(xfs, procs, helpers_dir, ilock_bin):
                                       + lost["begin_without_end"]), (summ, lost)
     assert summ["waits"] + lost["wait_map_full"] == seen, (summ, lost, seen)
     assert summ["few_waiting"] is False, summ
+
+
+def test_pairs_past_the_thread_part_fold_by_command(xfs, procs, ilock_bin):
+    """16 threads on one file with --max-inodes 512: more thread pairs (each
+    with its modes, ops and range) than the 448 the pairs table keeps for
+    them. The pairs after those are kept without their threads, so no wait
+    is lost from the pairs: they add up to the lock's waits, by command the
+    rows say there were more threads, and by thread the folded ones have
+    no pid."""
+    path = make_file(os.path.join(xfs.mnt, "many-threads.dat"), 32 << 20)
+    st = start_stat(procs, ilock_bin, "-D", xfs.mnt, "--max-inodes", "512")
+    run_seed_fio(procs, path, 32, 4, jobs=16)
+    doc = stop_stat(st)
+
+    lost, tables = doc["lost"], doc["tables"]
+    folded = [e for e in doc["edges"] if e["waiter"]["pid"] is None]
+    seen = doc["events"]["inode_lock_waits"]
+    assert tables["pairs"]["capacity"] == 512 and tables["pairs"]["entries"] >= 448, tables
+    assert lost["edge_threads_folded"] > 0 and folded, (lost, tables)
+    assert lost["edge_map_full"] == 0, (lost, tables, len(folded))
+    # every wait is in some pair, folded or not
+    assert sum(e["waits"] for e in doc["edges"]) == seen, (seen, lost)
+    # counted when folded, at the wait's begin: ends after the probes went are not in the pairs
+    fw = sum(e["waits"] for e in folded)
+    assert fw <= lost["edge_threads_folded"] <= fw + doc["events"]["in_flight"] \
+        + lost["begin_without_end"], (fw, lost, doc["events"])
+    for e in folded:
+        assert e["waiter"]["tgid"] is None and e["waiter"]["comm"] == "fio", e
+        # a named holder folds with its waiter; none named (no owner, readers) stays 0
+        assert e["holder"]["pid"] is None or (e["holder"]["pid"] == 0 and e["holder"]["mode"]
+                                              in ("unknown", "readers")), e
+    roles = [r for r in doc["roles"] if r["waiter"]["comm"] == "fio"]
+    assert any(r["threads_folded"] for r in roles), roles
+    assert all(r["waiter_threads"] <= 16 for r in roles), roles
 
 
 def test_threads_across_files_waits_and_pairs_agree(xfs, procs, ilock_bin):

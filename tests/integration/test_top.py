@@ -549,13 +549,13 @@ def test_screen_warns_of_a_full_table(term, fs_factory, procs, helpers_dir, iloc
     t = _start(term, ilocktop_bin, fs, "--max-inodes 64 -i 0.5")
     t.wait(lambda s: "lost events: none" in s, "the first screen")
     # before anything fills, no such line
-    assert "TABLE FULL" not in t.screen() and "table " not in t.screen().split("sort:")[0]
+    assert "table is" not in t.screen().split("sort:")[0]
     cm = procs.start([os.path.join(helpers_dir, "contend_many"),
                       os.path.join(fs.mnt, "many"), "100", "3", "2"])
-    s = t.wait(lambda s: "locks TABLE FULL (64): new locks are lost; restart with --max-inodes "
-                         "above it" in s or "pairs TABLE FULL (64)" in s, "the full-table line")
+    s = t.wait(lambda s: "locks table is full (64 entries): new locks are lost (wait_map_full); "
+                         "restart with a larger --max-inodes" in s, "the full-table line")
     lines = s.splitlines()
-    (i,) = [n for n, l in enumerate(lines) if "TABLE FULL" in l]
+    (i,) = [n for n, l in enumerate(lines) if "table is full" in l]
     assert "map_full" in " ".join(lines[:i]), s  # the losses, counted, above it
     assert any(l.startswith("PATH ") for l in lines[i + 1:]), s
     cm.communicate(timeout=60)

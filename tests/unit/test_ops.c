@@ -601,7 +601,8 @@ static void test_roles(void)
 				  "\"holder\":{\"comm\":\"fio\",\"role\":null,\"mode\":\"exclusive\","
 				  "\"op\":\"buffered-write\",\"op_flags\":[]},\"waiter\":{\"comm\":\"fio\","
 				  "\"role\":null,\"mode\":\"shared\",\"op\":\"buffered-read\",\"op_flags\":[]},"
-				  "\"holder_threads\":2,\"waiter_threads\":2,\"waits\":17,") != NULL);
+				  "\"holder_threads\":2,\"waiter_threads\":2,\"threads_folded\":false,"
+				  "\"waits\":17,") != NULL);
 		free(buf);
 	}
 	snap_free(&s);
@@ -1082,6 +1083,88 @@ static void test_namespace_pairs(void)
 	snap_free(&s);
 }
 
+/*
+ * Pairs kept without their threads (a full pairs table): by command they
+ * add to the threads' own pairs and say there were more threads; by thread
+ * they read comm[others], with no pid in JSON and no title looked up.
+ */
+static void test_folded_pairs(void)
+{
+	static const uint32_t holder[] = { 10, 11, ILOCK_PID_FOLDED, 0 };
+	static const uint32_t waiter[] = { 20, 21, ILOCK_PID_FOLDED, ILOCK_PID_FOLDED };
+	struct report_meta m = { .duration_s = 1.0 };
+	struct render_opts o = { .top_n = 10 };
+	struct titles ti;
+	struct pair_row *p;
+	struct snapshot s;
+	char *buf, b[64];
+	long n;
+
+	titles_init(&ti);
+	snap_init(&s);
+	for (size_t i = 0; i < sizeof(holder) / sizeof(holder[0]); i++) {
+		struct ilock_edge_key k = edge(holder[i], ILOCK_OP_BUFFERED_WRITE, 0, waiter[i],
+					       ILOCK_OP_BUFFERED_READ, ILOCK_RANGE_DISJOINT);
+
+		k.holder_tgid = holder[i];
+		k.waiter_tgid = waiter[i];
+		if (!holder[i]) {  /* no holder named: stays unnamed when folded */
+			k.holder_mode = ILOCK_MODE_UNKNOWN;
+			memset(k.holder_comm, 0, sizeof(k.holder_comm));
+		}
+		/* the folded threads together waited most */
+		add_edge(&s, k, i == 2 ? 50 : 10, i == 2 ? 500000000 : 100000000);
+	}
+	/* yet the lock's top holder is a thread that can be named */
+	{
+		const struct edge_row *top = snap_top_holder(&s, DEV, 131, 0, ILOCK_CLASS_I_RWSEM);
+
+		CHECK(top && (top->k.holder_pid == 10 || top->k.holder_pid == 11));
+	}
+	n = snap_pairs(&s, &p, PAIRS_OPS);
+	CHECK_EQ_U(n, 2);
+	if (n == 2) {
+		/* the named holders' row: 2 holders and 2 waiters known, more behind the fold */
+		const struct pair_row *r = p[0].k.holder_mode == ILOCK_MODE_EXCL ? &p[0] : &p[1];
+
+		const struct pair_row *u = r == &p[0] ? &p[1] : &p[0];
+
+		CHECK(r->holders == 2 && r->waiters == 2 && r->s.count == 70);
+		CHECK(r->holders_folded && r->waiters_folded);
+		CHECK_STR(fmt_thread_count(b, sizeof(b), r->holders, r->holders_folded), "2+");
+		CHECK_STR(fmt_thread_count(b, sizeof(b), 3, false), "3");
+		/* no owner: no holder thread, folded or not; its folded waiters are 1 or more */
+		CHECK(u->holders == 0 && !u->holders_folded && u->waiters == 0 && u->waiters_folded);
+		CHECK_STR(fmt_thread_count(b, sizeof(b), u->waiters, u->waiters_folded), "1+");
+	}
+	free(p);
+	n = snap_pairs(&s, &p, PAIRS_THREADS | PAIRS_OPS);
+	CHECK_EQ_U(n, 4);
+	free(p);
+	CHECK_STR(fmt_task(b, sizeof(b), "fio", ILOCK_PID_FOLDED), "fio[others]");
+	CHECK_STR(fmt_task(b, sizeof(b), "fio", 4257), "fio[4257]");
+	/* no /proc lookup for a thread that is not one */
+	titles_note(&ti, ILOCK_PID_FOLDED, ILOCK_PID_FOLDED, "fio");
+	CHECK_EQ_U(ti.n, 0);
+
+	m.titles = &ti;
+	snap_lock(&s, DEV, 131, 0, ILOCK_CLASS_I_RWSEM)->wait[ILOCK_MODE_SHARED] =
+		(struct ilock_stats){ .count = 40, .total_ns = 400000000, .max_ns = 10000000 };
+	buf = rendered(&s, &m, &o, false);
+	CHECK(strstr(buf, "2+ -> 2+  threads") != NULL);
+	CHECK(strstr(buf, "fio[others] exclusive") != NULL);
+	CHECK(strstr(buf, "4294967295") == NULL);
+	free(buf);
+	buf = rendered(&s, &m, &o, true);
+	CHECK(strstr(buf, "\"holder\":{\"pid\":null,\"tgid\":null,\"comm\":\"fio\"") != NULL);
+	CHECK(strstr(buf, "\"waiter\":{\"pid\":null,\"tgid\":null,\"comm\":\"fio\"") != NULL);
+	CHECK(strstr(buf, "\"holder_threads\":2,\"waiter_threads\":2,\"threads_folded\":true") != NULL);
+	CHECK(strstr(buf, "4294967295") == NULL);
+	free(buf);
+	snap_free(&s);
+	titles_free(&ti);
+}
+
 int main(void)
 {
 	test_cli();
@@ -1095,6 +1178,7 @@ int main(void)
 	test_roles();
 	test_pool_roles();
 	test_title_roles();
+	test_folded_pairs();
 	test_model();
 	test_edge_wstack();
 	test_ksyms();

@@ -192,9 +192,21 @@ static void test_tables_full(void)
 	free(json);
 	s.tables[TABLE_PAIRS].used = 52;
 	text = render(render_text, &s, &m);
-	CHECK(strstr(text, "\n  the pairs table is 81% full (52 of 64 entries): new pairs are lost "
-			   "once it is; --max-inodes makes room\n") != NULL);
+	CHECK(strstr(text, "\n  the pairs table is 81% full (52 of 64 entries): new pairs are kept "
+			   "without their threads from 56 on; --max-inodes makes room\n") != NULL);
 	free(text);
+	/* the last eighth is for pairs folded by command */
+	s.tables[TABLE_PAIRS].used = 60;
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "\n  the pairs table is 93% full (60 of 64 entries): new pairs are kept "
+			   "without their threads (edge_threads_folded); --max-inodes makes room\n"));
+	free(text);
+	s.tables[TABLE_PAIRS].used = 64;
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, "\n  the pairs table is full (64 entries): new pairs are lost "
+			   "(edge_map_full); --max-inodes makes room\n"));
+	free(text);
+	s.tables[TABLE_PAIRS].used = 52;
 	s.tables[TABLE_LOCKS].used = 64;
 	text = render(render_text, &s, &m);
 	CHECK(strstr(text, "\n  the locks table is full (64 entries): new locks are lost "

@@ -454,6 +454,23 @@ static void test_view_rates(void)
 	CHECK_EQ_U(r->magic, XFS);
 	/* the holder that cost the most */
 	CHECK(r->holder && r->holder->k.holder_pid == 4257);
+	{
+		/* threads folded together waited longer than fio: fio still names the holder */
+		struct ilock_edge_key fk = ekey(100, ILOCK_PID_FOLDED, "fio", ILOCK_PID_FOLDED,
+						"reader", ILOCK_MODE_EXCL);
+		struct ilock_edge_stats fs = { 9, 900 * MS, 200 * MS };
+		struct top_view v2;
+		struct snapshot s2;
+
+		fixture(&s2);
+		snap_add_edge(&s2, &fk, &fs);
+		top_view_init(&v2);
+		CHECK_EQ_U(top_view_build(&v2, &s2, &s2, &s2, NULL, 2.0, false, NULL), 0);
+		r = row_of(&v2, 100);
+		CHECK(r && r->holder && r->holder->k.holder_pid == 4257);
+		top_view_free(&v2);
+		snap_free(&s2);
+	}
 	r = row_of(&v, 300);
 	CHECK(r && r->wait_sps > 0.1499 && r->wait_sps < 0.1501);
 	CHECK(r && r->rate[0] == 0.5 && r->rate[1] == 0.5);
@@ -1106,16 +1123,17 @@ static void test_status(void)
 		tu[TABLE_PAIRS].used = 13108;
 		l4.n = 0;
 		CHECK_EQ_U(top_format_status(&s4, 200, collect, &l4), 7);
-		CHECK_STR(l4.text[5], "pairs table 80% full (13,108 of 16,384): new pairs are lost once "
-				      "full; --max-inodes");
+		CHECK_STR(l4.text[5], "pairs table is 80% full (13,108 of 16,384 entries): new pairs are "
+				      "kept without their threads from 14,336 on; restart with a larger "
+				      "--max-inodes");
 		CHECK(l4.kind[5] == TOP_LINE_ALERT);
 		CHECK(strstr(l4.text[6], "sort: ") == l4.text[6]);
 		/* the fuller of two, and a full one says what to do */
 		tu[TABLE_LOCKS].used = 16384;
 		l4.n = 0;
 		top_format_status(&s4, 200, collect, &l4);
-		CHECK_STR(l4.text[5], "locks TABLE FULL (16,384): new locks are lost; restart with "
-				      "--max-inodes above it");
+		CHECK_STR(l4.text[5], "locks table is full (16,384 entries): new locks are lost "
+				      "(wait_map_full); restart with a larger --max-inodes");
 		/* no capacity known: nothing */
 		memset(tu, 0, sizeof(tu));
 		tu[TABLE_PAIRS].used = 5;
