@@ -476,6 +476,18 @@ static void test_pairs(void)
 	CHECK_EQ_U(ps.pairs_seen, 3);
 	free(t);
 	prom_series_free(&ps);
+
+	/* a pair kept without its threads (a full table) adds to its commands' series */
+	add_edge(&s, DEV_A, 1, "fio", ILOCK_PID_FOLDED, "fio", ILOCK_PID_FOLDED, 4, 4000);
+	prom_series_init(&ps, 2, 1);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"holder_comm=\"fio\",holder_role=\"fio\",holder_mode=\"exclusive\",waiter_comm=\"fio\",waiter_role=\"fio\","
+			"waiter_mode=\"shared\"}") == 9);
+	CHECK(strstr(t, "4294967295") == NULL);
+	free(t);
+	prom_series_free(&ps);
 	snap_free(&s);
 
 	/* io_uring's workers, named after the threads they serve: one series, not one each */
