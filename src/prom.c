@@ -643,6 +643,18 @@ static void render_ranges(struct renderer *r, const struct prom_series *ps, bool
 	}
 }
 
+/* One gauge per slot table (label table): its entries in use, or its capacity. */
+static void table_gauge(struct renderer *r, const char *name, const struct prom_series *ps,
+			bool cap, const char *help)
+{
+	family(r, name, FAM_GAUGE, NULL, help);
+	for (int t = 0; t < TABLE_MAX; t++) {
+		lbl_reset(r);
+		lbl_add(r, "table", table_name(t));
+		sample_u64(r, name, cap ? ps->tables[t].cap : ps->tables[t].used);
+	}
+}
+
 static void render_counters(struct renderer *r, const struct prom_series *ps)
 {
 	family(r, "ilock_lost_events", FAM_COUNTER, NULL,
@@ -675,22 +687,12 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 		sample_seconds(r, "ilock_oldest_fsync_seconds", ps->oldest_fsync_ns);
 	}
 	/* to alert before a table fills: a full one loses new keys (ilock_lost_events_total) */
-	family(r, "ilock_table_entries", FAM_GAUGE, NULL,
-	       "Entries in use in ilock's in-kernel tables at the last collection "
-	       "(locks: inode, lock and mode; pairs: holder and waiter threads).");
-	for (int t = 0; t < TABLE_MAX; t++) {
-		lbl_reset(r);
-		lbl_add(r, "table", table_name(t));
-		sample_u64(r, "ilock_table_entries", ps->tables[t].used);
-	}
-	family(r, "ilock_table_capacity", FAM_GAUGE, NULL,
-	       "Entries ilock's in-kernel tables hold (--max-inodes); a full table loses new "
-	       "entries (ilock_lost_events_total), past 7/8 new pairs lose their threads.");
-	for (int t = 0; t < TABLE_MAX; t++) {
-		lbl_reset(r);
-		lbl_add(r, "table", table_name(t));
-		sample_u64(r, "ilock_table_capacity", ps->tables[t].cap);
-	}
+	table_gauge(r, "ilock_table_entries", ps, false,
+		    "Entries in use in ilock's in-kernel tables at the last collection "
+		    "(locks: inode, lock and mode; pairs: holder and waiter threads).");
+	table_gauge(r, "ilock_table_capacity", ps, true,
+		    "Entries ilock's in-kernel tables hold (--max-inodes); a full table loses new "
+		    "entries (ilock_lost_events_total), past 7/8 new pairs lose their threads.");
 	lbl_reset(r);
 	gauge(r, "ilock_contended_inodes", ps->contended_inodes,
 	      "Inodes with at least one lock wait since the exporter started.");
