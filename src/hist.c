@@ -135,14 +135,14 @@ static uint64_t sat_sub(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-void stats_delta(struct ilock_stats *out, const struct ilock_stats *cur,
+bool stats_delta(struct ilock_stats *out, const struct ilock_stats *cur,
 		 const struct ilock_stats *prev)
 {
 	int top = -1;
 
 	if (!prev) {
 		*out = *cur;
-		return;
+		return false;
 	}
 	out->count = sat_sub(cur->count, prev->count);
 	out->total_ns = sat_sub(cur->total_ns, prev->total_ns);
@@ -162,7 +162,9 @@ void stats_delta(struct ilock_stats *out, const struct ilock_stats *cur,
 			bound = prev->max_ns;
 		/* no single wait of the interval can exceed the interval's total */
 		out->max_ns = bound < out->total_ns ? bound : out->total_ns;
+		return true;
 	}
+	return false;
 }
 
 static void print_bar(FILE *f, uint64_t n, uint64_t peak, int width)

@@ -6,6 +6,7 @@
 #ifndef ILOCK_HIST_H
 #define ILOCK_HIST_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -29,9 +30,10 @@ void stats_merge(struct ilock_stats *dst, const struct ilock_stats *src);
 /*
  * out = cur - prev, for cumulative stats read twice. Counts saturate at 0.
  * The interval's max is exact when it rose; otherwise it is bounded by the
- * top non-empty slot of the difference and the previous max.
+ * top non-empty slot of the difference and the previous max. Returns true
+ * when out->max_ns is such a bound, not a wait's length.
  */
-void stats_delta(struct ilock_stats *out, const struct ilock_stats *cur,
+bool stats_delta(struct ilock_stats *out, const struct ilock_stats *cur,
 		 const struct ilock_stats *prev);
 uint64_t stats_percentile(const struct ilock_stats *s, double q);
 

@@ -393,7 +393,8 @@ int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct sn
 		struct lock_row *r;
 
 		for (int m = 0; m < 2; m++) {
-			stats_delta(&d.wait[m], &c->wait[m], p ? &p->wait[m] : NULL);
+			if (stats_delta(&d.wait[m], &c->wait[m], p ? &p->wait[m] : NULL))
+				d.max_bound |= (uint8_t)(1u << m);
 			stats_delta(&d.hold[m], &c->hold[m], p ? &p->hold[m] : NULL);
 		}
 		for (int g = 0; g < ILOCK_RANGE_MAX; g++) {
@@ -464,6 +465,12 @@ static int merge(struct snapshot *dst, const struct snapshot *src, bool fold)
 			return -ENOMEM;
 		r->has_hold |= c->has_hold;
 		for (int m = 0; m < 2; m++) {
+			uint8_t bit = (uint8_t)(1u << m);
+
+			/* the larger max decides; of two equal ones, an exact one */
+			if (c->wait[m].max_ns > r->wait[m].max_ns ||
+			    (c->wait[m].max_ns == r->wait[m].max_ns && !(c->max_bound & bit)))
+				r->max_bound = (uint8_t)((r->max_bound & ~bit) | (c->max_bound & bit));
 			stats_merge(&r->wait[m], &c->wait[m]);
 			stats_merge(&r->hold[m], &c->hold[m]);
 		}
@@ -580,6 +587,15 @@ long snap_held_only(const struct snapshot *s, const struct lock_row ***out)
 uint64_t row_max_ns(const struct lock_row *r)
 {
 	return r->wait[0].max_ns > r->wait[1].max_ns ? r->wait[0].max_ns : r->wait[1].max_ns;
+}
+
+bool row_max_bound(const struct lock_row *r)
+{
+	const struct ilock_stats *w = r->wait;
+
+	if (w[0].max_ns != w[1].max_ns)
+		return r->max_bound & (w[0].max_ns > w[1].max_ns ? 1 : 2);
+	return (r->max_bound & 3) == 3;  /* equal: exact if either is */
 }
 
 uint64_t row_p99_ns(const struct lock_row *r)

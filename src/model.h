@@ -23,6 +23,8 @@ struct lock_row {
 	bool has_hold;
 	struct ilock_stats wait[2];    /* [ILOCK_MODE_SHARED], [ILOCK_MODE_EXCL] */
 	struct ilock_stats hold[2];
+	/* bit m: wait[m].max_ns of an interval only bounds its longest wait (stats_delta) */
+	uint8_t max_bound;
 	/* the same waits by how waiter's and holder's byte ranges met */
 	struct ilock_range_stats range[ILOCK_RANGE_MAX];
 };
@@ -182,6 +184,8 @@ uint64_t row_wait_ns(const struct lock_row *r);
 uint64_t row_wait_in_window(const struct lock_row *r, uint64_t window_ns);
 uint64_t row_waits(const struct lock_row *r);
 uint64_t row_max_ns(const struct lock_row *r);
+/* row_max_ns() of an interval is a bound, not a wait's length (lock_row.max_bound) */
+bool row_max_bound(const struct lock_row *r);
 /* Time held in both modes (--holds). */
 uint64_t row_hold_ns(const struct lock_row *r);
 /*

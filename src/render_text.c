@@ -169,9 +169,12 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 		struct ilock_stats both = r->wait[0];
 		struct inode_view v;
 		char label[2 * ILOCK_PATH_MAX + 64], path[48], devino[40], d[24], sh[24], ex[24];
-		char tot[24], p50[24], p99[24], mx[24], holder[48] = "-", disj[16];
+		char tot[24], p50[24], p99[24], mx[24], mxb[32], holder[48] = "-", disj[16];
 
 		stats_merge(&both, &r->wait[1]);
+		/* an interval's (-i) max that only bounds its longest wait, as ilocktop shows it */
+		snprintf(mxb, sizeof(mxb), "%s%s", row_max_bound(r) ? "<" : "",
+			 fmt_ns(mx, sizeof(mx), both.max_ns));
 		describe_inode(s, m->mounts, r->dev, r->ino, r->gen, r->has_hold, &v);
 		inode_label(label, sizeof(label), &v, r->dev, r->ino);
 		snprintf(devino, sizeof(devino), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
@@ -184,8 +187,7 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 			fmt_count(ex, sizeof(ex), r->wait[ILOCK_MODE_EXCL].count),
 			fmt_ns(tot, sizeof(tot), both.total_ns),
 			fmt_ns(p50, sizeof(p50), stats_percentile(&both, 0.50)),
-			fmt_ns(p99, sizeof(p99), stats_percentile(&both, 0.99)),
-			fmt_ns(mx, sizeof(mx), both.max_ns),
+			fmt_ns(p99, sizeof(p99), stats_percentile(&both, 0.99)), mxb,
 			/* range-lock headroom: the share of wait time with disjoint ranges */
 			fmt_share(disj, sizeof(disj), row_headroom(r)), holder);
 	}

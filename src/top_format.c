@@ -416,7 +416,9 @@ int top_format_row(char *buf, size_t len, const struct top_layout *l, const stru
 			top_fmt_ns(t, sizeof(t), r->p99_ns);
 			break;
 		case COL_MAX:
-			top_fmt_ns(t, sizeof(t), r->max_ns);
+			/* "<" : no wait of the window took that long, none took longer */
+			top_fmt_ns(d, sizeof(d), r->max_ns);
+			snprintf(t, sizeof(t), "%s%s", r->max_bound && !l->cumulative ? "<" : "", d);
 			break;
 		case COL_DISJ:
 			top_fmt_headroom(t, sizeof(t), r);
@@ -472,7 +474,8 @@ static const char *const help_lines[] = {
 	"                the counts)",
 	"  WAIT s/s      seconds waited per second, every waiter summed: 1.0 is one",
 	"                thread blocked the whole time (after c: WAITED, the total)",
-	"  P99 MAX       from log2 histograms: the p99 within a factor of 2",
+	"  P99 MAX       from log2 histograms: the p99 within a factor of 2; <4.19ms:",
+	"                the window's longest wait is known only to be at most that",
 	"  DISJ          share of the wait time between disjoint byte ranges: what a",
 	"                range lock would have let through (a lower bound)",
 	"  TOP HOLDER    the holder that cost the waiters most: comm[tid] excl; readers,",

@@ -102,6 +102,7 @@ static void fill_row(struct top_row *r, const struct lock_row *l, const struct s
 	}
 	r->wait_ns = l->wait[0].total_ns + l->wait[1].total_ns;
 	r->max_ns = row_max_ns(l);
+	r->max_bound = row_max_bound(l);
 	/* a wait longer than the window began before it: the window's share only */
 	r->wait_sps = secs > 0 ? (double)row_wait_in_window(l, u64_of(secs * 1e9)) / 1e9 / secs
 			       : 0.0;

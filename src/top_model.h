@@ -27,6 +27,7 @@ struct top_row {
 	uint64_t waits[2];             /* in the window, [ILOCK_MODE_SHARED/EXCL] */
 	uint64_t wait_ns;              /* time waited in the window, both modes */
 	uint64_t p99_ns, max_ns;       /* of the window's waits */
+	bool max_bound;                /* max_ns bounds the longest, no wait took it (shown <) */
 	bool p99_known;                /* p99_ns is computed lazily: top_view_prepare */
 	double rate[2];                /* waits per second, by mode */
 	double wait_sps;               /* seconds waited per second of window */

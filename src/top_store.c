@@ -122,7 +122,8 @@ static int take_stats(struct top_store *st, struct snapshot *delta, const struct
 	out = hold ? &d->hold[k->mode] : &d->wait[k->mode];
 	if (hold)
 		c->has_hold = d->has_hold = true;
-	stats_delta(out, cur, prev);
+	if (stats_delta(out, cur, prev) && !hold)
+		d->max_bound |= (uint8_t)(1u << k->mode);
 	/*
 	 * When the max did not rise, stats_delta can only bound it by a
 	 * histogram slot; no single wait is longer than all of them together.

@@ -238,7 +238,7 @@ static void test_merge_delta(void)
 	CHECK_EQ_U(m.max_ns, 1000000);
 	CHECK_EQ_U(hist_total(m.hist), 6);
 
-	stats_delta(&d, &b, &a);
+	CHECK(!stats_delta(&d, &b, &a));  /* max rose: a wait's length */
 	CHECK_EQ_U(d.count, 2);
 	CHECK_EQ_U(d.total_ns, 1000300);
 	CHECK_EQ_U(d.max_ns, 1000000);  /* max rose: exact */
@@ -248,7 +248,7 @@ static void test_merge_delta(void)
 	struct ilock_stats c = b;
 
 	add(&c, 200);
-	stats_delta(&d, &c, &b);
+	CHECK(stats_delta(&d, &c, &b));  /* a bound */
 	CHECK_EQ_U(d.count, 1);
 	CHECK(d.max_ns >= 200 && d.max_ns < 256);
 
@@ -256,19 +256,22 @@ static void test_merge_delta(void)
 	struct ilock_stats e = c;
 
 	add(&e, 300);
-	stats_delta(&d, &e, &c);
+	CHECK(stats_delta(&d, &e, &c));
 	CHECK_EQ_U(d.count, 1);
 	CHECK(d.max_ns <= d.total_ns);
 	CHECK_EQ_U(d.max_ns, 300);
 
-	/* nothing new: zero max */
-	stats_delta(&d, &c, &c);
+	/* nothing new: zero max, which bounds nothing */
+	CHECK(!stats_delta(&d, &c, &c));
 	CHECK_EQ_U(d.count, 0);
 	CHECK_EQ_U(d.max_ns, 0);
 
 	/* counters that went backwards (map re-created) saturate at 0 */
 	stats_delta(&d, &a, &b);
 	CHECK_EQ_U(d.count, 0);
+	/* no previous read: the whole, exact */
+	CHECK(!stats_delta(&d, &b, NULL));
+	CHECK_EQ_U(d.max_ns, 1000000);
 }
 
 static void test_print(void)

@@ -347,6 +347,66 @@ static void test_generations(void)
 	snap_free(&f);
 }
 
+/*
+ * An interval's max is a wait's length when it rose, else a bound, and the
+ * row says which: for the mode whose max is the row's, through merges too.
+ */
+static void test_max_bound(void)
+{
+	struct snapshot prev, cur, d1, d2, m;
+	struct ilock_key ks = key(ILOCK_KDEV(7, 0), 5, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+	struct ilock_key kx = key(ILOCK_KDEV(7, 0), 5, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL);
+	struct ilock_stats s0 = st(4, 1000000), s1 = s0, x0 = st(1, 5000), x1 = st(2, 5000);
+	const struct lock_row *r;
+
+	snap_init(&prev);
+	snap_init(&cur);
+	snap_init(&d1);
+	snap_init(&d2);
+	snap_init(&m);
+	/* shared: two more waits of 1 us after 1 ms ones; exclusive: one more of 5 us */
+	s1.count += 2;
+	s1.total_ns += 2000;
+	s1.hist[ilock_hist_slot(1000)] += 2;
+	snap_add_wait(&prev, &ks, &s0);
+	snap_add_wait(&prev, &kx, &x0);
+	snap_add_wait(&cur, &ks, &s1);
+	snap_add_wait(&cur, &kx, &x1);
+	CHECK(snap_delta(&d1, &cur, &prev) == 0);
+	r = snap_find_lock(&d1, ks.dev, 5, 0, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->max_bound == 3);  /* neither max rose */
+	/* shared: its top slot's end, 1023 ns; exclusive: the max so far, 5 us */
+	CHECK(r && r->wait[0].max_ns == 1023 && r->wait[1].max_ns == 5000);
+	CHECK(r && row_max_bound(r) && row_max_ns(r) == 5000);
+
+	/* the exclusive max rises past the shared bound: the row's max is exact */
+	x1.max_ns = 9000;
+	x1.count++;
+	x1.total_ns += 9000;
+	x1.hist[ilock_hist_slot(9000)]++;
+	snap_reset(&cur);
+	snap_add_wait(&cur, &ks, &s1);
+	snap_add_wait(&cur, &kx, &x1);
+	CHECK(snap_delta(&d2, &cur, &prev) == 0);
+	r = snap_find_lock(&d2, ks.dev, 5, 0, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->max_bound == 1 && row_max_ns(r) == 9000 && !row_max_bound(r));
+	/* merged, the larger max decides: exact 9 us over a bound of 5 us */
+	CHECK(snap_merge(&m, &d1) == 0);
+	CHECK(snap_merge(&m, &d2) == 0);
+	r = snap_find_lock(&m, ks.dev, 5, 0, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && row_max_ns(r) == 9000 && !row_max_bound(r));
+	CHECK(r && (r->max_bound & 1));  /* shared stays a bound */
+	/* a whole read (no previous one) is exact */
+	CHECK(snap_delta(&d1, &cur, NULL) == 0);
+	r = snap_find_lock(&d1, ks.dev, 5, 0, ILOCK_CLASS_I_RWSEM);
+	CHECK(r && r->max_bound == 0);
+	snap_free(&prev);
+	snap_free(&cur);
+	snap_free(&d1);
+	snap_free(&d2);
+	snap_free(&m);
+}
+
 /* The fullest table at or over the alarm, in parts per 10,000: 64 and 4M compare. */
 static void test_tables(void)
 {
@@ -395,5 +455,6 @@ int main(void)
 	test_mounts();
 	test_generations();
 	test_tables();
+	test_max_bound();
 	UNIT_DONE();
 }

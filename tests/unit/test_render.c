@@ -207,6 +207,16 @@ static void test_golden(void)
 	text = render(render_text, &s, &m);
 	CHECK(strstr(text, "holds exclusive 3 acquisitions") && !strstr(text, "max timed"));
 	free(text);
+	/* an interval's max that only bounds its longest wait (-i) reads "<" */
+	s.locks[0].max_bound = 1 << ILOCK_MODE_SHARED;
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, " <16.2 ms ") != NULL);
+	free(text);
+	s.locks[0].max_bound = 1 << ILOCK_MODE_EXCL;  /* the exclusive max is the smaller */
+	text = render(render_text, &s, &m);
+	CHECK(strstr(text, " 16.2 ms ") != NULL && !strstr(text, "<16.2"));
+	free(text);
+	s.locks[0].max_bound = 0;
 	check_tables_full(&s, &m);
 	mounts_free(&mt);
 	snap_free(&s);

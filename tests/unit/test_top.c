@@ -130,6 +130,7 @@ static void test_store_deltas(void)
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].hist[ilock_hist_slot(MS)], 1);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 1 * MS);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_EXCL].count, 0);
+	CHECK(r->max_bound == 1 << ILOCK_MODE_SHARED && row_max_bound(r));  /* shown "<1.00ms" */
 	/* cum holds the latest read */
 	r = snap_find_lock(&st.cum, DEV, 100, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].count, 3);
@@ -141,6 +142,7 @@ static void test_store_deltas(void)
 	read_wait(&st, &delta, &k, &a);
 	r = snap_find_lock(&delta, DEV, 100, 0, ILOCK_CLASS_I_RWSEM);
 	CHECK_EQ_U(r->wait[ILOCK_MODE_SHARED].max_ns, 50 * MS);
+	CHECK(r->max_bound == 0);
 
 	/* holds land in hold[], and mark the row */
 	snap_reset(&delta);
@@ -779,10 +781,16 @@ static void test_rows_at_widths(void)
 	/* at 200 columns nothing is cut */
 	{
 		struct top_layout l;
+		struct top_row bound = v.rows[0];
 
 		top_layout_compute(&l, 200, false);
 		top_format_row(line, sizeof(line), &l, &v.rows[0], label, &iv, NULL);
 		CHECK(strstr(line, label) == line);
+		CHECK(strstr(line, " 100ms ") != NULL);
+		/* a window's max that only bounds its longest wait reads "<" */
+		bound.max_bound = true;
+		top_format_row(line, sizeof(line), &l, &bound, label, &iv, NULL);
+		CHECK(strstr(line, " <100ms ") != NULL);
 	}
 	/* the ext4 row: no XFS names, and the queued holder */
 	{
