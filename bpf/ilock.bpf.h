@@ -786,10 +786,27 @@ found:
  */
 static __always_inline u32 wait_slot_of(const struct ilock_key *k)
 {
+	struct ilock_key f;
 	u32 n;
 
-	return slot_find(&wait_index, &wait_slots, &wait_slots_used, cfg_wait_slots, k, sizeof(*k),
-			 ILOCK_LOST_WAIT_MAP_FULL, wait_hints, &n) ? n + 1 : 0;
+	/*
+	 * As for pairs (edge_slot_of()): the last eighth of the table is for
+	 * waits kept without their inode, so that a full table leaves every
+	 * device's totals and histograms whole. A copy is folded: the wait
+	 * itself (the walk of waits in progress reads it) keeps its inode.
+	 */
+	if (slot_find(&wait_index, &wait_slots, &wait_slots_used,
+		      cfg_wait_slots - cfg_wait_slots / ILOCK_EDGE_FOLD_SHARE, k, sizeof(*k),
+		      ILOCK_COUNTER_MAX, wait_hints, &n))
+		return n + 1;
+	f = *k;
+	f.ino = ILOCK_INO_FOLDED;
+	f.gen = 0;
+	if (!slot_find(&wait_index, &wait_slots, &wait_slots_used, cfg_wait_slots, &f, sizeof(f),
+		       ILOCK_LOST_WAIT_MAP_FULL, wait_hints, &n))
+		return 0;
+	count(ILOCK_LOST_WAIT_INODES);
+	return n + 1;
 }
 
 /*

@@ -374,6 +374,14 @@ struct ilock_edge_key {
 /* The share of the pairs table (1/N) kept for pairs folded that way. */
 #define ILOCK_EDGE_FOLD_SHARE 8
 
+/*
+ * ino (and gen 0) of a wait row kept without its inode: the locks table
+ * had no room left for another inode (the last 1/ILOCK_EDGE_FOLD_SHARE
+ * of it is kept for these), so the wait counts under its device, lock
+ * class and mode alone. No filesystem hands out this inode number.
+ */
+#define ILOCK_INO_FOLDED 0xffffffffffffffffULL
+
 struct ilock_edge_stats {
 	__u64 count;
 	__u64 total_ns;
@@ -544,6 +552,7 @@ enum ilock_counter {
 	ILOCK_LOST_OP_SLOT_SHARED, /* an op overwritten by a thread sharing its slot */
 	ILOCK_LOST_HOLDER_MOVED_ON,/* a writer let go before its op or stack was read */
 	ILOCK_LOST_EDGE_THREADS,   /* waits whose pair was kept without its threads (ILOCK_PID_FOLDED) */
+	ILOCK_LOST_WAIT_INODES,    /* waits kept without their inode (ILOCK_INO_FOLDED) */
 	ILOCK_COUNTER_MAX,
 };
 

@@ -54,6 +54,9 @@ static const struct { const char *name, *help; } counters[ILOCK_COUNTER_MAX] = {
 	[ILOCK_LOST_EDGE_THREADS] = { "edge_threads_folded",
 				      "waits whose pair was kept by command, without its threads: "
 				      "no room left for thread pairs (--max-inodes)" },
+	[ILOCK_LOST_WAIT_INODES] = { "wait_inodes_folded",
+				     "waits kept by device, lock and mode, without their inode: "
+				     "no room left for another inode (--max-inodes)" },
 };
 
 const char *counter_name(int c)

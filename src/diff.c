@@ -611,14 +611,14 @@ static const char *subject_class_name(const struct diff_subject *s, char *buf, s
 static void subject_label(struct diff_subject *s, const struct entity *ea, const struct entity *eb)
 {
 	const struct entity *e = ea ? ea : eb;
-	char d[24];
+	char d[24], in[24];
 
 	if (ea)
-		snprintf(s->ident_a, sizeof(s->ident_a), "%s:%" PRIu64,
-			 fmt_kdev(d, sizeof(d), ea->dev), ea->ino);
+		snprintf(s->ident_a, sizeof(s->ident_a), "%s:%s",
+			 fmt_kdev(d, sizeof(d), ea->dev), fmt_ino(in, sizeof(in), ea->ino));
 	if (eb)
-		snprintf(s->ident_b, sizeof(s->ident_b), "%s:%" PRIu64,
-			 fmt_kdev(d, sizeof(d), eb->dev), eb->ino);
+		snprintf(s->ident_b, sizeof(s->ident_b), "%s:%s",
+			 fmt_kdev(d, sizeof(d), eb->dev), fmt_ino(in, sizeof(in), eb->ino));
 	s->magic = ea && ea->magic ? ea->magic : eb ? eb->magic : 0;
 	s->magic_b = ea && eb ? eb->magic : 0;
 	if (ea && eb && ea->has_path && eb->has_path && strcmp(ea->path, eb->path))

@@ -319,8 +319,9 @@ static int admit_inodes(struct prom_series *ps, const struct snapshot *s,
 	cand = malloc(ps->ntotals * sizeof(*cand));
 	if (!cand)
 		return -ENOMEM;
+	/* waits kept without their inode (a full table) are inode="other" by nature */
 	for (size_t i = 0; i < ps->ntotals; i++)
-		if (ps->totals[i].delta_ns)
+		if (ps->totals[i].delta_ns && ps->totals[i].ino != ILOCK_INO_FOLDED)
 			cand[n++] = &ps->totals[i];
 	sort_n(cand, n, sizeof(*cand), cmp_rank);
 	for (size_t i = 0; i < n && i < ps->top_k && ps->ninodes < ps->max_inodes; i++) {

@@ -108,6 +108,10 @@ void render_titles_legend(FILE *f, const struct titles *ti, const struct titled 
 			  const char *heading);
 /* "fio[4257]" */
 char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid);
+/* "131", or "others" for the waits kept without their inode (ILOCK_INO_FOLDED) */
+char *fmt_ino(char *buf, size_t len, uint64_t ino);
+/* "ino": N, or null for ILOCK_INO_FOLDED */
+void render_json_ino(struct json *j, uint64_t ino);
 /*
  * A holder as every view names it: "fio[4257] exclusive", "fio[12] next,
  * exclusive" (queued), "readers, last fio[7]" ("readers" when the hint

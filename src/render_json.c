@@ -33,6 +33,14 @@ static void stats_json(struct json *j, const char *key, const struct ilock_stats
 	json_obj_end(j);
 }
 
+void render_json_ino(struct json *j, uint64_t ino)
+{
+	if (ino == ILOCK_INO_FOLDED)
+		json_null(j, "ino");  /* waits kept without their inode (wait_inodes_folded) */
+	else
+		json_u64(j, "ino", ino);
+}
+
 static void lock_json(struct json *j, const struct snapshot *s, const struct report_meta *m,
 		      const struct lock_row *r)
 {
@@ -42,7 +50,7 @@ static void lock_json(struct json *j, const struct snapshot *s, const struct rep
 	describe_inode(s, m->mounts, r->dev, r->ino, r->gen, r->has_hold, &v);
 	json_obj_begin(j, NULL);
 	json_str(j, "dev", fmt_kdev(d, sizeof(d), r->dev));
-	json_u64(j, "ino", r->ino);
+	render_json_ino(j, r->ino);
 	json_u64(j, "gen", r->gen);
 	json_str(j, "path", v.path[0] ? v.path : NULL);
 	json_str(j, "path_fs", v.rel[0] ? v.rel : NULL);
@@ -91,7 +99,7 @@ static void summary_json(struct json *j, const struct snapshot *s, const struct 
 	if (w.top) {
 		json_obj_begin(j, "top");
 		json_str(j, "dev", fmt_kdev(d, sizeof(d), w.top->dev));
-		json_u64(j, "ino", w.top->ino);
+		render_json_ino(j, w.top->ino);
 		json_u64(j, "gen", w.top->gen);
 		json_str(j, "class", class_name(w.top->class));
 		json_double(j, "tasks_waiting", w.top_tasks);

@@ -19,6 +19,8 @@ void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint
 	const struct mount_entry *me = mt ? mounts_find_dev(mt, dev) : NULL;
 
 	memset(v, 0, sizeof(*v));
+	if (ino == ILOCK_INO_FOLDED)
+		m = NULL;  /* many inodes' waits: no path, and "others" for a number */
 	v->magic = m ? m->magic : 0;
 	if (!v->magic && me)
 		fs_magic_from_name(me->fstype, &v->magic);
@@ -26,6 +28,10 @@ void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint
 		v->magic = ILOCK_XFS_SB_MAGIC;  /* holds come from XFS tracepoints only */
 	v->fs = v->magic ? fs_name(v->magic) : (me ? me->fstype : "unknown");
 
+	if (ino == ILOCK_INO_FOLDED) {
+		v->note = "locks table full: other inodes' waits";
+		return;
+	}
 	if (!m) {
 		v->note = has_hold ? "no waits: path not resolved" : "not seen by the path walker";
 		return;
@@ -62,6 +68,15 @@ void describe_inode(const struct snapshot *s, const struct mount_table *mt, uint
 const char *inode_dir_slash(const struct inode_view *v)
 {
 	return v->dir && v->path[0] && v->path[strlen(v->path) - 1] != '/' ? "/" : "";
+}
+
+char *fmt_ino(char *buf, size_t len, uint64_t ino)
+{
+	if (ino == ILOCK_INO_FOLDED)
+		snprintf(buf, len, "others");
+	else
+		snprintf(buf, len, "%" PRIu64, ino);
+	return buf;
 }
 
 char *fmt_task(char *buf, size_t len, const char *comm, uint32_t pid)
@@ -128,7 +143,7 @@ void inode_label_as(char *buf, size_t len, const struct inode_view *v, uint32_t 
 {
 	const char *slash = flags & LABEL_SLASH ? inode_dir_slash(v) : "";
 	const char *note = v->note ? v->note : "unknown";
-	char d[24];
+	char d[24], in[24];
 	int n;
 
 	if (v->path[0])
@@ -136,7 +151,7 @@ void inode_label_as(char *buf, size_t len, const struct inode_view *v, uint32_t 
 	else if (v->rel[0])
 		n = snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), v->rel);
 	else
-		n = snprintf(buf, len, "%s:%" PRIu64, fmt_kdev(d, sizeof(d), dev), ino);
+		n = snprintf(buf, len, "%s:%s", fmt_kdev(d, sizeof(d), dev), fmt_ino(in, sizeof(in), ino));
 	if (n >= 0 && (size_t)n < len &&
 	    (v->path[0] ? (flags & LABEL_PATH_NOTE) && v->note : (flags & LABEL_NO_PATH_NOTE)))
 		snprintf(buf + n, len - (size_t)n, " (%s)", note);
@@ -168,7 +183,7 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 		const struct edge_row *e = snap_top_holder(s, r->dev, r->ino, r->gen, r->class);
 		struct ilock_stats both = r->wait[0];
 		struct inode_view v;
-		char label[2 * ILOCK_PATH_MAX + 64], path[48], devino[40], d[24], sh[24], ex[24];
+		char label[2 * ILOCK_PATH_MAX + 64], path[48], devino[40], d[24], sh[24], ex[24], in[24];
 		char tot[24], p50[24], p99[24], mx[24], mxb[32], holder[48] = "-", disj[16];
 
 		stats_merge(&both, &r->wait[1]);
@@ -177,7 +192,8 @@ static void top_table(FILE *f, const struct snapshot *s, const struct report_met
 			 fmt_ns(mx, sizeof(mx), both.max_ns));
 		describe_inode(s, m->mounts, r->dev, r->ino, r->gen, r->has_hold, &v);
 		inode_label(label, sizeof(label), &v, r->dev, r->ino);
-		snprintf(devino, sizeof(devino), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
+		snprintf(devino, sizeof(devino), "%s:%s", fmt_kdev(d, sizeof(d), r->dev),
+			 fmt_ino(in, sizeof(in), r->ino));
 		if (e)
 			fmt_holder(holder, sizeof(holder), &e->k);
 		fprintf(f, "%-40s %-14s %-5s %-9s %9s %9s %10s %9s %9s %9s %8s  %s\n",
@@ -224,12 +240,12 @@ static void histograms(FILE *f, const struct snapshot *s, const struct report_me
 	for (int i = 0; i < rows; i++) {
 		const struct lock_row *r = &s->locks[i];
 		struct inode_view v;
-		char label[2 * ILOCK_PATH_MAX + 64], d[24];
+		char label[2 * ILOCK_PATH_MAX + 64], d[24], in[24];
 
 		describe_inode(s, m->mounts, r->dev, r->ino, r->gen, r->has_hold, &v);
 		inode_label(label, sizeof(label), &v, r->dev, r->ino);
-		fprintf(f, "\n  %s  [%s ino %" PRIu64 ", %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
-			r->ino, v.fs, class_display_name(r->class, v.magic));
+		fprintf(f, "\n  %s  [%s ino %s, %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
+			fmt_ino(in, sizeof(in), r->ino), v.fs, class_display_name(r->class, v.magic));
 		hist_print_pair(f, "shared", r->wait[ILOCK_MODE_SHARED].hist, "exclusive",
 				r->wait[ILOCK_MODE_EXCL].hist, 4);
 		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED], sampled);
@@ -258,12 +274,12 @@ static void held_only(FILE *f, const struct snapshot *s, const struct report_met
 	for (long i = 0; i < n && i < max; i++) {
 		const struct lock_row *r = v[i];
 		struct inode_view iv;
-		char label[2 * ILOCK_PATH_MAX + 64], d[24];
+		char label[2 * ILOCK_PATH_MAX + 64], d[24], in[24];
 
 		describe_inode(s, m->mounts, r->dev, r->ino, r->gen, true, &iv);
 		inode_label(label, sizeof(label), &iv, r->dev, r->ino);
-		fprintf(f, "  %s  [%s ino %" PRIu64 ", %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
-			r->ino, iv.fs, class_display_name(r->class, iv.magic));
+		fprintf(f, "  %s  [%s ino %s, %s %s]\n", label, fmt_kdev(d, sizeof(d), r->dev),
+			fmt_ino(in, sizeof(in), r->ino), iv.fs, class_display_name(r->class, iv.magic));
 		hold_line(f, "shared", &r->hold[ILOCK_MODE_SHARED], sampled);
 		hold_line(f, "exclusive", &r->hold[ILOCK_MODE_EXCL], sampled);
 		if (!r->hold[ILOCK_MODE_EXCL].count)
@@ -316,7 +332,8 @@ static void edges(FILE *f, const struct snapshot *s, const struct report_meta *m
 char *table_alarm_text(char *buf, size_t len, const struct table_use *tables, int t)
 {
 	const struct table_use *u = &tables[t];
-	uint32_t fold = t == TABLE_PAIRS ? u->cap - u->cap / ILOCK_EDGE_FOLD_SHARE : u->cap;
+	uint32_t fold = u->cap - u->cap / ILOCK_EDGE_FOLD_SHARE;
+	const char *without = t == TABLE_PAIRS ? "their threads" : "their inode";
 	unsigned pct = (unsigned)((uint64_t)u->used * 100 / u->cap);
 	char n[24], c[24], f[24];
 
@@ -329,15 +346,13 @@ char *table_alarm_text(char *buf, size_t len, const struct table_use *tables, in
 			 counter_name(t == TABLE_PAIRS ? ILOCK_LOST_EDGE_MAP_FULL
 						       : ILOCK_LOST_WAIT_MAP_FULL));
 	else if (u->used >= fold)
-		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new pairs are kept "
-			 "without their threads (%s)", table_name(t), pct, n, c,
-			 counter_name(ILOCK_LOST_EDGE_THREADS));
-	else if (t == TABLE_PAIRS)
-		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new pairs are kept "
-			 "without their threads from %s on", table_name(t), pct, n, c, f);
+		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new %s are kept "
+			 "without %s (%s)", table_name(t), pct, n, c, table_name(t), without,
+			 counter_name(t == TABLE_PAIRS ? ILOCK_LOST_EDGE_THREADS
+						       : ILOCK_LOST_WAIT_INODES));
 	else
-		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new %s are lost once "
-			 "it is full", table_name(t), pct, n, c, table_name(t));
+		snprintf(buf, len, "%s table is %u%% full (%s of %s entries): new %s are kept "
+			 "without %s from %s on", table_name(t), pct, n, c, table_name(t), without, f);
 	return buf;
 }
 

@@ -393,7 +393,7 @@ void report_json_extra(struct json *j, void *ctx)
 			json_obj_begin(j, NULL);
 			json_u64(j, "lock", (uint64_t)k);
 			json_str(j, "dev", fmt_kdev(d, sizeof(d), row->lock->dev));
-			json_u64(j, "ino", row->lock->ino);
+			render_json_ino(j, row->lock->ino);
 			json_u64(j, "gen", row->lock->gen);
 			json_str(j, "class", class_name(row->lock->class));
 			for (int m = 0; m < 2; m++) {
@@ -689,8 +689,12 @@ void report_csv(FILE *f, const struct report_ctx *c)
 				continue;
 			report_label(c->merged, c->meta, in->dev, in->ino, in->gen, l->has_hold,
 				     label, sizeof(label));
-			fprintf(f, "%zu,%.6f,%.6f,%s,%" PRIu64 ",", i, (double)iv->t_start_ns / 1e9,
-				(double)iv->dur_ns / 1e9, fmt_kdev(d, sizeof(d), in->dev), in->ino);
+			/* the waits kept without their inode: no number (the label says so) */
+			fprintf(f, "%zu,%.6f,%.6f,%s,", i, (double)iv->t_start_ns / 1e9,
+				(double)iv->dur_ns / 1e9, fmt_kdev(d, sizeof(d), in->dev));
+			if (in->ino != ILOCK_INO_FOLDED)
+				fprintf(f, "%" PRIu64, in->ino);
+			fputc(',', f);
 			csv_field(f, label);
 			fprintf(f, ",%s,%s", magic ? fs_name(magic) : "", class_name(l->class));
 			for (int m = 0; m < 2; m++)

@@ -386,7 +386,8 @@ int top_format_row(char *buf, size_t len, const struct top_layout *l, const stru
 		case COL_DEVINO: {
 			char di[48];
 
-			snprintf(di, sizeof(di), "%s:%" PRIu64, fmt_kdev(d, sizeof(d), r->dev), r->ino);
+			snprintf(di, sizeof(di), "%s:%s", fmt_kdev(d, sizeof(d), r->dev),
+				 fmt_ino(t, sizeof(t), r->ino));
 			tail_fit(t, sizeof(t), di, l->w[c]);
 			break;
 		}
@@ -1024,14 +1025,14 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 {
 	const struct lock_row *r = snap_find_lock(win, dev, ino, gen, class);
 	const struct lock_row *any = r ? r : snap_find_lock(meta, dev, ino, gen, class);
-	char label[2 * ILOCK_PATH_MAX + 64], d[24], a[24], b[24], c[24], e[24], g[24];
+	char label[2 * ILOCK_PATH_MAX + 64], d[24], a[24], b[24], c[24], e[24], g[24], in[24];
 	struct inode_view v;
 	struct ilock_stats both = {};
 
 	top_inode_label(label, sizeof(label), &v, meta, mt, dev, ino, gen, any && any->has_hold);
 	fprintf(f, "%s\n", label);
-	fprintf(f, "  dev %s  ino %" PRIu64 "  fs %s  lock %s (%s)   ", fmt_kdev(d, sizeof(d), dev),
-		ino, v.fs, class_display_name(class, v.magic), class_name(class));
+	fprintf(f, "  dev %s  ino %s  fs %s  lock %s (%s)   ", fmt_kdev(d, sizeof(d), dev),
+		fmt_ino(in, sizeof(in), ino), v.fs, class_display_name(class, v.magic), class_name(class));
 	if (cumulative)
 		fprintf(f, "window: since start, %.1f s\n", secs);
 	else

@@ -542,7 +542,7 @@ def test_screen_row_follows_a_renamed_file(term, fs_factory, procs, helpers_dir,
 
 
 def test_screen_warns_of_a_full_table(term, fs_factory, procs, helpers_dir, ilocktop_bin):
-    """--max-inodes 64 and waits on 100 files: the locks table fills, and
+    """--max-inodes 64 and waits on 100 files: the pairs table fills, and
     the screen says so on a line of its own, with what to do, before the
     table; q still leaves a working terminal."""
     fs = fs_factory("xfs")
@@ -552,7 +552,7 @@ def test_screen_warns_of_a_full_table(term, fs_factory, procs, helpers_dir, iloc
     assert "table is" not in t.screen().split("sort:")[0]
     cm = procs.start([os.path.join(helpers_dir, "contend_many"),
                       os.path.join(fs.mnt, "many"), "100", "3", "2"])
-    s = t.wait(lambda s: "locks table is full (64 entries): new locks are lost (wait_map_full); "
+    s = t.wait(lambda s: "pairs table is full (64 entries): new pairs are lost (edge_map_full); "
                          "restart with a larger --max-inodes" in s, "the full-table line")
     lines = s.splitlines()
     (i,) = [n for n, l in enumerate(lines) if "table is full" in l]

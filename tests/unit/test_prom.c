@@ -624,6 +624,32 @@ static void test_waiting_now(void)
 	snap_free(&s);
 }
 
+/* Waits kept without their inode (a full locks table): in the aggregate, never a series of their own. */
+static void test_folded_inodes(void)
+{
+	struct prom_series ps;
+	struct snapshot s;
+	char *t;
+
+	snap_init(&s);
+	add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000000, 1);
+	add_inode(&s, DEV_A, 1, "/f");
+	/* the folded row waited most, and still has no series of its own */
+	add_wait(&s, DEV_A, ILOCK_INO_FOLDED, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 9000000, 3);
+	prom_series_init(&ps, 2, 10);
+	CHECK(prom_series_update(&ps, &s, NULL, NULL) == 0);
+	CHECK_EQ_U(ps.ninodes, 1);
+	t = render(&ps, PROM_FMT_TEXT);
+	CHECK(sample(t, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\"}") == 4);
+	CHECK(sample(t, "ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			"mode=\"shared\",inode=\"other\",path=\"\"}") == 3);
+	CHECK(strstr(t, "18446744073709551615") == NULL && strstr(t, "others") == NULL);
+	free(t);
+	prom_series_free(&ps);
+	snap_free(&s);
+}
+
 /* The slot tables' fill, as gauges to alert on before one is full. */
 static void test_tables(void)
 {
@@ -991,6 +1017,7 @@ int main(void)
 	test_ranges();
 	test_waiting_now();
 	test_tables();
+	test_folded_inodes();
 	test_op_pairs();
 	test_formats();
 	test_sticky_labels();

@@ -218,6 +218,30 @@ static void test_golden(void)
 	free(text);
 	s.locks[0].max_bound = 0;
 	check_tables_full(&s, &m);
+	{
+		/* a full locks table: other inodes' waits under the device, named so */
+		struct ilock_key fk = { .ino = ILOCK_INO_FOLDED, .dev = s.locks[0].dev,
+					.class = ILOCK_CLASS_I_RWSEM, .mode = ILOCK_MODE_EXCL };
+		struct ilock_stats fs = { .count = 2, .total_ns = 3000000, .max_ns = 2000000 };
+		struct inode_view v;
+		char label[128];
+
+		fs.hist[ilock_hist_slot(1000000)] = 1;
+		fs.hist[ilock_hist_slot(2000000)] = 1;
+		CHECK(snap_add_wait(&s, &fk, &fs) == 0);
+		describe_inode(&s, m.mounts, fk.dev, ILOCK_INO_FOLDED, 0, false, &v);
+		inode_label(label, sizeof(label), &v, fk.dev, ILOCK_INO_FOLDED);
+		CHECK_STR(label, "7:0:others (locks table full: other inodes' waits)");
+		text = render(render_text, &s, &m);
+		CHECK(strstr(text, "\n  7:0:others (locks table full: other inodes' waits)  [7:0 ino "
+				   "others, xfs IOLOCK]\n") != NULL);
+		CHECK(strstr(text, "18446744073709551615") == NULL);
+		free(text);
+		json = render(render_json, &s, &m);
+		CHECK(strstr(json, "{\"dev\":\"7:0\",\"ino\":null,\"gen\":0,\"path\":null,") != NULL);
+		CHECK(strstr(json, "18446744073709551615") == NULL);
+		free(json);
+	}
 	mounts_free(&mt);
 	snap_free(&s);
 }
