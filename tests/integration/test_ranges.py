@@ -21,7 +21,7 @@ import pytest
 from conftest import REPO
 from ilock_run import (READY, edges_for, locks_for, start_record, start_stat, stop_record,
                        stop_stat)
-from util import make_file, prog_names, wait_line
+from util import blocked_tid, make_file, prog_names, wait_line
 
 MiB = 1 << 20
 MS = 1_000_000
@@ -479,13 +479,10 @@ def test_create_behind_readdir(fs_factory, fstype, procs, helpers_dir, ilock_bin
     htid = int(m.group(2))
     creator = procs.start(["python3", "-c", "import os, sys; os.close(os.open(sys.argv[1], "
                            "os.O_CREAT | os.O_WRONLY))", os.path.join(d, "new")])
-    # release once the create is seen asleep on the lock, however slow the machine
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        with open(f"/proc/{creator.pid}/stat") as f:
-            if f.read().rsplit(")", 1)[1].split()[0] == "D":
-                break
-        time.sleep(0.05)
+    # release once the create is seen asleep on the lock, however slow the
+    # machine: in D in path_openat (the lock slowpath is sched text, so wchan
+    # names its caller), not just in D, as python's start-up reads can be
+    blocked_tid(creator.pid, timeout=20, wchan="path_openat")
     time.sleep(0.3)
     holder.send_signal(signal.SIGUSR1)
     wait_line(holder, "RELEASED ", 15)

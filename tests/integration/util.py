@@ -146,20 +146,27 @@ def tids_of(pid):
     return sorted(int(t) for t in os.listdir(f"/proc/{pid}/task"))
 
 
-def blocked_tid(pid, timeout=10):
-    """The thread of pid asleep in D state (its lock wait), once it is."""
+def blocked_tid(pid, timeout=10, wchan=None):
+    """The thread of pid asleep in D state (its lock wait), once it is.
+    With wchan, only a sleep in a kernel function whose name holds it
+    counts: a process starting up can sleep in D on page-cache reads before
+    it reaches the lock."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for tid in tids_of(pid):
             try:
                 with open(f"/proc/{pid}/task/{tid}/stat") as f:
                     state = f.read().rsplit(")", 1)[1].split()[0]
+                if state == "D" and wchan is not None:
+                    with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                        state = "D" if wchan in f.read() else "?"
             except OSError:
                 continue
             if state == "D":
                 return tid
         time.sleep(0.05)
-    raise AssertionError(f"no thread of {pid} blocked in D state")
+    raise AssertionError(f"no thread of {pid} blocked in D state"
+                         + (f" in {wchan}" if wchan else ""))
 
 
 def cgroup_remove(root, cg):
