@@ -341,7 +341,7 @@ def test_fsync_in_progress_names_the_journal_commit(xfs, fs_factory, procs, help
     syncer = procs.start(["python3", "-c",
                           "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)",
                           path])
-    stid = blocked_tid(syncer.pid)
+    stid = blocked_tid(syncer.pid, wchan="jbd2")  # in the commit wait, past start-up
     time.sleep(1.5)
     doc = stop_stat(st)
     holder.send_signal(signal.SIGUSR1)
@@ -402,7 +402,7 @@ def test_fsync_stall_text_and_exporter(xfs, fs_factory, procs, helpers_dir, iloc
     syncer = procs.start(["python3", "-c",
                           "import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.fsync(fd)",
                           path])
-    stid = blocked_tid(syncer.pid)
+    stid = blocked_tid(syncer.pid, wchan="jbd2")  # in the commit wait, past start-up
 
     def gauges():
         status, _, body = ex.request()
