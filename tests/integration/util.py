@@ -156,13 +156,13 @@ def blocked_tid(pid, timeout=10, wchan=None):
         for tid in tids_of(pid):
             try:
                 with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                    state = f.read().rsplit(")", 1)[1].split()[0]
-                if state == "D" and wchan is not None:
+                    asleep = f.read().rsplit(")", 1)[1].split()[0] == "D"
+                if asleep and wchan is not None:
                     with open(f"/proc/{pid}/task/{tid}/wchan") as f:
-                        state = "D" if wchan in f.read() else "?"
+                        asleep = wchan in f.read()
             except OSError:
                 continue
-            if state == "D":
+            if asleep:
                 return tid
         time.sleep(0.05)
     raise AssertionError(f"no thread of {pid} blocked in D state"
