@@ -495,11 +495,13 @@ extern __u64 holds_timing;
 extern __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS];
 
 /*
- * Never set by ilock. scripts/bench/paired sets it, through the map of its
- * own section, to make every program return at once, as an empty one
- * would: under one running workload and one attachment it can then switch
- * ilock's work off and on each second, and tell the cost of that work from
- * the cost of being attached at all.
+ * When set, every program returns at once, as an empty one would. ilocktop
+ * attaches a fresh tracer idle and hands over to it by clearing this in
+ * it after setting it in the old one (tracer_set_idle(), --renew).
+ * scripts/bench/paired sets it through the map of its own section: under
+ * one running workload and one attachment it can then switch ilock's work
+ * off and on each second, and tell the cost of that work from the cost of
+ * being attached at all.
  */
 extern volatile __u32 bench_idle;
 /* rw_semaphore.owner's low bits (kernel/locking/rwsem.c): the rest is a task */

@@ -60,7 +60,7 @@ __u32 edge_hints[ILOCK_HINT_SLOTS] = {};
 __u64 holds_timing = 0;
 __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS] = {};
 
-/* its own section, so a benchmark can write it without touching .bss */
+/* its own section: a benchmark, or ilocktop handing over, writes it without touching .bss */
 volatile __u32 bench_idle SEC(".data.bench") = 0;
 
 const struct ilock_stats zero_stats = {};

@@ -23,6 +23,7 @@ static const struct option long_opts[] = {
 	{ "sort", required_argument, NULL, 'o' },
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "renew", required_argument, NULL, OPT_RENEW },
 	CLI_OPS_LONGOPTS,
 	{ "folded", no_argument, NULL, OPT_FOLDED },
 	{ "help", no_argument, NULL, 'h' },
@@ -45,6 +46,7 @@ void cli_usage(enum cli_cmd cmd, FILE *f)
 		fprintf(f,
 "usage: ilocktop [-i SECONDS] [-p PID] [-c COMM] [-D DEV|MOUNT] [--ino N] [--fs TYPE]\n"
 "                [--class C] [--cgroup DIR] [-b] [-n ITERATIONS] [--rows N] [-o SORTKEY]\n"
+"                [--max-inodes N] [--renew SECONDS]\n"
 "       ilock top [same options]\n"
 "\n"
 "Live view of inode lock contention: one row per (inode, lock) with shared and\n"
@@ -70,6 +72,10 @@ CLI_CGROUP_HELP
 CLI_HOLDS_HELP
 CLI_WAIT_SAMPLE_HELP
 CLI_MAX_INODES_HELP
+"      --renew SECONDS     when a table is 80%% full, trace on into fresh ones,\n"
+"                          at most once every SECONDS (default 600; 0: never,\n"
+"                          and new entries are kept without their inode or\n"
+"                          threads once a table is seven eighths full)\n"
 "  -v, --verbose           show probes, attach decisions and libbpf messages\n"
 "\n"
 "keys: q quit, s/S sort key, c cumulative totals, f filter (path, comm or title),\n"
@@ -544,6 +550,7 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	o->top_n = cmd == CLI_TOP ? 20 : 10;
 	o->interval_s = cmd == CLI_TOP ? 1.0 : 0.0;
 	o->sort = SORT_WAIT_TIME;
+	o->renew_s = cmd == CLI_TOP ? CLI_RENEW_DEFAULT_S : 0;
 	err[0] = 0;
 	optind = 0;  /* full reset: parse may run more than once */
 	opterr = 0;
@@ -584,6 +591,17 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 			if (!parse_u64(optarg, 1000000, &v))
 				goto bad_value;
 			o->top_n = (int)v;
+			break;
+		case OPT_RENEW:
+			if (cmd != CLI_TOP) {
+				snprintf(err, errlen, "unknown option --renew");
+				return -1;
+			}
+			hint = "seconds, 0 (never) or 10 to 86400";
+			if (!strcmp(optarg, "0"))
+				o->renew_s = 0;
+			else if (!parse_seconds(optarg, 86400, &o->renew_s) || o->renew_s < 10)
+				goto bad_value;
 			break;
 		case OPT_MAX_INODES:
 			if (!parse_u64(optarg, 1U << 22, &v) || v < 64) {

@@ -36,6 +36,7 @@ struct ilock_opts {
 	bool batch;                    /* -b */
 	long iterations;               /* -n for top; 0: forever */
 	enum sort_key sort;            /* -o */
+	double renew_s;                /* --renew: fresh tables at most this often; 0: never */
 	/* capacity */
 	uint32_t max_locks;            /* --max-inodes */
 	uint8_t holds;                 /* --holds: enum ilock_holds, off by default */
@@ -76,6 +77,11 @@ enum {
  */
 #define CLI_HOLD_SAMPLE_DEFAULT 64
 #define CLI_HOLD_EXACT_RATE_DEFAULT 250
+/*
+ * ilocktop --renew: a load of the programs costs a second or two of CPU,
+ * so a host that fills a table in seconds does not reload every interval.
+ */
+#define CLI_RENEW_DEFAULT_S 600
 #define CLI_HOLD_SAMPLE_MAX 1024
 /* --holds in every tracing command's help: the largest cost knob on XFS. */
 #define CLI_CLASS_HELP                                                               \
@@ -151,6 +157,7 @@ enum cli_cmd { CLI_STAT, CLI_TOP };
  * in the short-option string, then pass each option to cli_filter_option().
  */
 enum { OPT_INO = 256, OPT_FS, OPT_CLASS, OPT_MAX_INODES, OPT_ROWS, OPT_HOLDS, OPT_CGROUP,
+       OPT_RENEW,
        OPT_CLI_FIRST_FREE = 300 };
 #define CLI_FILTER_SHORTOPTS "p:c:D:"
 /* --max-inodes in every tracing command's help: what it sizes, what it costs. */

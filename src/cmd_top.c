@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "counters.h"
 #include "log.h"
 #include "outguard.h"
 #include "signals.h"
@@ -97,6 +98,11 @@ int top_app_rebuild(struct top_app *a)
 		return err;
 	top_view_sort(&a->view, a->sort, rows_wanted(a));
 	follow_selection(a);
+	/* the view no longer points into the last tracer's snapshots */
+	if (a->have_old_smp && !a->old_pending) {
+		sampler_free(&a->old_smp);
+		a->have_old_smp = false;
+	}
 	return 0;
 }
 
@@ -112,11 +118,113 @@ void top_app_resort(struct top_app *a)
  */
 static int top_app_sample(struct top_app *a)
 {
-	int err = sampler_sample(&a->smp);
+	struct top_sampler *s = &a->smp;
+	int err = sampler_sample(s);
 
-	if (!err)
-		titles_note_snapshot(&a->titles, &a->smp.delta);
-	return err;
+	if (err)
+		return err;
+	/*
+	 * The first interval after fresh tables: the old tracer's last read
+	 * (from the tick before to the handover) joins the fresh one's, so the
+	 * interval is whole; the fresh read's state (tables, waits in
+	 * progress) wins, as the later one.
+	 */
+	if (a->have_old_smp && a->old_pending) {
+		struct snapshot merged;
+
+		snap_init(&merged);
+		err = snap_copy(&merged, &a->old_smp.delta);
+		if (!err)
+			err = snap_merge(&merged, &s->delta);
+		if (err) {
+			snap_free(&merged);
+			return err;
+		}
+		snap_free(&s->delta);
+		s->delta = merged;
+		a->old_pending = false;
+		s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], s->window_s);
+		s->lost_window = snap_lost_sum(&s->delta, NULL);
+		s->undercount_window = snap_lost_sum(&s->delta, counter_undercounts);
+	}
+	titles_note_snapshot(&a->titles, &s->delta);
+	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
+		a->counters[i] = a->lost_carry[i] + sampler_latest(s)->counters[i];
+	return 0;
+}
+
+int top_app_maybe_renew(struct top_app *a)
+{
+	const struct snapshot *latest = sampler_latest(&a->smp);
+	uint64_t now = now_monotonic_ns(), every = (uint64_t)(a->o.renew_s * 1e9), tick, cpu;
+	struct ilock_opts quiet = a->o;
+	struct tracer fresh;
+	char msg[sizeof(a->renew_note)], why[200];
+	int t, err;
+
+	if (!every || now < a->renew_not_before)
+		return 0;
+	t = table_fullest(latest->tables, TABLE_ALARM_PCT);
+	if (t < 0)
+		return 0;
+	table_alarm_text(why, sizeof(why), latest->tables, t);
+	/*
+	 * Loading takes a second or two, while the old tracer traces on; the
+	 * screen waits, and the messages go to the status line, not over it.
+	 */
+	quiet.verbose = 0;
+	log_capture(msg, sizeof(msg));
+	err = tracer_start_idle(&fresh, &quiet);
+	log_capture(NULL, 0);
+	log_setup_libbpf(a->o.verbose);
+	a->renewed_mono_ns = now_monotonic_ns();
+	a->renew_not_before = a->renewed_mono_ns + every;
+	if (err) {
+		a->renew_failed = true;
+		snprintf(a->renew_note, sizeof(a->renew_note), "%s", msg[0] ? msg : strerror(-err));
+		return 0;
+	}
+	/*
+	 * The handover: the old programs stop, then the fresh ones start, a
+	 * few stores apart. A wait in progress across it is timed by neither:
+	 * its end in the fresh tracer finds no begin and is counted
+	 * (end_without_begin). Then the old tracer's last read, from the tick
+	 * before to now; top_app_sample() adds it to the next interval.
+	 */
+	tracer_set_idle(&a->t, true);
+	tracer_set_idle(&fresh, false);
+	tick = a->smp.store.cum.mono_ns;
+	cpu = a->smp.cpu_ns;
+	err = top_app_sample(a);
+	if (err) {
+		/* the old tables' last moments are lost: only the rates of one interval */
+		snap_reset(&a->smp.delta);
+	}
+	/* the view is of the old tracer's last read until the next interval's */
+	err = top_app_rebuild(a);
+	if (err)
+		return err;
+	memcpy(a->lost_carry, a->counters, sizeof(a->lost_carry));
+	tracer_stop(&a->t);
+	tracer_move(&a->t, &fresh);
+	if (a->have_old_smp)  /* not after a sample and a rebuild: cannot be, but never leak */
+		sampler_free(&a->old_smp);
+	a->old_smp = a->smp;
+	a->have_old_smp = true;
+	a->old_pending = true;
+	if (sampler_init(&a->smp, &a->t))
+		return -ENOMEM;
+	/* the next interval runs from the tick before, through the handover and the load */
+	a->smp.store.cum.mono_ns = a->smp.delta.mono_ns = tick;
+	a->smp.cpu_ns = cpu;
+	a->renewals++;
+	a->renew_failed = false;
+	snprintf(a->renew_note, sizeof(a->renew_note), "the %s", why);
+	a->stacks_read = false;  /* stack ids are the old tracer's */
+	if (a->detail)  /* the detail view's hold times, from the fresh tables */
+		sampler_follow_holds(&a->smp, a->detail_id.dev, a->detail_id.ino, a->detail_id.gen,
+				     a->detail_id.class);
+	return 0;
 }
 
 void top_app_prepare_rows(struct top_app *a, size_t from, size_t to)
@@ -139,7 +247,7 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	memset(st, 0, sizeof(*st));
 	st->host = a->host;
 	st->kernel = a->t.probe.kernel;
-	st->uptime_s = (double)(now_monotonic_ns() - a->t.start_mono_ns) / 1e9;
+	st->uptime_s = (double)(now_monotonic_ns() - a->start_mono_ns) / 1e9;
 	st->interval_s = a->o.interval_s;
 	st->window_s = a->view.secs;
 	st->attach = a->t.attach;
@@ -151,10 +259,18 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->tracked = latest->nlocks;
 	st->active = a->view.total;
 	st->shown = a->view.nrows;
-	st->lost = latest->counters;
+	st->lost = a->counters;
 	st->lost_window = a->smp.lost_window;
 	st->undercount_window = a->smp.undercount_window;
 	st->tables = latest->tables;
+	st->renew_s = a->o.renew_s;
+	st->renewing = a->renewing;
+	st->renewals = a->renewals;
+	st->renew_failed = a->renew_failed;
+	st->renew_note = a->renew_note;
+	st->since_renewal_s = a->renewed_mono_ns ?
+		(double)(now_monotonic_ns() - a->renewed_mono_ns) / 1e9 : -1;
+	st->renew_in_s = (double)(int64_t)(a->renew_not_before - now_monotonic_ns()) / 1e9;
 	st->bpf_stats = a->smp.bpf_stats;
 	st->bpf_ns_ps = a->smp.bpf_ns_ps;
 	st->cpu_pct = a->smp.cpu_pct;
@@ -305,6 +421,10 @@ static int run_batch(struct top_app *a)
 			log_error("writing the output failed: %s", strerror(e ? e : EIO));
 			return -EIO;
 		}
+		if (top_app_maybe_renew(a)) {
+			log_error("out of memory");
+			return -ENOMEM;
+		}
 		tick = top_next_deadline(tick, interval_ns, now_monotonic_ns());
 	}
 	return 0;
@@ -348,6 +468,16 @@ static int run_screen(struct top_app *a)
 					break;
 				a->stacks_read = false;  /* the detail view reads them again */
 				dirty = true;
+				/* a full table: the status line says so while the new tracer loads */
+				if (a->o.renew_s > 0 && now >= a->renew_not_before &&
+				    table_fullest(sampler_latest(&a->smp)->tables, TABLE_ALARM_PCT) >= 0) {
+					a->renewing = true;
+					ui_draw(a);
+					err = top_app_maybe_renew(a);
+					a->renewing = false;
+					if (err)
+						break;
+				}
 			}
 			tick = top_next_deadline(tick, interval_ns, now);
 			continue;
@@ -477,6 +607,8 @@ int cmd_top(int argc, char **argv)
 		log_error("out of memory");
 		goto out;
 	}
+	a->start_mono_ns = a->t.start_mono_ns;
+	a->renew_not_before = a->start_mono_ns + (uint64_t)(a->o.renew_s * 1e9);
 	/* open before the first load: a change in between is then not missed */
 	a->mount_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (load_mounts(a))
@@ -510,6 +642,8 @@ out:
 	ui_close();
 	tracer_stop(&a->t);
 	sampler_free(&a->smp);
+	if (a->have_old_smp)
+		sampler_free(&a->old_smp);
 	top_view_free(&a->view);
 	snap_free(&a->stacks);
 	ksyms_free(&a->ksyms);

@@ -3,6 +3,8 @@
 #ifndef ILOCK_LOG_H
 #define ILOCK_LOG_H
 
+#include <stddef.h>
+
 extern int log_verbose;
 
 /*
@@ -17,6 +19,12 @@ void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only with -v. */
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * While buf is set (not NULL), messages are kept there, "; "-separated and
+ * cut to len, instead of going to stderr, and libbpf's are dropped: for a
+ * curses screen that must not be written over. NULL: stderr again.
+ */
+void log_capture(char *buf, size_t len);
 /* Route libbpf's messages: debug with -vv, info and warnings with -v (ilock reports failures itself). */
 void log_setup_libbpf(int verbose);
 

@@ -106,6 +106,19 @@ struct top_app {
 	bool quit;
 	const char *fail;              /* why the screen stopped, for after endwin */
 	char failbuf[160];
+	/* --renew: fresh tables when one fills (top_app_maybe_renew) */
+	uint64_t start_mono_ns;        /* ilocktop's own start, for the uptime */
+	struct top_sampler old_smp;    /* the last tracer's, which the view shows until rebuilt */
+	bool have_old_smp;
+	bool old_pending;              /* its last read joins the next interval's */
+	unsigned renewals;
+	uint64_t renewed_mono_ns;      /* the last renewal, or its failed try */
+	uint64_t renew_not_before;     /* no renewal, nor a retry, before this */
+	bool renew_failed;
+	bool renewing;                 /* a fresh tracer is loading (the screen says so) */
+	char renew_note[256];          /* the table that was full, or why it failed */
+	uint64_t lost_carry[ILOCK_COUNTER_MAX]; /* the counters of the tracers before */
+	uint64_t counters[ILOCK_COUNTER_MAX];   /* carry + the tracer's now: "since start" */
 };
 
 /* The window shown: the last interval, or since start (cumulative). */
@@ -118,6 +131,12 @@ void top_app_resort(struct top_app *a);
 void top_app_status(const struct top_app *a, struct top_status *st);
 /* Before showing rows [from, to): in order, p99 computed, paths looked up. */
 void top_app_prepare_rows(struct top_app *a, size_t from, size_t to);
+/*
+ * After a sample: when a table is TABLE_ALARM_PCT full and --renew allows
+ * it, start a fresh tracer, then stop the old one. Returns 0, or -ENOMEM
+ * (fatal); a tracer that fails to start leaves the old one running.
+ */
+int top_app_maybe_renew(struct top_app *a);
 /* Reload the mount table when /proc/self/mountinfo says it changed. */
 void top_app_check_mounts(struct top_app *a);
 

@@ -634,7 +634,8 @@ int top_format_status(const struct top_status *st, int width,
 		 "  locks: %s tracked, ", top_fmt_rate(a, sizeof(a), st->events_ps),
 	     top_fmt_rate(b, sizeof(b), st->waits_ps), attach_wait_sampling(st->attach, st->nattach) ? " timed" : "",
 	     st->tasks_waiting, st->filter && st->filter[0] ? " in the rows matched" : "",
-	     st->cumulative ? ", on average since start" : "", st->in_flight,
+	     !st->cumulative ? "" : st->renewals ? ", on average since the tables were renewed"
+					 : ", on average since start", st->in_flight,
 	     fmt_count(c, sizeof(c), st->tracked));
 	addf(&l, "%s with waits", fmt_count(a, sizeof(a), st->active));
 	if (st->filter && st->filter[0])
@@ -741,17 +742,39 @@ int top_format_status(const struct top_status *st, int width,
 		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 	}
 	/* before a table fills, while there is time to restart with more room */
-	if (st->tables && (t = table_fullest(st->tables, TABLE_ALARM_PCT)) >= 0) {
+	if (st->renewing) {
+		addf(&l, "loading fresh tables: the old ones trace on meanwhile");
+		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
+	} else if (st->tables && (t = table_fullest(st->tables, TABLE_ALARM_PCT)) >= 0) {
 		char msg[256];
 
-		addf(&l, "%s; restart with a larger --max-inodes",
-		     table_alarm_text(msg, sizeof(msg), st->tables, t));
+		addf(&l, "%s", table_alarm_text(msg, sizeof(msg), st->tables, t));
+		if (st->renew_s <= 0)
+			addf(&l, "; restart with a larger --max-inodes");
+		else if (st->renew_in_s > 0) {
+			fmt_duration(a, sizeof(a), st->renew_in_s);
+			addf(&l, "; fresh tables in %s (--renew)", a);
+		} else
+			addf(&l, "; fresh tables now");
 		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
+	}
+	/* a renewal, for a minute; a failed one until the next try works */
+	if (st->renew_failed && st->renew_note) {
+		fmt_duration(a, sizeof(a), st->renew_in_s > 0 ? st->renew_in_s : 0);
+		addf(&l, "cannot start fresh tables (%s); the old ones trace on, next try in %s",
+		     st->renew_note, a);
+		flush(&l, TOP_LINE_ALERT, emit, ctx, &count);
+	} else if (st->renewals && st->since_renewal_s >= 0 && st->since_renewal_s < 60) {
+		fmt_duration(a, sizeof(a), st->since_renewal_s);
+		addf(&l, "fresh tables %s ago (%u so far), when %s", a, st->renewals,
+		     st->renew_note ? st->renew_note : "a table was full");
+		flush(&l, TOP_LINE_NORMAL, emit, ctx, &count);
 	}
 
 	addf(&l, "sort: %s   ", top_sort_title(st->sort));
 	if (st->cumulative)
-		addf(&l, "showing: totals since start (%.1f s)", st->window_s);
+		addf(&l, "showing: totals since %s (%.1f s)",
+		     st->renewals ? "the tables were renewed" : "start", st->window_s);
 	else
 		addf(&l, "showing: rates over the last %.2f s", st->window_s);
 	if (st->filter && st->filter[0])

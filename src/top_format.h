@@ -68,7 +68,7 @@ int top_format_row(char *buf, size_t len, const struct top_layout *l, const stru
 /* Everything the lines above the table say. */
 struct top_status {
 	const char *host, *kernel;
-	double uptime_s;               /* since the tracer started */
+	double uptime_s;               /* since ilocktop started */
 	double interval_s;             /* -i */
 	double window_s;               /* what the rates are over */
 	const struct attach_info *attach;
@@ -84,6 +84,14 @@ struct top_status {
 	uint64_t lost_window;          /* lost in the last interval */
 	uint64_t undercount_window;    /* ... of which left waits uncounted (counter_undercounts) */
 	const struct table_use *tables; /* TABLE_MAX of them; NULL: not known */
+	/* --renew: fresh tables when one fills */
+	double renew_s;                /* at most this often; 0: never */
+	double renew_in_s;             /* until the next may start (<= 0: at the next interval) */
+	unsigned renewals;             /* done so far */
+	bool renewing;                 /* one is loading now */
+	bool renew_failed;             /* the last try failed: renew_note says why */
+	const char *renew_note;        /* the table that was full, or why the try failed */
+	double since_renewal_s;        /* since the last renewal or try; < 0: none */
 	bool bpf_stats;                /* bpf_ns_ps is known */
 	double bpf_ns_ps;              /* BPF run time per second */
 	double cpu_pct;                /* our own CPU, % of one core */

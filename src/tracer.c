@@ -470,7 +470,7 @@ static int set_cgroup(struct tracer *t, const char *path)
 	return err;
 }
 
-static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
+static int start(struct tracer *t, const struct ilock_opts *o, bool walk, bool idle)
 {
 	struct prog_pair begin, end, lock, nowait, unlock, demote;
 	struct strategy_req req = { .holds = o->holds };
@@ -601,6 +601,9 @@ static int start(struct tracer *t, const struct ilock_opts *o, bool walk)
 	    (err = map_slots(t->skel->maps.edge_slots, sizeof(struct ilock_edge_key), &t->edges)) ||
 	    (err = set_cgroup(t, o->f.cgroup)))
 		goto fail;
+	/* every program returns at once until tracer_set_idle(t, false) */
+	if (idle)
+		tracer_set_idle(t, true);
 	err = attach_all(t);
 	if (err)
 		goto fail;
@@ -621,18 +624,54 @@ fail:
 	return err;
 }
 
-int tracer_start(struct tracer *t, const struct ilock_opts *o)
+static int start_walk_or_not(struct tracer *t, const struct ilock_opts *o, bool idle)
 {
-	int err = start(t, o, !probe_env_on("ILOCK_NO_WALK"));
+	int err = start(t, o, !probe_env_on("ILOCK_NO_WALK"), idle);
 
 	if (err == START_WITHOUT_WALK) {
 		/* said only if the rest loads: otherwise its own error is the story */
-		err = start(t, o, false);
+		err = start(t, o, false, idle);
 		if (!err)
 			log_warn("waits in progress will not be listed: the task iterator did not load "
 				 "(-v shows why)");
 	}
 	return err;
+}
+
+int tracer_start(struct tracer *t, const struct ilock_opts *o)
+{
+	return start_walk_or_not(t, o, false);
+}
+
+int tracer_start_idle(struct tracer *t, const struct ilock_opts *o)
+{
+	return start_walk_or_not(t, o, true);
+}
+
+/* a pointer into *from's own memory, moved to the same place in *to */
+static const char *rebase(const char *p, const struct tracer *from, struct tracer *to)
+{
+	const char *lo = (const char *)from, *hi = lo + sizeof(*from);
+
+	return p >= lo && p < hi ? (const char *)to + (p - lo) : p;
+}
+
+void tracer_move(struct tracer *dst, struct tracer *src)
+{
+	*dst = *src;
+	/* some attach notes name strings the tracer holds (hold_sampling, ...) */
+	for (int i = 0; i < dst->nattach; i++) {
+		dst->attach[i].probe = rebase(dst->attach[i].probe, src, dst);
+		dst->attach[i].mode = rebase(dst->attach[i].mode, src, dst);
+	}
+	memset(src, 0, sizeof(*src));
+	src->stats_fd = src->cgroup_fd = -1;
+}
+
+void tracer_set_idle(struct tracer *t, bool idle)
+{
+	/* a plain store to the mapped .bss: the programs' next runs see it */
+	__atomic_store_n(&t->skel->data_bench->bench_idle, idle ? 1 : 0, __ATOMIC_SEQ_CST);
 }
 
 static int grow_bufs(struct tracer *t, size_t need)

@@ -55,6 +55,18 @@ struct tracer {
  * line saying why, cleans up, and returns a negative errno.
  */
 int tracer_start(struct tracer *t, const struct ilock_opts *o);
+/*
+ * The same, with every program attached but idle (returning at once, as an
+ * empty one would) until tracer_set_idle(t, false): a fresh tracer that is
+ * to take over from another without a gap or an overlap (ilocktop --renew).
+ */
+int tracer_start_idle(struct tracer *t, const struct ilock_opts *o);
+void tracer_set_idle(struct tracer *t, bool idle);
+/*
+ * Move a started tracer to dst (dst stopped or never started), leaving src
+ * empty: a plain copy would leave dst's notes pointing into src.
+ */
+void tracer_move(struct tracer *dst, struct tracer *src);
 /* Note an attach decision (probe=mode) for the "probes:" line and recordings; t->attach. */
 void tracer_note_attach(struct tracer *t, const char *probe, const char *mode);
 /* Read every map into s (reset first). */

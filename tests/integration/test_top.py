@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from util import make_file, seed_fio, wait_line
+from util import bpf_ids_of, loaded_prog_ids, make_file, seed_fio, wait_line
 
 SCREEN_TIMEOUT = 20
 
@@ -427,6 +427,7 @@ def test_screen_refuses_what_only_batch_takes(term, ilocktop_bin):
     (["-j"], "-j: no JSON here"),
     (["-d", "5"], "-d: ilocktop runs until q"),
     (["extra"], "unexpected argument 'extra'"),
+    (["--renew", "5"], "invalid value '5' for --renew: seconds, 0 (never) or 10 to 86400"),
 ])
 def test_bad_flags_exit_2_before_screen(ilocktop_bin, args, reason):
     r = subprocess.run([ilocktop_bin, *args], capture_output=True, text=True, timeout=30)
@@ -544,9 +545,9 @@ def test_screen_row_follows_a_renamed_file(term, fs_factory, procs, helpers_dir,
 def test_screen_warns_of_a_full_table(term, fs_factory, procs, helpers_dir, ilocktop_bin):
     """--max-inodes 64 and waits on 100 files: the pairs table fills, and
     the screen says so on a line of its own, with what to do, before the
-    table; q still leaves a working terminal."""
+    table; q still leaves a working terminal. --renew 0: never fresh tables."""
     fs = fs_factory("xfs")
-    t = _start(term, ilocktop_bin, fs, "--max-inodes 64 -i 0.5")
+    t = _start(term, ilocktop_bin, fs, "--max-inodes 64 -i 0.5 --renew 0")
     t.wait(lambda s: "lost events: none" in s, "the first screen")
     # before anything fills, no such line
     assert "table is" not in t.screen().split("sort:")[0]
@@ -562,3 +563,84 @@ def test_screen_warns_of_a_full_table(term, fs_factory, procs, helpers_dir, iloc
     t.keys("q")
     s = t.wait_re(r"^EXIT=\d+")
     assert "EXIT=0" in s
+
+
+def _lost_since_start(interval):
+    """The "since start" total of an interval's lost-events line (0: none)."""
+    m = re.search(r"^(?:!! )?(?:LOST EVENTS|lost events): .* since start ([\d,]+):", interval, re.M)
+    return int(m.group(1).replace(",", "")) if m else 0
+
+
+def test_batch_renews_full_tables(fs_factory, procs, helpers_dir, ilocktop_bin):
+    """--max-inodes 64 and waits on 100 files fill the tables; with --renew
+    10 ilocktop traces on into fresh ones at the first interval 10 s in.
+    The old programs are gone by then (no probe left behind), the losses
+    so far stay in the since-start figures, the files are rows by path
+    again, and nothing is written to stderr."""
+    fs = fs_factory("xfs")
+    top = procs.start([ilocktop_bin, "-b", "-i", "1", "-n", "16", "--rows", "0",
+                       "--max-inodes", "64", "--renew", "10", "-D", fs.mnt],
+                      stderr=subprocess.PIPE)
+    wait_line(top, "--- interval 1 ---", timeout=60)
+    old_ids = bpf_ids_of(top.pid, "prog")
+    assert old_ids
+    # one pass over 100 files flat out fills both tables; then 5 files a second
+    cm = procs.start([os.path.join(helpers_dir, "contend_many"), os.path.join(fs.mnt, "many"),
+                      "100", "20", "2", "5"])
+    wait_line(cm, "READY ", timeout=30)
+    seen = []
+    new_ids = None
+    for line in top.stdout:
+        seen.append(line)
+        if new_ids is None and line.startswith("fresh tables "):
+            new_ids = bpf_ids_of(top.pid, "prog")
+    rest, err = top.communicate(timeout=60)
+    out = "".join(seen) + rest
+    assert top.returncode == 0, err
+    assert err == "", err
+    assert new_ids is not None, out
+    # the same programs, loaded again; the old ones unloaded, none kept open
+    assert len(new_ids) == len(old_ids) and not new_ids & old_ids, (old_ids, new_ids)
+    assert not old_ids & loaded_prog_ids()
+
+    tables = out.split("--- interval ")  # [0]: the first interval, its title read above
+    renewed = [i for i, t in enumerate(tables) if "\nfresh tables " in t and "(1 so far)" in t]
+    assert renewed and renewed[0] > 0, out
+    before, after = tables[renewed[0] - 1], tables[renewed[0]]
+    # the old tables had filled: the alarm said when fresh ones would come
+    assert re.search(r"^!! (locks|pairs) table is .*; fresh tables (in .* \(--renew\)|now)$",
+                     before, re.M), before
+    m = re.search(r"^fresh tables [\d.]+ s ago \(1 so far\), when the (locks|pairs) table is",
+                  after, re.M)
+    assert m, after
+    # the losses of the old tables are still counted since start
+    assert _lost_since_start(before) > 0, before
+    assert _lost_since_start(after) >= _lost_since_start(before), (before, after)
+    # the fresh tables have room: the next intervals name the files by path
+    later = "".join(tables[renewed[0]:])
+    assert re.search(r"^" + re.escape(os.path.join(fs.mnt, "many", "f")) + r"\d+ ", later, re.M), later
+    cm.communicate(timeout=60)
+
+
+def test_screen_renews_full_tables(term, fs_factory, procs, helpers_dir, ilocktop_bin):
+    """The same on the screen: while the fresh tracer loads, nothing is
+    written over the screen, and then a line says when and why the
+    tables were renewed; q leaves a working terminal."""
+    fs = fs_factory("xfs")
+    t = _start(term, ilocktop_bin, fs, "--max-inodes 64 -i 0.5 --renew 10")
+    t.wait(lambda s: "lost events: none" in s, "the first screen")
+    cm = procs.start([os.path.join(helpers_dir, "contend_many"),
+                      os.path.join(fs.mnt, "many"), "100", "20", "2", "5"])
+    t.wait(lambda s: "--renew)" in s, "the alarm with the time to fresh tables")
+    s = t.wait(lambda s: re.search(r"^fresh tables .* ago \(1 so far\), when the", s, re.M),
+               "the renewal line", timeout=40)
+    assert "ilocktop:" not in s and "libbpf" not in s, s  # no message over the screen
+    lines = s.splitlines()
+    assert lines[0].startswith("ilocktop  host "), s
+    assert any(l.startswith("PATH ") for l in lines), s
+    cm.communicate(timeout=60)
+    t.keys("q")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=0" in s
+    t.line('[ "$(stty -g)" = "$S" ] && echo STTY-SAME')
+    t.wait_re(r"^STTY-SAME$")

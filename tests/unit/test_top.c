@@ -1150,6 +1150,65 @@ static void test_status(void)
 	}
 
 	{
+		/* --renew: the alarm says when fresh tables come, then that they came */
+		struct table_use tu[TABLE_MAX] = {
+			[TABLE_LOCKS] = { .used = 10, .cap = 64 },
+			[TABLE_PAIRS] = { .used = 52, .cap = 64 },
+		};
+		struct top_status s5 = st;
+		struct lines l5 = {};
+
+		s5.tables = tu;
+		s5.renew_s = 600;
+		s5.renew_in_s = 125;
+		s5.since_renewal_s = -1;
+		CHECK_EQ_U(top_format_status(&s5, 200, collect, &l5), 7);
+		CHECK_STR(l5.text[5], "pairs table is 81% full (52 of 64 entries): new pairs are kept "
+				      "without their threads from 56 on; fresh tables in 2m05s (--renew)");
+		CHECK(l5.kind[5] == TOP_LINE_ALERT);
+		s5.renew_in_s = -0.5;
+		l5.n = 0;
+		top_format_status(&s5, 200, collect, &l5);
+		CHECK(strstr(l5.text[5], "; fresh tables now") != NULL);
+		/* while the fresh tracer loads, that is all the line says */
+		s5.renewing = true;
+		l5.n = 0;
+		CHECK_EQ_U(top_format_status(&s5, 200, collect, &l5), 7);
+		CHECK_STR(l5.text[5], "loading fresh tables: the old ones trace on meanwhile");
+		CHECK(l5.kind[5] == TOP_LINE_NORMAL);
+		/* done: the fresh tables are empty, and for a minute a line says why they came */
+		s5.renewing = false;
+		tu[TABLE_PAIRS].used = 3;
+		s5.renewals = 2;
+		s5.since_renewal_s = 12;
+		s5.renew_in_s = 588;
+		s5.renew_note = "the pairs table is 81% full";
+		l5.n = 0;
+		CHECK_EQ_U(top_format_status(&s5, 200, collect, &l5), 7);
+		CHECK_STR(l5.text[5], "fresh tables 12.0 s ago (2 so far), when the pairs table is 81% full");
+		CHECK(l5.kind[5] == TOP_LINE_NORMAL);
+		s5.since_renewal_s = 61;
+		l5.n = 0;
+		CHECK_EQ_U(top_format_status(&s5, 200, collect, &l5), 6);
+		/* the cumulative view counts from the renewal */
+		s5.cumulative = true;
+		l5.n = 0;
+		top_format_status(&s5, 200, collect, &l5);
+		CHECK(strstr(l5.text[5], "showing: totals since the tables were renewed") != NULL);
+		CHECK(strstr(l5.text[2], "on average since the tables were renewed") != NULL);
+		s5.cumulative = false;
+		/* a failed try: in the alarm colour, with the reason, until one works */
+		s5.renew_failed = true;
+		s5.renew_note = "cannot load the BPF programs: Cannot allocate memory";
+		s5.since_renewal_s = 5;
+		l5.n = 0;
+		CHECK_EQ_U(top_format_status(&s5, 200, collect, &l5), 7);
+		CHECK_STR(l5.text[5], "cannot start fresh tables (cannot load the BPF programs: Cannot "
+				      "allocate memory); the old ones trace on, next try in 9m48s");
+		CHECK(l5.kind[5] == TOP_LINE_ALERT);
+	}
+
+	{
 		struct lines l2 = {};
 		double iv[] = { 0.5, 0.25, 3600, 10 };
 		const char *want[] = { "every 0.5 s", "every 0.25 s", "every 3600 s", "every 10 s" };
