@@ -153,6 +153,15 @@ static int top_app_sample(struct top_app *a)
 	return 0;
 }
 
+/* A path the old tracer's maps gave, into the fresh sampler's (they never saw the inode yet). */
+static void carry_inode(struct top_app *a, uint32_t dev, uint64_t ino, uint32_t gen)
+{
+	const struct inode_meta *m = snap_find_inode(&a->old_smp.store.cum, dev, ino, gen);
+
+	if (m && !snap_find_inode(&a->smp.store.cum, dev, ino, gen))
+		snap_add_inode(&a->smp.store.cum, m);  /* out of memory: shown by number */
+}
+
 int top_app_maybe_renew(struct top_app *a)
 {
 	const struct snapshot *latest = sampler_latest(&a->smp);
@@ -217,6 +226,15 @@ int top_app_maybe_renew(struct top_app *a)
 	/* the next interval runs from the tick before, through the handover and the load */
 	a->smp.store.cum.mono_ns = a->smp.delta.mono_ns = tick;
 	a->smp.cpu_ns = cpu;
+	/*
+	 * The paths of the locks on screen and in the detail view: the next
+	 * interval shows the old tables' last read too, and an inode keeps
+	 * its path until it waits again.
+	 */
+	for (size_t i = 0; i < a->view.nrows; i++)
+		carry_inode(a, a->view.rows[i].dev, a->view.rows[i].ino, a->view.rows[i].gen);
+	if (a->detail)
+		carry_inode(a, a->detail_id.dev, a->detail_id.ino, a->detail_id.gen);
 	a->renewals++;
 	a->renew_failed = false;
 	snprintf(a->renew_note, sizeof(a->renew_note), "the %s", why);

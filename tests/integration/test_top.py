@@ -613,6 +613,10 @@ def test_batch_renews_full_tables(fs_factory, procs, helpers_dir, ilocktop_bin):
     m = re.search(r"^fresh tables [\d.]+ s ago \(1 so far\), when the (locks|pairs) table is",
                   after, re.M)
     assert m, after
+    # the old tables' last read joins this interval, its locks by path still
+    _, rows = _table_rows(after)
+    assert rows and all(r.startswith(fs.mnt) or "others" in r.split()[0] for r in rows
+                        if not r.startswith("(")), after
     # the losses of the old tables are still counted since start
     assert _lost_since_start(before) > 0, before
     assert _lost_since_start(after) >= _lost_since_start(before), (before, after)
@@ -631,13 +635,28 @@ def test_screen_renews_full_tables(term, fs_factory, procs, helpers_dir, ilockto
     t.wait(lambda s: "lost events: none" in s, "the first screen")
     cm = procs.start([os.path.join(helpers_dir, "contend_many"),
                       os.path.join(fs.mnt, "many"), "100", "20", "2", "5"])
-    t.wait(lambda s: "--renew)" in s, "the alarm with the time to fresh tables")
+    s = t.wait(lambda s: "--renew)" in s, "the alarm with the time to fresh tables")
+    assert any(l.startswith("PATH ") for l in s.splitlines()), s
+    # the detail view of one file stays open across the renewal, by path
+    t.keys("f")
+    t.wait_re(r"^filter \(path, comm or title")
+    t.keys("-l", "many/f")
+    t.keys("Enter")
+    t.wait(lambda s: _table_rows(s)[1] and _table_rows(s)[1][0].startswith(fs.mnt), "a file's row")
+    t.keys("Enter")
+    s = t.wait(lambda s: "WAIT HISTOGRAM" in s, "the detail view")
+    many = os.path.join(fs.mnt, "many", "f")
+    head = [l for l in s.splitlines() if l.startswith(many)]
+    assert head, s
     s = t.wait(lambda s: re.search(r"^fresh tables .* ago \(1 so far\), when the", s, re.M),
                "the renewal line", timeout=40)
     assert "ilocktop:" not in s and "libbpf" not in s, s  # no message over the screen
     lines = s.splitlines()
     assert lines[0].startswith("ilocktop  host "), s
-    assert any(l.startswith("PATH ") for l in lines), s
+    assert head[0].split()[0] in [l.split()[0] for l in lines if l.strip()], s
+    assert "not seen by the path walker" not in s, s
+    t.keys("Escape")
+    s = t.wait(lambda s: any(l.startswith("PATH ") for l in s.splitlines()), "the table again")
     cm.communicate(timeout=60)
     t.keys("q")
     s = t.wait_re(r"^EXIT=\d+")
