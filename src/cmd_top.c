@@ -19,7 +19,6 @@
 
 #include "cli.h"
 #include "commands.h"
-#include "counters.h"
 #include "log.h"
 #include "outguard.h"
 #include "signals.h"
@@ -126,26 +125,13 @@ static int top_app_sample(struct top_app *a)
 	/*
 	 * The first interval after fresh tables: the old tracer's last read
 	 * (from the tick before to the handover) joins the fresh one's, so the
-	 * interval is whole; the fresh read's state (tables, waits in
-	 * progress) wins, as the later one.
+	 * interval is whole.
 	 */
 	if (a->have_old_smp && a->old_pending) {
-		struct snapshot merged;
-
-		snap_init(&merged);
-		err = snap_copy(&merged, &a->old_smp.delta);
-		if (!err)
-			err = snap_merge(&merged, &s->delta);
-		if (err) {
-			snap_free(&merged);
+		err = sampler_prepend(s, &a->old_smp.delta);
+		if (err)
 			return err;
-		}
-		snap_free(&s->delta);
-		s->delta = merged;
 		a->old_pending = false;
-		s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], s->window_s);
-		s->lost_window = snap_lost_sum(&s->delta, NULL);
-		s->undercount_window = snap_lost_sum(&s->delta, counter_undercounts);
 	}
 	titles_note_snapshot(&a->titles, &s->delta);
 	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
@@ -162,21 +148,25 @@ static void carry_inode(struct top_app *a, uint32_t dev, uint64_t ino, uint32_t 
 		snap_add_inode(&a->smp.store.cum, m);  /* out of memory: shown by number */
 }
 
+/* --renew allows a renewal now, and a table is full enough for one: the fullest, or -1 */
+static int renew_due(const struct top_app *a, uint64_t now)
+{
+	if (a->o.renew_s <= 0 || now < a->renew_not_before)
+		return -1;
+	return table_fullest(sampler_latest(&a->smp)->tables, TABLE_ALARM_PCT);
+}
+
 int top_app_maybe_renew(struct top_app *a)
 {
-	const struct snapshot *latest = sampler_latest(&a->smp);
-	uint64_t now = now_monotonic_ns(), every = (uint64_t)(a->o.renew_s * 1e9), tick, cpu;
+	uint64_t every = (uint64_t)(a->o.renew_s * 1e9), tick, cpu;
 	struct ilock_opts quiet = a->o;
 	struct tracer fresh;
 	char msg[sizeof(a->renew_note)], why[200];
-	int t, err;
+	int t = renew_due(a, now_monotonic_ns()), err;
 
-	if (!every || now < a->renew_not_before)
-		return 0;
-	t = table_fullest(latest->tables, TABLE_ALARM_PCT);
 	if (t < 0)
 		return 0;
-	table_alarm_text(why, sizeof(why), latest->tables, t);
+	table_alarm_text(why, sizeof(why), sampler_latest(&a->smp)->tables, t);
 	/*
 	 * Loading takes a second or two, while the old tracer traces on; the
 	 * screen waits, and the messages go to the status line, not over it.
@@ -487,8 +477,7 @@ static int run_screen(struct top_app *a)
 				a->stacks_read = false;  /* the detail view reads them again */
 				dirty = true;
 				/* a full table: the status line says so while the new tracer loads */
-				if (a->o.renew_s > 0 && now >= a->renew_not_before &&
-				    table_fullest(sampler_latest(&a->smp)->tables, TABLE_ALARM_PCT) >= 0) {
+				if (renew_due(a, now) >= 0) {
 					a->renewing = true;
 					ui_draw(a);
 					err = top_app_maybe_renew(a);

@@ -57,6 +57,11 @@ struct top_sampler {
 int sampler_init(struct top_sampler *s, struct tracer *t);
 /* One read of the maps into the store and delta. Returns 0 or -errno. */
 int sampler_sample(struct top_sampler *s);
+/*
+ * Add an earlier read's delta (another tracer's, up to where this one's
+ * window starts) to the last interval's, and its rates with it.
+ */
+int sampler_prepend(struct top_sampler *s, const struct snapshot *earlier);
 /* The cumulative snapshot: waits and edges since start, inodes looked up so far. */
 const struct snapshot *sampler_latest(const struct top_sampler *s);
 /* Look an inode's path up in the BPF map once; false if it is not there (yet). */

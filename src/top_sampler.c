@@ -188,6 +188,14 @@ bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino, uin
 	return snap_add_inode_info(&s->store.cum, &k, &info) == 0;
 }
 
+/* The interval's rates of what its delta holds, over window_s. */
+static void window_rates(struct top_sampler *s)
+{
+	s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], s->window_s);
+	s->lost_window = snap_lost_sum(&s->delta, NULL);
+	s->undercount_window = snap_lost_sum(&s->delta, counter_undercounts);
+}
+
 int sampler_sample(struct top_sampler *s)
 {
 	uint64_t counters[ILOCK_COUNTER_MAX], now, bpf_ns = 0, bpf_cnt = 0, cpu, done;
@@ -241,9 +249,7 @@ int sampler_sample(struct top_sampler *s)
 		sampler_ensure_inode(s, s->store.cum.waiting.w[0].key.dev,
 				     s->store.cum.waiting.w[0].key.ino, s->store.cum.waiting.w[0].key.gen);
 
-	s->waits_ps = top_rate(s->delta.counters[ILOCK_EV_WAIT], secs);
-	s->lost_window = snap_lost_sum(&s->delta, NULL);
-	s->undercount_window = snap_lost_sum(&s->delta, counter_undercounts);
+	window_rates(s);
 	if (s->bpf_stats && !tracer_prog_stats(s->t, &bpf_ns, &bpf_cnt)) {
 		s->bpf_ns_ps = secs > 0 ? (double)sub0(bpf_ns, s->bpf_ns) / secs : 0;
 		s->events_ps = top_rate(sub0(bpf_cnt, s->bpf_cnt), secs);
@@ -259,6 +265,26 @@ int sampler_sample(struct top_sampler *s)
 	cpu = self_cpu_ns();
 	s->cpu_pct = secs > 0 ? (double)sub0(cpu, s->cpu_ns) / 1e9 / secs * 100.0 : 0;
 	s->cpu_ns = cpu;
+	return 0;
+}
+
+int sampler_prepend(struct top_sampler *s, const struct snapshot *earlier)
+{
+	struct snapshot merged;
+	int err;
+
+	/* earlier first: the later read's state (tables, waits in progress) wins */
+	snap_init(&merged);
+	err = snap_copy(&merged, earlier);
+	if (!err)
+		err = snap_merge(&merged, &s->delta);
+	if (err) {
+		snap_free(&merged);
+		return err;
+	}
+	snap_free(&s->delta);
+	s->delta = merged;
+	window_rates(s);
 	return 0;
 }
 
