@@ -6,6 +6,7 @@
  * rendering. docs/exporter.md.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <netdb.h>
 #include <signal.h>
@@ -22,6 +23,7 @@
 #include "metrics_http.h"
 #include "mounts.h"
 #include "prom.h"
+#include "render.h"
 #include "signals.h"
 #include "tracer.h"
 #include "util.h"
@@ -55,6 +57,7 @@ static const struct option long_opts[] = {
 	{ "max-pairs", required_argument, NULL, OPT_MAX_PAIRS },
 	{ "no-bpf-stats", no_argument, NULL, OPT_NO_BPF_STATS },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
+	{ "renew", required_argument, NULL, OPT_RENEW },
 	CLI_FILTER_LONGOPTS,
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	CLI_OPS_LONGOPTS,
@@ -74,6 +77,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
 "                    [--max-pairs N] [--http-timeout SECONDS] [--no-bpf-stats]\n"
+"                    [--renew SECONDS]\n"
 "                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs TYPE]\n"
 "                    [--class C] [--cgroup DIR] [--max-inodes N] [--ops syscalls|io|all|off]\n"
 "                    [--holds=off|xfs|all] [--hold-sample N]\n"
@@ -94,6 +98,9 @@ static void usage(FILE *f)
 "      --http-timeout SECONDS  close a connection idle this long (default %d)\n"
 "      --no-bpf-stats      do not turn on the kernel's BPF run-time stats\n"
 "                          (ilock_bpf_run_seconds_total is then not exported)\n"
+"      --renew SECONDS     when an in-kernel table is 80%% full, trace on into\n"
+"                          fresh ones, at most this often (default %d; 0: never);\n"
+"                          every series keeps what the old ones counted\n"
 "  -p, -c, -D, --ino, --fs, --class, --cgroup   filters, as for ilock stat\n"
 CLI_MAX_INODES_HELP
 "      --ops MODE          what each side was doing, as for ilock stat: the byte\n"
@@ -108,7 +115,7 @@ CLI_WAIT_SAMPLE_HELP
 "  ilock export --listen 127.0.0.1:9435 --fs xfs -i 15\n"
 "  curl -s localhost:9435/metrics | grep ilock_lock_wait_seconds_count\n",
 		PROM_DEFAULT_TOP_INODES, EXPORT_DEFAULT_INTERVAL_S, PROM_DEFAULT_MAX_PAIRS,
-		HTTP_TIMEOUT_S);
+		HTTP_TIMEOUT_S, CLI_RENEW_DEFAULT_S);
 }
 
 /* 0 ok, 1 help, -1 bad arguments (reason in err). */
@@ -126,6 +133,7 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 	/* no metric shows a stack: unwinding costs ~1-3 us a wait for nothing */
 	e->o.no_stacks = true;
 	e->http_timeout_s = HTTP_TIMEOUT_S;
+	e->o.renew_s = CLI_RENEW_DEFAULT_S;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:" CLI_FILTER_SHORTOPTS "vh", long_opts, NULL)) != -1) {
@@ -168,6 +176,15 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 				return -1;
 			}
 			e->http_timeout_s = (unsigned)v;
+			break;
+		case OPT_RENEW:
+			if (!strcmp(optarg, "0"))
+				e->o.renew_s = 0;
+			else if (!parse_seconds(optarg, 86400, &e->o.renew_s) || e->o.renew_s < 10) {
+				snprintf(err, errlen, "--renew %s: seconds, 0 (never) or 10 to 86400",
+					 optarg);
+				return -1;
+			}
 			break;
 		case OPT_NO_BPF_STATS:
 			e->bpf_stats = false;
@@ -250,6 +267,15 @@ struct exporter {
 	struct prom_series ps;
 	struct snapshot snap, prev;    /* this collection's and the last good one */
 	bool have_prev;
+	/*
+	 * --renew: what the tracers before the current one counted, compacted
+	 * (prom_series_retire); every read of the current one is added to it,
+	 * so the series go on as if there had been one tracer all along.
+	 */
+	struct snapshot retired, raw;
+	bool have_retired;
+	uint64_t renew_not_before;
+	uint64_t bpf_base_ns, bpf_base_cnt;  /* the retired tracers' BPF run time */
 	struct titles titles;          /* the pairs' threads', as first seen: their roles */
 	struct prom_meta meta;
 };
@@ -266,7 +292,15 @@ static void collect(struct exporter *x)
 	size_t len[PROM_FMT_MAX];
 	int err;
 
-	err = tracer_read(&x->t, &x->snap);
+	if (x->have_retired) {
+		err = tracer_read(&x->t, &x->raw);
+		if (!err)
+			err = snap_copy(&x->snap, &x->retired);
+		if (!err)
+			err = snap_merge(&x->snap, &x->raw);  /* the fresh tables' states win */
+	} else {
+		err = tracer_read(&x->t, &x->snap);
+	}
 	if (!err) {
 		/* every thread of the read looked up before its first update: its role stays */
 		titles_note_snapshot(&x->titles, &x->snap);
@@ -292,9 +326,16 @@ static void collect(struct exporter *x)
 		x->have_prev = true;
 	}
 
-	if (x->e.bpf_stats && x->meta.have_bpf_stats &&
-	    tracer_prog_stats(&x->t, &x->meta.bpf_run_ns, &x->meta.bpf_run_cnt))
-		x->meta.have_bpf_stats = false;
+	if (x->e.bpf_stats && x->meta.have_bpf_stats) {
+		uint64_t ns, cnt;
+
+		if (tracer_prog_stats(&x->t, &ns, &cnt)) {
+			x->meta.have_bpf_stats = false;
+		} else {
+			x->meta.bpf_run_ns = x->bpf_base_ns + ns;
+			x->meta.bpf_run_cnt = x->bpf_base_cnt + cnt;
+		}
+	}
 	http_get_stats(x->http, &hs);
 	memcpy(x->meta.scrapes, hs.scrapes, sizeof(hs.scrapes));
 	x->meta.scrape_ns_total = hs.scrape_ns;
@@ -326,6 +367,118 @@ static void collect(struct exporter *x)
 	/* the time this took shows in the next exposition */
 	x->meta.last_collect_ns = now_monotonic_ns() - t0;
 	x->meta.collect_ns_total += x->meta.last_collect_ns;
+}
+
+/* This thread's CPU time: a load of the programs is mostly the verifier's, in the kernel */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* --renew allows a renewal now, and a table is full enough for one: the fullest, or -1 */
+static int renew_due(const struct exporter *x, uint64_t now)
+{
+	if (x->e.o.renew_s <= 0 || !x->have_prev || now < x->renew_not_before)
+		return -1;
+	return table_fullest(x->prev.tables, TABLE_ALARM_PCT);
+}
+
+/*
+ * After a collection: when a table is TABLE_ALARM_PCT full, trace on into
+ * fresh tables, the old ones' counts kept under every later read. The
+ * exposition in place stays up meanwhile; the next one goes on from it.
+ */
+static void maybe_renew(struct exporter *x)
+{
+	struct ilock_opts quiet = x->e.o;
+	struct tracer fresh;
+	struct titles rt;
+	char msg[256], why[200];
+	uint64_t ns, cnt;
+	uint64_t t0 = now_monotonic_ns(), cpu0;
+	int t = renew_due(x, t0), err;
+
+	if (t < 0)
+		return;
+	cpu0 = thread_cpu_ns();
+	table_alarm_text(why, sizeof(why), x->prev.tables, t);
+	x->renew_not_before = t0 + (uint64_t)(x->e.o.renew_s * 1e9);
+	/* one line in the log for a failure, not the loader's every message */
+	quiet.verbose = 0;
+	log_capture(msg, sizeof(msg));
+	err = tracer_start_idle(&fresh, &quiet);
+	log_capture(NULL, 0);
+	log_setup_libbpf(x->e.o.verbose);
+	if (err) {
+		x->meta.renew_failures++;
+		log_warn("the %s; cannot start fresh tables (%s): the old ones trace on, next try "
+			 "in %g s", why, msg[0] ? msg : strerror(-err), x->e.o.renew_s);
+		return;
+	}
+	if (x->e.bpf_stats && x->meta.have_bpf_stats)
+		tracer_enable_stats(&fresh);
+	/*
+	 * The handover: the old programs stop, then the fresh ones start, a
+	 * few stores apart; a wait in progress across it is counted as
+	 * end_without_begin. Then the old tables' last read, from the last
+	 * collection to now, with what was retired before.
+	 */
+	tracer_set_idle(&x->t, true);
+	tracer_set_idle(&fresh, false);
+	err = tracer_read(&x->t, &x->raw);
+	if (!err)
+		err = x->have_retired ? snap_copy(&x->snap, &x->retired) : snap_copy(&x->snap, &x->raw);
+	if (!err && x->have_retired)
+		err = snap_merge(&x->snap, &x->raw);
+	if (err) {
+		/* the old tables' last seconds are lost; what was exported stays */
+		log_warn("cannot read the old tables a last time: %s", strerror(-err));
+		x->meta.collect_errors++;
+		err = snap_copy(&x->snap, &x->prev);
+	}
+	titles_init(&rt);
+	if (!err) {
+		titles_note_snapshot(&x->titles, &x->snap);
+		err = prom_series_retire(&x->ps, &x->raw, &rt, &x->snap);
+	}
+	if (err) {
+		/* out of memory: the old tables trace on; the fresh ones' moments are lost */
+		tracer_set_idle(&x->t, false);
+		tracer_stop(&fresh);
+		titles_free(&rt);
+		x->meta.renew_failures++;
+		log_warn("the %s; cannot keep the old tables' counts (%s): they trace on, next try "
+			 "in %g s", why, strerror(-err), x->e.o.renew_s);
+		return;
+	}
+	if (!tracer_prog_stats(&x->t, &ns, &cnt)) {
+		x->bpf_base_ns += ns;
+		x->bpf_base_cnt += cnt;
+	}
+	tracer_stop(&x->t);
+	tracer_move(&x->t, &fresh);
+	/* the compacted counts lie under every read from now on; prev is what they are now */
+	{
+		struct snapshot tmp = x->retired;
+
+		x->retired = x->raw;
+		x->raw = tmp;
+	}
+	x->have_retired = true;
+	x->have_prev = snap_copy(&x->prev, &x->retired) == 0;
+	/* the retired pairs' roles; live threads are looked up again in the fresh tables */
+	rt.left_out = x->titles.left_out;
+	titles_free(&x->titles);
+	x->titles = rt;
+	x->meta.renewals++;
+	fprintf(stderr, "ilock export: the %s: tracing on into fresh tables (renewal %" PRIu64
+		", %.2f s, %.2f s of CPU); every series keeps what the old ones counted\n", why,
+		x->meta.renewals, (double)(now_monotonic_ns() - t0) / 1e9,
+		(double)(thread_cpu_ns() - cpu0) / 1e9);
 }
 
 int cmd_export(int argc, char **argv)
@@ -362,11 +515,14 @@ int cmd_export(int argc, char **argv)
 	signals_setup(NULL);
 	snap_init(&x.snap);
 	snap_init(&x.prev);
+	snap_init(&x.retired);
+	snap_init(&x.raw);
 	prom_series_init(&x.ps, x.e.top_k, x.e.max_pairs);
 	titles_init(&x.titles);
 	x.ps.titles = &x.titles;
 	x.meta.version = ILOCK_VERSION_STR;
 	x.meta.start_unix = (double)now_realtime_ns() / 1e9;
+	x.renew_not_before = now_monotonic_ns() + (uint64_t)(x.e.o.renew_s * 1e9);
 
 	/* the server thread inherits this mask: signals go to the collector */
 	sigemptyset(&block);
@@ -401,6 +557,7 @@ int cmd_export(int argc, char **argv)
 
 		while (!stop_requested) {
 			collect(&x);
+			maybe_renew(&x);
 			/* keep to the schedule; skip ticks a slow collection overran */
 			next += step;
 			while (next <= now_monotonic_ns())
@@ -427,5 +584,7 @@ out:
 	titles_free(&x.titles);
 	snap_free(&x.snap);
 	snap_free(&x.prev);
+	snap_free(&x.retired);
+	snap_free(&x.raw);
 	return ret;
 }

@@ -445,6 +445,22 @@ void ranges_merge(struct ilock_range_stats dst[ILOCK_RANGE_MAX],
 	}
 }
 
+void row_merge(struct lock_row *dst, const struct lock_row *src)
+{
+	dst->has_hold |= src->has_hold;
+	for (int m = 0; m < 2; m++) {
+		uint8_t bit = (uint8_t)(1u << m);
+
+		/* the larger max decides; of two equal ones, an exact one */
+		if (src->wait[m].max_ns > dst->wait[m].max_ns ||
+		    (src->wait[m].max_ns == dst->wait[m].max_ns && !(src->max_bound & bit)))
+			dst->max_bound = (uint8_t)((dst->max_bound & ~bit) | (src->max_bound & bit));
+		stats_merge(&dst->wait[m], &src->wait[m]);
+		stats_merge(&dst->hold[m], &src->hold[m]);
+	}
+	ranges_merge(dst->range, src->range);
+}
+
 /* fold: as if every generation were 0 (snap_fold_gens) */
 static int merge(struct snapshot *dst, const struct snapshot *src, bool fold)
 {
@@ -463,18 +479,7 @@ static int merge(struct snapshot *dst, const struct snapshot *src, bool fold)
 
 		if (!r)
 			return -ENOMEM;
-		r->has_hold |= c->has_hold;
-		for (int m = 0; m < 2; m++) {
-			uint8_t bit = (uint8_t)(1u << m);
-
-			/* the larger max decides; of two equal ones, an exact one */
-			if (c->wait[m].max_ns > r->wait[m].max_ns ||
-			    (c->wait[m].max_ns == r->wait[m].max_ns && !(c->max_bound & bit)))
-				r->max_bound = (uint8_t)((r->max_bound & ~bit) | (c->max_bound & bit));
-			stats_merge(&r->wait[m], &c->wait[m]);
-			stats_merge(&r->hold[m], &c->hold[m]);
-		}
-		ranges_merge(r->range, c->range);
+		row_merge(r, c);
 	}
 	for (size_t i = 0; i < src->nedges; i++) {
 		struct ilock_edge_key k = src->edges[i].k;

@@ -162,6 +162,8 @@ const struct inode_meta *snap_find_inode(const struct snapshot *s, uint32_t dev,
 
 /* out = cur - prev (prev may be NULL: out = cur). out is reset first. */
 int snap_delta(struct snapshot *out, const struct snapshot *cur, const struct snapshot *prev);
+/* dst += src for one lock's row: waits, holds, range classes (keys untouched). */
+void row_merge(struct lock_row *dst, const struct lock_row *src);
 /* dst += src: sums, maxima, union of inodes. */
 int snap_merge(struct snapshot *dst, const struct snapshot *src);
 /*

@@ -695,7 +695,8 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 		    "entries (ilock_lost_events_total), past 7/8 new pairs lose their threads.");
 	lbl_reset(r);
 	gauge(r, "ilock_contended_inodes", ps->contended_inodes,
-	      "Inodes with at least one lock wait since the exporter started.");
+	      "Inodes with at least one lock wait since the exporter started (one that waited "
+	      "both before and after a renewal of the tables counts twice).");
 	gauge(r, "ilock_exporter_inode_series", ps->ninodes,
 	      "Inodes with their own ilock_inode_lock_wait_seconds series (never more than the limit).");
 	gauge(r, "ilock_exporter_inode_series_limit", ps->max_inodes,
@@ -726,6 +727,13 @@ static void render_self(struct renderer *r, const struct prom_meta *m)
 	family(r, "ilock_exporter_collect_errors", FAM_COUNTER, NULL,
 	       "Collections that failed; the previous exposition was kept.");
 	sample_u64(r, "ilock_exporter_collect_errors_total", m->collect_errors);
+	family(r, "ilock_table_renewals", FAM_COUNTER, NULL,
+	       "Moves to fresh in-kernel tables when one was 80% full (--renew); what the old "
+	       "ones counted stays in every series.");
+	sample_u64(r, "ilock_table_renewals_total", m->renewals);
+	family(r, "ilock_table_renewal_failures", FAM_COUNTER, NULL,
+	       "Tries to load fresh tables that failed; the old ones traced on.");
+	sample_u64(r, "ilock_table_renewal_failures_total", m->renew_failures);
 	family(r, "ilock_exporter_collect_seconds", FAM_COUNTER, "seconds",
 	       "Time spent reading the BPF maps and rendering, all collections.");
 	sample_seconds(r, "ilock_exporter_collect_seconds_total", m->collect_ns_total);

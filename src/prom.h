@@ -38,6 +38,8 @@
 #define PROM_MAX_TOP_INODES 1000
 #define PROM_DEFAULT_MAX_PAIRS 100
 #define PROM_MAX_PAIRS_LIMIT 10000
+/* Ids of retired pairs' sides: above any thread id (pid_max <= 2^22), below ILOCK_PID_FOLDED. */
+#define PROM_RETIRED_ID_FIRST 0x40000000u
 
 enum prom_format { PROM_FMT_TEXT = 0, PROM_FMT_OPENMETRICS, PROM_FMT_MAX };
 
@@ -172,6 +174,8 @@ struct prom_series {
 	uint64_t stalled_waits;        /* in progress for WAITING_STALL_NS or more */
 	uint64_t oldest_fsync_ns;      /* the same for ext4 fsyncs (jbd2_wait) */
 	uint64_t contended_inodes;     /* inodes with a wait since start */
+	uint64_t retired_inodes;       /* ... of them folded away by prom_series_retire */
+	uint32_t retired_ids;          /* the next id of a retired pair's titled side */
 	uint64_t pairs_seen;           /* distinct comm/mode pairs since start */
 	uint64_t updates;
 };
@@ -190,6 +194,26 @@ void prom_series_free(struct prom_series *ps);
 int prom_series_update(struct prom_series *ps, const struct snapshot *cur,
 		       const struct snapshot *prev, const struct mount_table *mt);
 const char *prom_dev_fs(const struct prom_series *ps, uint32_t dev);
+/*
+ * ilock export --renew: the exporter moves to fresh in-kernel tables and
+ * lays what the old ones counted, compacted, under every later read, so
+ * that no series goes down. dst = cur (the old tables' last cumulative
+ * read, with whatever was retired before) with what no series reads
+ * apart folded, so that it stays small through any number of renewals:
+ *  - the inodes with a series keep their rows; every other row folds into
+ *    its device's and class's row of waits kept without their inode
+ *    (ILOCK_INO_FOLDED), which inode="other" counts anyway;
+ *  - pairs fold by what their series read (commands' and titles' roles,
+ *    modes, ops, op flags, range) into one of them; a side whose role
+ *    came from a title gets an id no thread has, with that title in rt
+ *    (which the caller makes ps->titles from then on: the live threads'
+ *    titles are looked up again), the others ILOCK_PID_FOLDED;
+ *  - counters stay; what is a state of the old tables (their fill, waits
+ *    in flight or in progress) goes.
+ * Every series reads the same from dst as from cur. 0 or -ENOMEM.
+ */
+int prom_series_retire(struct prom_series *ps, struct snapshot *dst, struct titles *rt,
+		       const struct snapshot *cur);
 
 /* What the exporter knows about itself, rendered next to the data. */
 struct prom_meta {
@@ -208,6 +232,7 @@ struct prom_meta {
 	double cpu_user_s, cpu_system_s;
 	uint64_t rss_bytes;
 	double start_unix;
+	uint64_t renewals, renew_failures;  /* --renew: moves to fresh tables, and failed tries */
 };
 
 /* Append the whole exposition (b is not reset). */

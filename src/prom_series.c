@@ -239,7 +239,10 @@ static int build_totals(struct prom_series *ps, const struct snapshot *s,
 
 		t[i].delta_ns = t[i].wait_ns > before ? t[i].wait_ns - before : 0;
 	}
-	ps->contended_inodes = ps->ntotals;
+	/* a row of waits kept without their inode is no inode; those retired still count */
+	ps->contended_inodes = ps->retired_inodes;
+	for (size_t i = 0; i < ps->ntotals; i++)
+		ps->contended_inodes += t[i].ino != ILOCK_INO_FOLDED;
 	return 0;
 }
 
@@ -359,10 +362,8 @@ static void settle_inodes(struct prom_series *ps, const struct snapshot *s)
 
 /* ---- holder/waiter pairs by command name ---- */
 
-static int cmp_pair(const void *pa, const void *pb)
+static int cmp_pair_key(const struct prom_pair_key *a, const struct prom_pair_key *b)
 {
-	const struct prom_pair_key *a = &((const struct prom_pair *)pa)->k;
-	const struct prom_pair_key *b = &((const struct prom_pair *)pb)->k;
 	int c;
 
 	if (a->dev != b->dev)
@@ -383,6 +384,11 @@ static int cmp_pair(const void *pa, const void *pb)
 	if (!c)
 		c = (int)a->waiter_mode - (int)b->waiter_mode;
 	return c;
+}
+
+static int cmp_pair(const void *pa, const void *pb)
+{
+	return cmp_pair_key(&((const struct prom_pair *)pa)->k, &((const struct prom_pair *)pb)->k);
 }
 
 static const struct prom_pair *find_pair(const struct prom_pair *arr, size_t n,
@@ -661,4 +667,150 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 		return err;
 	ps->updates++;
 	return 0;
+}
+
+/* ---- retiring the tables of a tracer (ilock export --renew) ---- */
+
+/* A pair as its series read it: by prom key, and by ops, op flags and range. */
+struct retire_edge {
+	struct prom_pair_key pk;
+	uint8_t rest[5];
+	size_t idx;                    /* into the snapshot's edges: the first one represents */
+};
+
+static int cmp_retire_edge(const void *pa, const void *pb)
+{
+	const struct retire_edge *a = pa, *b = pb;
+	int c = cmp_pair_key(&a->pk, &b->pk);
+
+	if (!c)
+		c = memcmp(a->rest, b->rest, sizeof(a->rest));
+	if (!c)
+		c = a->idx < b->idx ? -1 : a->idx > b->idx;
+	return c;
+}
+
+/*
+ * A retired pair's side, whose role came from its thread's title: an id no
+ * thread has (pid_max is at most 2^22) with that title in the retired
+ * titles, so that no thread taking the pid later changes the role.
+ * Otherwise no thread: the role is the comm.
+ */
+static int retire_side(struct prom_series *ps, struct titles *rt, uint32_t *pid, uint32_t *tgid,
+		       const char *comm, bool named)
+{
+	const char *title = named && ps->titles && *pid && *pid != ILOCK_PID_FOLDED
+			    ? titles_get(ps->titles, *pid, comm) : NULL;
+	int err;
+
+	if (!title || !title[0]) {
+		*pid = *tgid = ILOCK_PID_FOLDED;
+		return 0;
+	}
+	if (ps->retired_ids < PROM_RETIRED_ID_FIRST || ps->retired_ids >= ILOCK_PID_FOLDED - 1)
+		ps->retired_ids = PROM_RETIRED_ID_FIRST;
+	*pid = *tgid = ps->retired_ids++;
+	err = titles_put(rt, *pid, comm, title);
+	return err == -ENOSPC ? 0 : err;  /* a table full of roles: that one is the comm */
+}
+
+static int retire_edges(struct prom_series *ps, struct snapshot *dst, struct titles *rt,
+			const struct snapshot *s)
+{
+	struct retire_edge *re;
+	struct ilock_edge_key rep = {};
+	int err = 0;
+
+	if (!s->nedges)
+		return 0;
+	re = calloc(s->nedges, sizeof(*re));
+	if (!re)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nedges; i++) {
+		const struct ilock_edge_key *k = &s->edges[i].k;
+
+		pair_key_of(&re[i].pk, k, ps->titles);
+		re[i].rest[0] = k->holder_op;
+		re[i].rest[1] = k->waiter_op;
+		re[i].rest[2] = k->holder_op_flags;
+		re[i].rest[3] = k->waiter_op_flags;
+		re[i].rest[4] = k->range;
+		re[i].idx = i;
+	}
+	sort_n(re, s->nedges, sizeof(*re), cmp_retire_edge);
+	for (size_t i = 0; i < s->nedges && !err; i++) {
+		const struct edge_row *e = &s->edges[re[i].idx];
+
+		if (!i || cmp_pair_key(&re[i - 1].pk, &re[i].pk) ||
+		    memcmp(re[i - 1].rest, re[i].rest, sizeof(re[i].rest))) {
+			/* the group's first pair stands for all of it, its inode gone */
+			rep = e->k;
+			rep.ino = ILOCK_INO_FOLDED;
+			rep.gen = 0;
+			err = retire_side(ps, rt, &rep.holder_pid, &rep.holder_tgid, rep.holder_comm,
+					  rep.holder_mode != ILOCK_MODE_UNKNOWN);
+			if (!err)
+				err = retire_side(ps, rt, &rep.waiter_pid, &rep.waiter_tgid,
+						  rep.waiter_comm, true);
+			if (err)
+				break;
+		}
+		if (snap_add_edge(dst, &rep, &e->s))
+			err = -ENOMEM;
+	}
+	free(re);
+	return err;
+}
+
+int prom_series_retire(struct prom_series *ps, struct snapshot *dst, struct titles *rt,
+		       const struct snapshot *cur)
+{
+	struct snapshot s;
+	struct prom_ino_total *gone = NULL;
+	size_t ngone = 0;
+	int err;
+
+	snap_init(&s);
+	snap_reset(dst);
+	err = snap_fold_gens(&s, cur);
+	if (err)
+		goto out;
+	dst->mono_ns = s.mono_ns;
+	memcpy(dst->counters, s.counters, sizeof(dst->counters));
+	gone = malloc((s.nlocks ? s.nlocks : 1) * sizeof(*gone));
+	if (!gone) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < s.nlocks; i++) {
+		const struct lock_row *r = &s.locks[i];
+		bool own = r->ino != ILOCK_INO_FOLDED && find_tracked(ps, r->dev, r->ino);
+		struct lock_row *d = snap_lock(dst, r->dev, own ? r->ino : ILOCK_INO_FOLDED, 0,
+					       r->class);
+
+		if (!d) {
+			err = -ENOMEM;
+			goto out;
+		}
+		row_merge(d, r);
+		if (!own && r->ino != ILOCK_INO_FOLDED && row_waits(r))
+			gone[ngone++] = (struct prom_ino_total){ .dev = r->dev, .ino = r->ino };
+	}
+	for (size_t i = 0; i < s.ninodes; i++)
+		if (find_tracked(ps, s.inodes[i].dev, s.inodes[i].ino) &&
+		    snap_add_inode(dst, &s.inodes[i])) {
+			err = -ENOMEM;
+			goto out;
+		}
+	err = retire_edges(ps, dst, rt, &s);
+	if (err)
+		goto out;
+	/* the inodes folded away, one per inode whatever its classes: ilock_contended_inodes */
+	sort_n(gone, ngone, sizeof(*gone), cmp_total);
+	for (size_t i = 0; i < ngone; i++)
+		ps->retired_inodes += !i || cmp_total(&gone[i - 1], &gone[i]);
+out:
+	free(gone);
+	snap_free(&s);
+	return err;
 }

@@ -152,6 +152,8 @@ def free_port():
     (["-i", "0"], "-i 0"),
     (["--max-pairs", "-1"], "--max-pairs -1"),
     (["--http-timeout", "0"], "--http-timeout 0"),
+    (["--renew", "5"], "--renew 5"),
+    (["--renew", "x"], "--renew x"),
     (["--fs", "ntfs"], "unknown filesystem"),
     (["--bogus"], "unknown option --bogus"),
     (["extra"], "unexpected argument"),
@@ -467,7 +469,7 @@ tests:
           - exp_labels: {severity: info, instance: "db1:9435", table: pairs}
             exp_annotations:
               summary: "db1:9435: ilock's pairs table is 100% full"
-              description: "Once full, new entries are lost and the counts are low bounds: restart ilock export with a larger --max-inodes."
+              description: "Once full, new entries are lost and the counts are low bounds. ilock export's fresh tables (--renew) do not keep up, or fail (ilock_table_renewal_failures_total): raise --max-inodes."
   # a wait that lasts: quiet at 5 s, firing at 12 s, quiet again once it ends
   - interval: 1m
     input_series:
@@ -840,3 +842,92 @@ def test_titled_processes_by_role_in_prometheus(xfs, procs, helpers_dir, ilock_b
     assert got == {("lockhold", "lockhold: checkpointer", "lockhold", "lockhold: alice shop"): 2,
                    ("lockhold", "lockhold: checkpointer", "lockhold", "lockhold"): 1}, got
     assert not re.search(r'\bpid="', ex.metrics())
+
+
+# ---------------------------------------------------------------- full tables
+
+def never_down(text):
+    """{(name, labels): value} of the samples that may never go down."""
+    return {(n, tuple(sorted(l.items()))): v for n, l, v in samples(text)
+            if n.endswith(("_total", "_count", "_sum", "_bucket"))}
+
+
+def test_renews_full_tables_and_keeps_every_series(xfs, procs, helpers_dir, ilock_bin):
+    """--max-inodes 64 and waits on 100 files fill the tables; with --renew
+    10 the exporter traces on into fresh ones. No series goes down or away
+    across the renewal (a counter that did would read as a reset), a
+    titled pair keeps its role, the per-inode series still add up to the
+    aggregate, the losses stay counted, and the old programs are gone."""
+    path = make_file(os.path.join(xfs.mnt, "titled.dat"), 1 << 20)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--max-inodes", "64", "--renew", "10",
+                        "--top-inodes", "4")
+    old_ids = bpf_ids_of(ex.proc.pid, "prog")
+    assert old_ids
+    # a pair by title first: its role must outlive the tables it was counted in
+    # (they stay a few seconds, to be looked up, and are gone by the renewal)
+    env = lambda title: dict(os.environ, LOCKHOLD_TITLE=title, LOCKHOLD_LINGER_MS="4000")
+    w = procs.start([lockhold(helpers_dir), "write", path, 0, 4096, 800],
+                    env=env("lockhold: checkpointer"))
+    assert wait_line(w, "HOLDING ", 10)
+    r = procs.start([lockhold(helpers_dir), "read", path, 8192, 4096, 1],
+                    env=env("lockhold: alice shop [local] SELECT"), stdout=subprocess.PIPE)
+    assert wait_line(r, "{", 20)
+    role = dict(holder_role="lockhold: checkpointer", waiter_role="lockhold: alice shop")
+    texts = [scrape_until(ex, lambda t: value(t, "ilock_serialised_waits_total", **role), 10,
+                          "the titled pair's series")]
+    # one pass over 100 files flat out fills both tables; then 5 files a second
+    cm = procs.start([os.path.join(helpers_dir, "contend_many"), os.path.join(xfs.mnt, "many"),
+                      "100", "25", "2", "5"])
+    wait_line(cm, "READY ", timeout=30)
+    new_ids = None
+    while cm.poll() is None:
+        texts.append(ex.metrics())
+        if new_ids is None and value(texts[-1], "ilock_table_renewals_total") >= 1:
+            new_ids = bpf_ids_of(ex.proc.pid, "prog")
+        time.sleep(0.5)
+    assert cm.returncode == 0
+    time.sleep(1.5)
+    texts.append(ex.metrics())
+    assert new_ids is not None, "no renewal: " + str(value(texts[-1], "ilock_table_entries",
+                                                            table="locks"))
+    # the same programs, loaded again; the old ones unloaded
+    assert len(new_ids) == len(old_ids) and not new_ids & old_ids, (old_ids, new_ids)
+    assert not old_ids & loaded_prog_ids()
+
+    # every counter, histogram bucket and sum goes on from where it was, none vanishes
+    for a, b in zip(texts, texts[1:]):
+        before, after = never_down(a), never_down(b)
+        gone = set(before) - set(after)
+        assert not gone, sorted(gone)[:5]
+        down = [(k, before[k], after[k]) for k in before if after[k] < before[k]]
+        assert not down, down[:5]
+    last = texts[-1]
+    assert value(last, "ilock_table_renewal_failures_total") == 0
+    # the old tables were full enough to lose entries; that stays counted
+    lost = sum(v for n, l, v in samples(last) if n == "ilock_lost_events_total"
+               and l["reason"] in ("wait_inodes_folded", "wait_map_full", "edge_threads_folded",
+                                   "edge_map_full"))
+    assert lost > 0, last
+    # the titled pair kept its role, though the thread ids it was counted under are gone
+    assert value(last, "ilock_serialised_waits_total", **role) >= 1
+    # the pairs by role add up to the same pairs by op: no count counted twice
+    for n in ("waits_total", "wait_seconds_total"):
+        by_role = sum(v for pn, _, v in samples(last) if pn == "ilock_serialised_" + n)
+        by_op = sum(v for pn, _, v in samples(last) if pn == "ilock_serialised_op_" + n)
+        assert by_role == pytest.approx(by_op, rel=1e-9), (n, by_role, by_op)
+    # own series and inode="other" still add up to each aggregate
+    for n, l, v in samples(last):
+        if n != "ilock_lock_wait_seconds_count":
+            continue
+        per = [pv for pn, pl, pv in samples(last) if pn == "ilock_inode_lock_wait_seconds_count"
+               and pl["device"] == l["device"] and pl["class"] == l["class"]
+               and pl["mode"] == l["mode"]]
+        assert sum(per) == v, (l, per, v)
+    ex.proc.send_signal(signal.SIGTERM)
+    _, err = ex.proc.communicate(timeout=20)
+    assert ex.proc.returncode == 0, err
+    assert re.search(r"tracing on into fresh tables \(renewal 1, [\d.]+ s, [\d.]+ s of CPU\); "
+                     r"every series keeps",
+                     err), err
+    assert "warning" not in err and "error" not in err, err
+    wait_for(lambda: not new_ids & loaded_prog_ids(), 5, "the programs to be released")

@@ -1004,8 +1004,208 @@ static void test_rules_alert_on_undercounts(void)
 	free(alt);
 }
 
+
+/* The space before a sample line's value (label values may hold spaces), or NULL. */
+static const char *last_space(const char *line)
+{
+	const char *sp = NULL;
+
+	for (const char *c = line; *c && *c != '\n'; c++)
+		if (*c == ' ')
+			sp = c;
+	return sp;
+}
+
+/*
+ * Every sample of before that may never go down (a counter, a histogram's
+ * buckets, count and sum) is in after, at least as large. The number of
+ * them checked.
+ */
+static unsigned check_never_down(const char *before, const char *after)
+{
+	unsigned n = 0;
+
+	for (const char *p = before; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *sp = last_space(p);
+		char prefix[1024];
+
+		if (*p == '#' || !sp || (size_t)(sp - p) >= sizeof(prefix))
+			continue;
+		memcpy(prefix, p, (size_t)(sp - p));
+		prefix[sp - p] = 0;
+		if (!strstr(prefix, "_total") && !strstr(prefix, "_count") &&
+		    !strstr(prefix, "_bucket") && !strstr(prefix, "_sum"))
+			continue;
+		if (!(sample(after, prefix) >= strtod(sp + 1, NULL))) {
+			fprintf(stderr, "went down or away: %s %s -> %g\n", prefix, sp + 1,
+				sample(after, prefix));
+			CHECK(0);
+		}
+		n++;
+	}
+	return n;
+}
+
+/* The sum of every sample of a family (name + "{"). */
+static double family_sum(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	double sum = 0;
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == '{' && last_space(p))
+			sum += strtod(last_space(p) + 1, NULL);
+	return sum;
+}
+
+static void add_op_pair(struct snapshot *s, uint64_t ino, const char *holder, uint32_t hpid,
+			const char *waiter, uint32_t wpid, uint8_t hop, uint8_t wop, uint64_t count)
+{
+	struct ilock_edge_key k = { .ino = ino, .dev = DEV_A, .class = ILOCK_CLASS_I_RWSEM,
+				    .holder_mode = ILOCK_MODE_EXCL, .waiter_mode = ILOCK_MODE_SHARED,
+				    .holder_pid = hpid, .holder_tgid = hpid, .waiter_pid = wpid,
+				    .waiter_tgid = wpid, .holder_op = hop, .waiter_op = wop };
+	struct ilock_edge_stats st = { .count = count, .total_ns = count * 1000, .max_ns = 1000 };
+
+	snprintf(k.holder_comm, sizeof(k.holder_comm), "%s", holder);
+	snprintf(k.waiter_comm, sizeof(k.waiter_comm), "%s", waiter);
+	CHECK(snap_add_edge(s, &k, &st) == 0);
+}
+
+/*
+ * ilock export --renew: the old tables' counts, compacted, under the fresh
+ * tables' reads. Nothing exported goes down or away, titles keep their
+ * roles though their threads are gone, and what is kept stays small.
+ */
+static void test_retire(void)
+{
+	struct prom_series ps;
+	struct snapshot s1, r, fresh, eff;
+	struct titles ti, rt;
+	char *t1, *t2;
+	size_t ids = 0;
+
+	snap_init(&s1);
+	snap_init(&r);
+	snap_init(&fresh);
+	snap_init(&eff);
+	titles_init(&ti);
+	titles_init(&rt);
+	CHECK(!titles_put(&ti, 30, "postgres", "postgres: checkpointer"));
+	CHECK(!titles_put(&ti, 31, "postgres", "postgres: bob shop [local] UPDATE"));
+	CHECK(!titles_put(&ti, 32, "postgres", "postgres: bob shop [local] idle"));
+	CHECK(!titles_put(&ti, 40, "fio", ""));
+	for (uint64_t ino = 1; ino <= 20; ino++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/f%" PRIu64, ino);
+		add_inode(&s1, DEV_A, ino, p);
+		add_wait(&s1, DEV_A, ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000 * ino, 1 + ino % 3);
+		add_wait(&s1, DEV_A, ino, ILOCK_CLASS_XFS_ILOCK, ILOCK_MODE_EXCL, 700, 1);
+		/* two client backends and a thread without a title, on every file */
+		add_op_pair(&s1, ino, "postgres", 30, "postgres", 31, ILOCK_OP_BUFFERED_WRITE,
+			    ILOCK_OP_BUFFERED_READ, 2);
+		add_op_pair(&s1, ino, "postgres", 30, "postgres", 32, ILOCK_OP_BUFFERED_WRITE,
+			    ILOCK_OP_BUFFERED_READ, 1);
+		add_op_pair(&s1, ino, "fio", 40, "postgres", 31, ILOCK_OP_FSYNC,
+			    ILOCK_OP_BUFFERED_READ, 1);
+	}
+	add_wait(&s1, DEV_A, ILOCK_INO_FOLDED, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 5000, 4);
+	s1.counters[ILOCK_LOST_WAIT_INODES] = 4;
+	s1.tables[TABLE_LOCKS] = (struct table_use){ .used = 60, .cap = 64 };
+	prom_series_init(&ps, 2, 1);
+	ps.titles = &ti;
+	CHECK(prom_series_update(&ps, &s1, NULL, NULL) == 0);
+	t1 = render(&ps, PROM_FMT_TEXT);
+	CHECK_EQ_U(ps.contended_inodes, 20);
+
+	CHECK(prom_series_retire(&ps, &r, &rt, &s1) == 0);
+	/* the tracked inodes keep rows, the rest fold into one row per class */
+	CHECK_EQ_U(ps.ninodes, 2);
+	CHECK_EQ_U(r.nlocks, 2 * 2 + 2);
+	CHECK(snap_find_lock(&r, DEV_A, ps.inodes[0].ino, 0, ILOCK_CLASS_I_RWSEM) != NULL);
+	/* 60 pairs: two, by role and op; the titled sides under ids no thread has */
+	CHECK_EQ_U(r.nedges, 2);
+	for (size_t i = 0; i < r.nedges; i++) {
+		const struct ilock_edge_key *k = &r.edges[i].k;
+
+		CHECK(k->ino == ILOCK_INO_FOLDED);
+		if (!strcmp(k->holder_comm, "fio"))
+			CHECK(k->holder_pid == ILOCK_PID_FOLDED);
+		else
+			CHECK(k->holder_pid >= PROM_RETIRED_ID_FIRST && k->holder_pid != ILOCK_PID_FOLDED);
+		CHECK(k->waiter_pid >= PROM_RETIRED_ID_FIRST && k->waiter_pid != ILOCK_PID_FOLDED);
+		ids += 1 + (strcmp(k->holder_comm, "fio") != 0);
+	}
+	CHECK_EQ_U(rt.n, ids);
+	CHECK_EQ_U(r.counters[ILOCK_LOST_WAIT_INODES], 4);
+	CHECK_EQ_U(r.tables[TABLE_LOCKS].used, 0);
+	CHECK_EQ_U(ps.retired_inodes, 18);
+
+	/* the threads' titles go with the old tables: the retired ones stay */
+	titles_free(&ti);
+	ti = rt;
+	titles_init(&rt);
+	/* the fresh tables: a new file, a tracked one again, a pair of a known role */
+	CHECK(!titles_put(&ti, 30, "postgres", "postgres: checkpointer"));
+	CHECK(!titles_put(&ti, 50, "postgres", "postgres: bob shop [local] SELECT"));
+	add_inode(&fresh, DEV_A, 99, "/new");
+	add_wait(&fresh, DEV_A, 99, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 90000, 5);
+	add_wait(&fresh, DEV_A, ps.inodes[1].ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 3000, 1);
+	add_op_pair(&fresh, 99, "postgres", 30, "postgres", 50, ILOCK_OP_BUFFERED_WRITE,
+		    ILOCK_OP_BUFFERED_READ, 3);
+	add_op_pair(&fresh, 5, "fio", 41, "postgres", 31, ILOCK_OP_FSYNC, ILOCK_OP_BUFFERED_READ, 1);
+	fresh.counters[ILOCK_LOST_WAIT_INODES] = 1;
+	fresh.tables[TABLE_LOCKS] = (struct table_use){ .used = 3, .cap = 64 };
+	CHECK(snap_copy(&eff, &r) == 0 && snap_merge(&eff, &fresh) == 0);
+	CHECK(prom_series_update(&ps, &eff, &r, NULL) == 0);
+	t2 = render(&ps, PROM_FMT_TEXT);
+	CHECK(check_never_down(t1, t2) > 100);
+	CHECK(sample(t2, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			 "mode=\"shared\"}") ==
+	      sample(t1, "ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			 "mode=\"shared\"}") + 6);
+	CHECK(sample(t2, "ilock_lost_events_total{reason=\"wait_inodes_folded\"}") == 5);
+	CHECK(sample(t2, "ilock_table_entries{table=\"locks\"}") == 3);
+	/* the new file waited most: its own series counts from the renewal on */
+	CHECK(strstr(t2, "path=\"/new\"") != NULL);
+	/* the checkpointer's pair goes on under its role, 3 more; none counted twice */
+	CHECK(family_sum(t2, "ilock_serialised_waits_total") ==
+	      family_sum(t2, "ilock_serialised_op_waits_total"));
+	CHECK(family_sum(t2, "ilock_serialised_waits_total") ==
+	      family_sum(t1, "ilock_serialised_waits_total") + 4);
+	CHECK(sample(t2, "ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\","
+			 "holder_comm=\"postgres\",holder_role=\"postgres: checkpointer\","
+			 "holder_mode=\"exclusive\",waiter_comm=\"postgres\","
+			 "waiter_role=\"postgres: bob shop\",waiter_mode=\"shared\"}") == 60 + 3);
+	/* 18 folded away, 2 tracked, 1 new */
+	CHECK_EQ_U(ps.contended_inodes, 21);
+
+	/* again, from the merged counts: still small, still the same series */
+	CHECK(prom_series_retire(&ps, &r, &rt, &eff) == 0);
+	CHECK(r.nlocks <= 3 * 2 + 2);
+	CHECK_EQ_U(r.nedges, 3);
+	titles_free(&ti);
+	ti = rt;
+	snap_reset(&fresh);
+	CHECK(snap_copy(&eff, &r) == 0);
+	CHECK(prom_series_update(&ps, &eff, &r, NULL) == 0);
+	free(t1);
+	t1 = render(&ps, PROM_FMT_TEXT);
+	CHECK(check_never_down(t2, t1) > 100);
+	free(t1);
+	free(t2);
+	prom_series_free(&ps);
+	titles_free(&ti);
+	snap_free(&s1);
+	snap_free(&r);
+	snap_free(&fresh);
+	snap_free(&eff);
+}
+
 int main(void)
 {
+	test_retire();
 	test_rules_alert_on_undercounts();
 	test_canonical_numbers();
 	test_escaping();
