@@ -852,15 +852,18 @@ def never_down(text):
             if n.endswith(("_total", "_count", "_sum", "_bucket"))}
 
 
-def test_renews_full_tables_and_keeps_every_series(xfs, procs, helpers_dir, ilock_bin):
+def test_renews_full_tables_and_keeps_every_series(xfs, procs, helpers_dir, ilock_bin,
+                                                   prometheus):
     """--max-inodes 64 and waits on 100 files fill the tables; with --renew
     10 the exporter traces on into fresh ones. No series goes down or away
-    across the renewal (a counter that did would read as a reset), a
-    titled pair keeps its role, the per-inode series still add up to the
-    aggregate, the losses stay counted, and the old programs are gone."""
+    across the renewal (a counter that did would read as a reset, and a
+    real Prometheus scraping all along finds none), a titled pair keeps
+    its role, the per-inode series still add up to the aggregate, the
+    losses stay counted, and the old programs are gone."""
     path = make_file(os.path.join(xfs.mnt, "titled.dat"), 1 << 20)
     ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--max-inodes", "64", "--renew", "10",
                         "--top-inodes", "4")
+    base = prometheus(ex.port)
     old_ids = bpf_ids_of(ex.proc.pid, "prog")
     assert old_ids
     # a pair by title first: its role must outlive the tables it was counted in
@@ -923,6 +926,16 @@ def test_renews_full_tables_and_keeps_every_series(xfs, procs, helpers_dir, iloc
                and pl["device"] == l["device"] and pl["class"] == l["class"]
                and pl["mode"] == l["mode"]]
         assert sum(per) == v, (l, per, v)
+    # Prometheus scraped through the renewals and saw no counter reset
+    renewals = wait_for(lambda: promql(base, "ilock_table_renewals_total >= 1"), 10,
+                        "Prometheus to scrape a renewal")
+    names = sorted({n for n, _ in never_down(last) if n.startswith("ilock_")})
+    seen = 0
+    for n in names:  # one name at a time: resets() drops the names
+        seen += len(promql(base, f"resets({n}[5m])"))
+        reset = promql(base, f"resets({n}[5m]) > 0")
+        assert not reset, (n, [r["metric"] for r in reset][:5])
+    assert len(names) > 10 and seen > 100, (names, seen, renewals)
     ex.proc.send_signal(signal.SIGTERM)
     _, err = ex.proc.communicate(timeout=20)
     assert ex.proc.returncode == 0, err
