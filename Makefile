@@ -105,7 +105,8 @@ helpers: $(HELPER_BINS)
 # loader and the metadata load. `make bench` installs perf and bpftrace via
 # scripts/bench/deps.sh; BENCH_ARGS passes options (e.g. BENCH_ARGS=--quick).
 BENCH_BINS := $(OUT)/bench/floor.bpf.o $(OUT)/bench/bpfload $(OUT)/bench/metaload \
-	$(OUT)/bench/faultloop $(OUT)/bench/jitdump $(OUT)/bench/lookup_cost
+	$(OUT)/bench/faultloop $(OUT)/bench/jitdump $(OUT)/bench/lookup_cost \
+	$(OUT)/bench/cumview_cost
 
 $(OUT)/bench/metaload: scripts/bench/metaload.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
@@ -118,6 +119,15 @@ $(OUT)/bench/lookup_cost: scripts/bench/lookup_cost.c $(OUT)/src/titles.o $(OUT)
 		$(OUT)/src/mounts.o $(OUT)/src/util.o $(OUT)/src/model.o $(OUT)/src/waiting.o \
 		$(OUT)/src/hist.o $(OUT)/src/idmap.o | $(OUT)/bench
 	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm
+
+# What ilocktop's cumulative view costs a rebuild after a renewal (docs/PERFORMANCE.md).
+$(OUT)/bench/cumview_cost: scripts/bench/cumview_cost.c $(OUT)/src/top_model.o $(OUT)/src/model.o \
+		$(OUT)/src/hist.o $(OUT)/src/waiting.o $(OUT)/src/titles.o $(OUT)/src/idmap.o \
+		$(OUT)/src/util.o $(OUT)/src/render_text.o $(OUT)/src/mounts.o $(OUT)/src/counters.o \
+		$(OUT)/src/ops.o $(OUT)/src/json.o $(OUT)/src/render_json.o $(OUT)/src/render_ops.o \
+		$(OUT)/src/render_json_ops.o $(OUT)/src/ksyms.o $(OUT)/src/render_waiting.o \
+		$(OUT)/src/pathcheck.o | $(OUT)/bench
+	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm -lz
 
 .PHONY: bench bench-tools
 bench-tools: $(BENCH_BINS)

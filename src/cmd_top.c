@@ -71,10 +71,36 @@ int top_app_window(struct top_app *a, const struct snapshot **win, const struct 
 		*secs = a->smp.window_s;
 		return 0;
 	}
+	if (a->have_retired) {
+		/* as merged at the last rebuild: the view's rows point into it */
+		*win = *edges = &a->cum_view;
+		*secs = (double)(latest->mono_ns - a->start_mono_ns) / 1e9;
+		return 0;
+	}
 	*win = latest;
 	*edges = top_store_edges(&a->smp.store);
 	*secs = (double)(latest->mono_ns - a->t.start_mono_ns) / 1e9;
 	return *edges ? 0 : -ENOMEM;
+}
+
+/* The cumulative view after fresh tables: the retired counts, then the current tracer's. */
+static int merge_cum_view(struct top_app *a)
+{
+	const struct snapshot *edges = top_store_edges(&a->smp.store), *latest = sampler_latest(&a->smp);
+	int err;
+
+	if (!edges)
+		return -ENOMEM;
+	/* the big parts copied whole (a memcpy each), the small retired part merged in */
+	if ((err = snap_copy(&a->cum_view, latest)) ||
+	    (err = snap_copy_edges(&a->cum_view, edges)) ||
+	    (err = snap_merge(&a->cum_view, &a->retired)))
+		return err;
+	/* the states in force are the fresh tables' */
+	memcpy(a->cum_view.tables, latest->tables, sizeof(a->cum_view.tables));
+	a->cum_view.in_flight = latest->in_flight;
+	a->cum_view.mono_ns = latest->mono_ns;
+	return 0;
 }
 
 int top_app_rebuild(struct top_app *a)
@@ -83,6 +109,8 @@ int top_app_rebuild(struct top_app *a)
 	double secs;
 	int err;
 
+	if (a->cumulative && a->have_retired && (err = merge_cum_view(a)))
+		return err;
 	err = top_app_window(a, &win, &edges, &secs);
 	if (err)
 		return err;
@@ -148,6 +176,39 @@ static void carry_inode(struct top_app *a, uint32_t dev, uint64_t ino, uint32_t 
 		snap_add_inode(&a->smp.store.cum, m);  /* out of memory: shown by number */
 }
 
+/*
+ * The old tracer's totals, with those retired before, compacted for the
+ * cumulative view. Out of memory, that view counts from the renewal on
+ * (and says so).
+ */
+static void retire_cum(struct top_app *a)
+{
+	const struct snapshot *edges = top_store_edges(&a->smp.store);
+	struct snapshot all, kept;
+	int err = edges ? 0 : -ENOMEM;
+
+	snap_init(&all);
+	snap_init(&kept);
+	if (!err && a->have_retired)
+		err = snap_copy(&all, &a->retired);
+	if (!err)
+		err = snap_merge(&all, edges);
+	if (!err)
+		err = snap_merge(&all, sampler_latest(&a->smp));
+	if (!err)
+		err = top_retire(&kept, &all, TOP_RETIRE_KEEP);
+	snap_free(&all);
+	if (err) {
+		snap_free(&kept);
+		snap_reset(&a->retired);
+		a->have_retired = false;
+		return;
+	}
+	snap_free(&a->retired);
+	a->retired = kept;
+	a->have_retired = true;
+}
+
 /* --renew allows a renewal now, and a table is full enough for one: the fullest, or -1 */
 static int renew_due(const struct top_app *a, uint64_t now)
 {
@@ -204,6 +265,7 @@ int top_app_maybe_renew(struct top_app *a)
 	if (err)
 		return err;
 	memcpy(a->lost_carry, a->counters, sizeof(a->lost_carry));
+	retire_cum(a);
 	tracer_stop(&a->t);
 	tracer_move(&a->t, &fresh);
 	if (a->have_old_smp)  /* not after a sample and a rebuild: cannot be, but never leak */
@@ -225,6 +287,13 @@ int top_app_maybe_renew(struct top_app *a)
 		carry_inode(a, a->view.rows[i].dev, a->view.rows[i].ino, a->view.rows[i].gen);
 	if (a->detail)
 		carry_inode(a, a->detail_id.dev, a->detail_id.ino, a->detail_id.gen);
+	/* ... and those of the cumulative view's retired rows */
+	for (size_t i = 0; a->have_retired && i < a->retired.ninodes; i++) {
+		const struct inode_meta *m = &a->retired.inodes[i];
+
+		if (!snap_find_inode(&a->smp.store.cum, m->dev, m->ino, m->gen))
+			snap_add_inode(&a->smp.store.cum, m);  /* out of memory: shown by number */
+	}
 	a->renewals++;
 	a->renew_failed = false;
 	snprintf(a->renew_note, sizeof(a->renew_note), "the %s", why);
@@ -264,7 +333,8 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->waits_ps = a->smp.waits_ps;
 	st->tasks_waiting = top_view_tasks_waiting(&a->view);
 	st->in_flight = latest->in_flight;
-	st->tracked = latest->nlocks;
+	/* in the cumulative view, the locks of the tables before too */
+	st->tracked = a->cumulative && a->have_retired ? a->cum_view.nlocks : latest->nlocks;
 	st->active = a->view.total;
 	st->shown = a->view.nrows;
 	st->lost = a->counters;
@@ -276,6 +346,7 @@ void top_app_status(const struct top_app *a, struct top_status *st)
 	st->renewals = a->renewals;
 	st->renew_failed = a->renew_failed;
 	st->renew_note = a->renew_note;
+	st->cum_from_renewal = a->renewals && !a->have_retired;
 	st->since_renewal_s = a->renewed_mono_ns ?
 		(double)(now_monotonic_ns() - a->renewed_mono_ns) / 1e9 : -1;
 	st->renew_in_s = (double)(int64_t)(a->renew_not_before - now_monotonic_ns()) / 1e9;
@@ -556,6 +627,8 @@ int cmd_top(int argc, char **argv)
 	}
 	a->mount_fd = -1;
 	snap_init(&a->stacks);
+	snap_init(&a->retired);
+	snap_init(&a->cum_view);
 	path_fixes_init(&a->fixes, PATHCHECK_EVERY_NS);
 	r = cli_parse(CLI_TOP, argc, argv, &a->o, err, sizeof(err));
 	if (r == 1) {
@@ -653,6 +726,8 @@ out:
 		sampler_free(&a->old_smp);
 	top_view_free(&a->view);
 	snap_free(&a->stacks);
+	snap_free(&a->retired);
+	snap_free(&a->cum_view);
 	ksyms_free(&a->ksyms);
 	titles_free(&a->titles);
 	path_fixes_free(&a->fixes);

@@ -512,11 +512,81 @@ int snap_fold_gens(struct snapshot *dst, const struct snapshot *src)
 	return merge(dst, src, true);
 }
 
+/* dst's array = src's, n entries of esz; its capacity grows to fit. */
+static int copy_array(void **dst, size_t *cap, const void *src, size_t n, size_t esz)
+{
+	if (n > *cap) {
+		void *p = realloc(*dst, n * esz);
+
+		if (!p)
+			return -ENOMEM;
+		*dst = p;
+		*cap = n;
+	}
+	if (n)
+		memcpy(*dst, src, n * esz);
+	return 0;
+}
+
+/* An index of positions is valid for a copy of its array: the same slots, the same size. */
+static int copy_idx(uint32_t **dst, size_t *cap, const uint32_t *src, size_t src_cap)
+{
+	if (!src)
+		return 0;  /* src empty; dst's, just reset, is empty too */
+	if (*cap != src_cap) {
+		uint32_t *p = malloc(src_cap * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		free(*dst);
+		*dst = p;
+		*cap = src_cap;
+	}
+	memcpy(*dst, src, src_cap * sizeof(**dst));
+	return 0;
+}
+
+/*
+ * Row by row through the indexes would cost a hash probe per row; the
+ * rows and their indexes as they are cost a memcpy (ilocktop's cumulative
+ * view copies 10,000 rows a second this way after a renewal).
+ */
 int snap_copy(struct snapshot *dst, const struct snapshot *src)
 {
 	snap_reset(dst);
 	dst->mono_ns = src->mono_ns;
-	return snap_merge(dst, src);
+	memcpy(dst->counters, src->counters, sizeof(dst->counters));
+	dst->in_flight = src->in_flight;
+	memcpy(dst->tables, src->tables, sizeof(dst->tables));
+	if (src->waiting.available && waiting_copy(&dst->waiting, &src->waiting))
+		return -ENOMEM;
+	if (copy_array((void **)&dst->locks, &dst->cap_locks, src->locks, src->nlocks,
+		       sizeof(*src->locks)) ||
+	    copy_idx(&dst->lock_idx, &dst->lock_idx_cap, src->lock_idx, src->lock_idx_cap) ||
+	    copy_array((void **)&dst->edges, &dst->cap_edges, src->edges, src->nedges,
+		       sizeof(*src->edges)) ||
+	    copy_idx(&dst->edge_idx, &dst->edge_idx_cap, src->edge_idx, src->edge_idx_cap) ||
+	    copy_array((void **)&dst->inodes, &dst->cap_inodes, src->inodes, src->ninodes,
+		       sizeof(*src->inodes)) ||
+	    copy_idx(&dst->inode_idx, &dst->inode_idx_cap, src->inode_idx, src->inode_idx_cap))
+		return -ENOMEM;
+	dst->nlocks = src->nlocks;
+	dst->nedges = src->nedges;
+	dst->ninodes = src->ninodes;
+	return snap_ops_merge(dst, src);
+}
+
+int snap_copy_edges(struct snapshot *dst, const struct snapshot *src)
+{
+	if (dst->edge_idx)
+		memset(dst->edge_idx, 0, dst->edge_idx_cap * sizeof(*dst->edge_idx));
+	dst->nedges = 0;
+	if (copy_array((void **)&dst->edges, &dst->cap_edges, src->edges, src->nedges,
+		       sizeof(*src->edges)) ||
+	    copy_idx(&dst->edge_idx, &dst->edge_idx_cap, src->edge_idx, src->edge_idx_cap))
+		return -ENOMEM;
+	dst->nedges = src->nedges;
+	return 0;
 }
 
 uint64_t row_wait_ns(const struct lock_row *r)

@@ -175,6 +175,8 @@ int snap_merge(struct snapshot *dst, const struct snapshot *src);
 int snap_fold_gens(struct snapshot *dst, const struct snapshot *src);
 /* Deep copy. */
 int snap_copy(struct snapshot *dst, const struct snapshot *src);
+/* dst's pairs = src's, the rest of dst as it was. */
+int snap_copy_edges(struct snapshot *dst, const struct snapshot *src);
 
 uint64_t row_wait_ns(const struct lock_row *r);
 /*

@@ -123,6 +123,13 @@ struct top_app {
 	bool renewing;                 /* a fresh tracer is loading (the screen says so) */
 	char renew_note[256];          /* the table that was full, or why it failed */
 	uint64_t lost_carry[ILOCK_COUNTER_MAX]; /* the counters of the tracers before */
+	/*
+	 * The cumulative view ('c') since start: what the tracers before
+	 * counted (top_retire) under the current one's, merged at each
+	 * rebuild into cum_view, which the view's rows then point into.
+	 */
+	struct snapshot retired, cum_view;
+	bool have_retired;
 	uint64_t counters[ILOCK_COUNTER_MAX];   /* carry + the tracer's now: "since start" */
 };
 

@@ -634,7 +634,7 @@ int top_format_status(const struct top_status *st, int width,
 		 "  locks: %s tracked, ", top_fmt_rate(a, sizeof(a), st->events_ps),
 	     top_fmt_rate(b, sizeof(b), st->waits_ps), attach_wait_sampling(st->attach, st->nattach) ? " timed" : "",
 	     st->tasks_waiting, st->filter && st->filter[0] ? " in the rows matched" : "",
-	     !st->cumulative ? "" : st->renewals ? ", on average since the tables were renewed"
+	     !st->cumulative ? "" : st->cum_from_renewal ? ", on average since the tables were renewed"
 					 : ", on average since start", st->in_flight,
 	     fmt_count(c, sizeof(c), st->tracked));
 	addf(&l, "%s with waits", fmt_count(a, sizeof(a), st->active));
@@ -774,7 +774,7 @@ int top_format_status(const struct top_status *st, int width,
 	addf(&l, "sort: %s   ", top_sort_title(st->sort));
 	if (st->cumulative)
 		addf(&l, "showing: totals since %s (%.1f s)",
-		     st->renewals ? "the tables were renewed" : "start", st->window_s);
+		     st->cum_from_renewal ? "the tables were renewed" : "start", st->window_s);
 	else
 		addf(&l, "showing: rates over the last %.2f s", st->window_s);
 	if (st->filter && st->filter[0])

@@ -92,6 +92,7 @@ struct top_status {
 	bool renew_failed;             /* the last try failed: renew_note says why */
 	const char *renew_note;        /* the table that was full, or why the try failed */
 	double since_renewal_s;        /* since the last renewal or try; < 0: none */
+	bool cum_from_renewal;         /* the cumulative view counts from the last renewal only */
 	bool bpf_stats;                /* bpf_ns_ps is known */
 	double bpf_ns_ps;              /* BPF run time per second */
 	double cpu_pct;                /* our own CPU, % of one core */

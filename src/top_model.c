@@ -349,3 +349,103 @@ enum sort_key top_sort_next(enum sort_key k, int dir)
 
 	return (enum sort_key)((((int)k + (dir < 0 ? -1 : 1)) % n + n) % n);
 }
+
+/* ---- the cumulative view across fresh tables (--renew) ---- */
+
+struct retire_rank {
+	uint32_t dev, gen;
+	uint64_t ino;
+	uint64_t wait_ns;
+};
+
+static int cmp_rank_key(const void *pa, const void *pb)
+{
+	const struct retire_rank *a = pa, *b = pb;
+
+	if (a->dev != b->dev)
+		return a->dev < b->dev ? -1 : 1;
+	if (a->ino != b->ino)
+		return a->ino < b->ino ? -1 : 1;
+	return a->gen < b->gen ? -1 : a->gen > b->gen;
+}
+
+static int cmp_rank_wait(const void *pa, const void *pb)
+{
+	const struct retire_rank *a = pa, *b = pb;
+
+	if (a->wait_ns != b->wait_ns)
+		return a->wait_ns > b->wait_ns ? -1 : 1;
+	return cmp_rank_key(a, b);
+}
+
+static bool kept(const struct retire_rank *rk, size_t n, uint32_t dev, uint64_t ino, uint32_t gen)
+{
+	struct retire_rank key = { .dev = dev, .ino = ino, .gen = gen };
+
+	return n && bsearch(&key, rk, n, sizeof(*rk), cmp_rank_key);
+}
+
+int top_retire(struct snapshot *dst, const struct snapshot *src, size_t keep)
+{
+	struct retire_rank *rk = NULL;
+	size_t n = 0, j = 0;
+	int err = -ENOMEM;
+
+	snap_reset(dst);
+	dst->mono_ns = src->mono_ns;
+	rk = malloc((src->nlocks ? src->nlocks : 1) * sizeof(*rk));
+	if (!rk)
+		return -ENOMEM;
+	/* the inodes by wait time, their classes summed */
+	for (size_t i = 0; i < src->nlocks; i++) {
+		const struct lock_row *r = &src->locks[i];
+
+		if (r->ino != ILOCK_INO_FOLDED)
+			rk[n++] = (struct retire_rank){ .dev = r->dev, .gen = r->gen, .ino = r->ino,
+							.wait_ns = row_wait_ns(r) };
+	}
+	if (n)
+		qsort(rk, n, sizeof(*rk), cmp_rank_key);
+	for (size_t i = 0; i < n; i++) {
+		if (j && !cmp_rank_key(&rk[j - 1], &rk[i]))
+			rk[j - 1].wait_ns += rk[i].wait_ns;
+		else
+			rk[j++] = rk[i];
+	}
+	if (j)
+		qsort(rk, j, sizeof(*rk), cmp_rank_wait);
+	n = j < keep ? j : keep;
+	/* the kept ones, by key, to be found again */
+	if (n)
+		qsort(rk, n, sizeof(*rk), cmp_rank_key);
+	for (size_t i = 0; i < src->nlocks; i++) {
+		const struct lock_row *r = &src->locks[i];
+		bool own = r->ino != ILOCK_INO_FOLDED && kept(rk, n, r->dev, r->ino, r->gen);
+		struct lock_row *d = snap_lock(dst, r->dev, own ? r->ino : ILOCK_INO_FOLDED,
+					       own ? r->gen : 0, r->class);
+
+		if (!d)
+			goto out;
+		row_merge(d, r);
+	}
+	/* pairs by command: a host that starts threads all the time has no end of them */
+	for (size_t i = 0; i < src->nedges; i++) {
+		struct ilock_edge_key k = src->edges[i].k;
+
+		if (k.ino == ILOCK_INO_FOLDED || !kept(rk, n, k.dev, k.ino, k.gen)) {
+			k.ino = ILOCK_INO_FOLDED;
+			k.gen = 0;
+		}
+		k.holder_pid = k.holder_tgid = k.waiter_pid = k.waiter_tgid = ILOCK_PID_FOLDED;
+		if (snap_add_edge(dst, &k, &src->edges[i].s))
+			goto out;
+	}
+	for (size_t i = 0; i < src->ninodes; i++)
+		if (kept(rk, n, src->inodes[i].dev, src->inodes[i].ino, src->inodes[i].gen) &&
+		    snap_add_inode(dst, &src->inodes[i]))
+			goto out;
+	err = 0;
+out:
+	free(rk);
+	return err;
+}

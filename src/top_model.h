@@ -115,4 +115,17 @@ void top_inode_label(char *buf, size_t len, struct inode_view *v, const struct s
 		     const struct mount_table *mt, uint32_t dev, uint64_t ino, uint32_t gen,
 		     bool has_hold);
 
+/*
+ * ilocktop --renew: what the tables before the fresh ones counted, for
+ * the cumulative view ('c'), kept small through any number of renewals.
+ * dst = src with the keep inodes that waited longest kept whole (their
+ * rows, paths and pairs); every other inode's rows fold into its device's
+ * and class's row of waits kept without their inode (shown as "others"),
+ * and every pair loses its threads (comm[others]), which a host that
+ * starts threads all the time has no end of. Totals stay whole. 0 or
+ * -ENOMEM.
+ */
+#define TOP_RETIRE_KEEP 1000
+int top_retire(struct snapshot *dst, const struct snapshot *src, size_t keep);
+
 #endif

@@ -626,6 +626,52 @@ def test_batch_renews_full_tables(fs_factory, procs, helpers_dir, ilocktop_bin):
     cm.communicate(timeout=60)
 
 
+def _count(v):
+    """A count column's value: 12, 1.2k, 3.4M."""
+    mult = {"k": 1e3, "M": 1e6, "G": 1e9}.get(v[-1:], 1)
+    return float(v[:-1] if mult != 1 else v) * mult
+
+
+def _others_shared(screen):
+    """The cumulative SHARED waits of the rows of waits kept without their inode."""
+    header, rows = _table_rows(screen)
+    if not header or "SHARED" not in header:
+        return None
+    vals = [_count(_col(header, r, "SHARED")) for r in rows if "others" in r.split()[0]]
+    return sum(vals) if vals else None
+
+
+def test_screen_cumulative_view_spans_renewals(term, fs_factory, procs, helpers_dir,
+                                               ilocktop_bin):
+    """After fresh tables, the cumulative view (c) still counts since start:
+    the old tables' waits, those kept without their inode included, stay
+    in it, and it says "since start"."""
+    fs = fs_factory("xfs")
+    t = _start(term, ilocktop_bin, fs, "--max-inodes 64 -i 0.5 --renew 20")
+    t.wait(lambda s: "lost events: none" in s, "the first screen")
+    t.keys("c")
+    t.wait(lambda s: "showing: totals since start" in s, "the cumulative view")
+    cm = procs.start([os.path.join(helpers_dir, "contend_many"),
+                      os.path.join(fs.mnt, "many"), "100", "35", "2", "5"])
+    # the first pass overflows the locks table: waits kept without their inode
+    s = t.wait(lambda s: _others_shared(s), "an \"others\" row with waits", timeout=30)
+    assert not re.search(r"^fresh tables .* ago", s, re.M), s
+    before = _others_shared(s)
+    s = t.wait(lambda s: re.search(r"^fresh tables .* ago \(1 so far\), when the", s, re.M),
+               "the renewal line", timeout=40)
+    # an interval later the view is merged from the old tables and the fresh ones
+    time.sleep(1.5)
+    s = t.screen()
+    assert "showing: totals since start" in s, s
+    assert "since the tables were renewed" not in s, s
+    after = _others_shared(s)
+    assert after is not None and after >= before, (before, after, s)
+    cm.communicate(timeout=60)
+    t.keys("q")
+    s = t.wait_re(r"^EXIT=\d+")
+    assert "EXIT=0" in s
+
+
 def test_screen_renews_full_tables(term, fs_factory, procs, helpers_dir, ilocktop_bin):
     """The same on the screen: while the fresh tracer loads, nothing is
     written over the screen, and then a line says when and why the

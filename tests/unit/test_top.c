@@ -5,6 +5,7 @@
  * filters, sorting, partial sorting), and the text (layout and rows at
  * several widths, path abbreviation, status lines, the detail view).
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 
@@ -1190,12 +1191,19 @@ static void test_status(void)
 		s5.since_renewal_s = 61;
 		l5.n = 0;
 		CHECK_EQ_U(top_format_status(&s5, 200, collect, &l5), 6);
-		/* the cumulative view counts from the renewal */
+		/* the cumulative view goes on since start, the old tables' totals kept */
 		s5.cumulative = true;
+		l5.n = 0;
+		top_format_status(&s5, 200, collect, &l5);
+		CHECK(strstr(l5.text[5], "showing: totals since start") != NULL);
+		CHECK(strstr(l5.text[2], "on average since start") != NULL);
+		/* ... unless they could not be kept (out of memory): then it says so */
+		s5.cum_from_renewal = true;
 		l5.n = 0;
 		top_format_status(&s5, 200, collect, &l5);
 		CHECK(strstr(l5.text[5], "showing: totals since the tables were renewed") != NULL);
 		CHECK(strstr(l5.text[2], "on average since the tables were renewed") != NULL);
+		s5.cum_from_renewal = false;
 		s5.cumulative = false;
 		/* a failed try: in the alarm colour, with the reason, until one works */
 		s5.renew_failed = true;
@@ -1604,8 +1612,80 @@ static void test_holder_names(void)
 	}
 }
 
+
+/*
+ * --renew: the cumulative view keeps the old tables' totals, the inodes
+ * that waited longest whole, the rest as "others", pairs without threads;
+ * small through any number of renewals.
+ */
+static void test_retire(void)
+{
+	struct snapshot src, kept, again;
+	uint64_t sum[2] = {}, got[2] = {}, pairs = 0, got_pairs = 0;
+
+	snap_init(&src);
+	snap_init(&kept);
+	snap_init(&again);
+	for (uint64_t ino = 1; ino <= 50; ino++) {
+		char p[32];
+
+		snprintf(p, sizeof(p), "/f%02" PRIu64, ino);
+		add_inode(&src, ino, XFS, p);
+		/* inode 50 waited longest, then 49, ... */
+		add_pair(&src, ino, ILOCK_CLASS_I_RWSEM, ekey(ino, 100 + ino, "fio", 200 + ino, "fio",
+							     ILOCK_MODE_EXCL), 2, ino * MS);
+		add_pair(&src, ino, ILOCK_CLASS_XFS_ILOCK, ekey(ino, 300 + ino, "kworker/0:1",
+							       200 + ino, "fio", ILOCK_MODE_EXCL),
+			 1, MS);
+	}
+	for (size_t i = 0; i < src.nlocks; i++)
+		sum[src.locks[i].class == ILOCK_CLASS_XFS_ILOCK] += row_wait_ns(&src.locks[i]);
+	for (size_t i = 0; i < src.nedges; i++)
+		pairs += src.edges[i].s.count;
+	CHECK(top_retire(&kept, &src, 3) == 0);
+	/* three inodes whole (two classes each), the rest one row per class */
+	CHECK_EQ_U(kept.nlocks, 3 * 2 + 2);
+	for (uint64_t ino = 48; ino <= 50; ino++)
+		CHECK(snap_find_lock(&kept, DEV, ino, 0, ILOCK_CLASS_I_RWSEM) != NULL &&
+		      snap_find_inode(&kept, DEV, ino, 0) != NULL);
+	CHECK(snap_find_lock(&kept, DEV, 47, 0, ILOCK_CLASS_I_RWSEM) == NULL);
+	CHECK(snap_find_inode(&kept, DEV, 47, 0) == NULL);
+	CHECK_EQ_U(kept.ninodes, 3);
+	CHECK_EQ_U(snap_find_lock(&kept, DEV, ILOCK_INO_FOLDED, 0, ILOCK_CLASS_I_RWSEM)->wait[1].count,
+		   47);
+	for (size_t i = 0; i < kept.nlocks; i++)
+		got[kept.locks[i].class == ILOCK_CLASS_XFS_ILOCK] += row_wait_ns(&kept.locks[i]);
+	CHECK_EQ_U(got[0], sum[0]);
+	CHECK_EQ_U(got[1], sum[1]);
+	/* pairs: by command, without threads; the kept inodes' apart, the rest together */
+	for (size_t i = 0; i < kept.nedges; i++) {
+		got_pairs += kept.edges[i].s.count;
+		CHECK(kept.edges[i].k.holder_pid == ILOCK_PID_FOLDED &&
+		      kept.edges[i].k.waiter_pid == ILOCK_PID_FOLDED);
+	}
+	CHECK_EQ_U(got_pairs, pairs);
+	CHECK_EQ_U(kept.nedges, 3 * 2 + 2);
+	/* the kept inode's detail still names its holder's command */
+	CHECK(snap_top_holder(&kept, DEV, 50, 0, ILOCK_CLASS_I_RWSEM) != NULL);
+
+	/* the next renewal: the same files again, and new ones; still as small */
+	CHECK(snap_merge(&kept, &src) == 0);
+	CHECK(top_retire(&again, &kept, 3) == 0);
+	CHECK_EQ_U(again.nlocks, 3 * 2 + 2);
+	CHECK_EQ_U(again.nedges, 3 * 2 + 2);
+	got[0] = got[1] = 0;
+	for (size_t i = 0; i < again.nlocks; i++)
+		got[again.locks[i].class == ILOCK_CLASS_XFS_ILOCK] += row_wait_ns(&again.locks[i]);
+	CHECK_EQ_U(got[0], 2 * sum[0]);
+	CHECK_EQ_U(got[1], 2 * sum[1]);
+	snap_free(&src);
+	snap_free(&kept);
+	snap_free(&again);
+}
+
 int main(void)
 {
+	test_retire();
 	test_holder_names();
 	test_help_position();
 	test_help_screen();
