@@ -111,6 +111,8 @@ int top_app_rebuild(struct top_app *a)
 
 	if (a->cumulative && a->have_retired && (err = merge_cum_view(a)))
 		return err;
+	if (!a->cumulative && a->cum_view.cap_locks)
+		snap_free(&a->cum_view);  /* a copy of the totals: held only while shown */
 	err = top_app_window(a, &win, &edges, &secs);
 	if (err)
 		return err;

@@ -666,6 +666,13 @@ def test_screen_cumulative_view_spans_renewals(term, fs_factory, procs, helpers_
     assert "since the tables were renewed" not in s, s
     after = _others_shared(s)
     assert after is not None and after >= before, (before, after, s)
+    # the rates, then the totals again: put together anew, the same way
+    t.keys("c")
+    t.wait(lambda s: "showing: rates over" in s, "the rates view")
+    t.keys("c")
+    s = t.wait(lambda s: "showing: totals since start" in s and _others_shared(s),
+               "the cumulative view again")
+    assert _others_shared(s) >= after, (after, s)
     cm.communicate(timeout=60)
     t.keys("q")
     s = t.wait_re(r"^EXIT=\d+")
