@@ -496,8 +496,9 @@ extern __u32 holds_by_task[ILOCK_HOLD_TASK_SLOTS];
 
 /*
  * When set, every program returns at once, as an empty one would. ilocktop
- * attaches a fresh tracer idle and hands over to it by clearing this in
- * it after setting it in the old one (tracer_set_idle(), --renew).
+ * and the exporter attach a fresh tracer idle and hand over to it by
+ * clearing this in it after setting it in the old one (tracer_set_idle(),
+ * --renew).
  * scripts/bench/paired sets it through the map of its own section: under
  * one running workload and one attachment it can then switch ilock's work
  * off and on each second, and tell the cost of that work from the cost of
