@@ -445,8 +445,53 @@ static void test_tables(void)
 	snap_free(&d);
 }
 
+
+/* The slots' bound, added up the long way: what row_wait_in_window must give. */
+static uint64_t in_window_slow(const struct lock_row *r, uint64_t window_ns)
+{
+	uint64_t sum = row_wait_ns(r), n = 0;
+	double bound = 0;
+
+	for (int m = 0; m < 2; m++)
+		for (unsigned k = 0; k < ILOCK_HIST_SLOTS; k++) {
+			uint64_t hi = hist_slot_hi(k);
+
+			n += r->wait[m].hist[k];
+			bound += (double)r->wait[m].hist[k] * (double)(hi < window_ns ? hi : window_ns);
+		}
+	return !window_ns || n != row_waits(r) || bound >= (double)sum ? sum : (uint64_t)bound;
+}
+
+static void test_wait_in_window(void)
+{
+	static const uint64_t each[] = { 900, 50000, 999999999, 1000000000, 1000000001, 3000000000ULL };
+	static const uint64_t windows[] = { 0, 1000, 1000000, 1000000000, 2500000000ULL };
+
+	for (size_t a = 0; a < sizeof(each) / sizeof(each[0]); a++)
+		for (size_t b = 0; b < sizeof(each) / sizeof(each[0]); b++)
+			for (size_t w = 0; w < sizeof(windows) / sizeof(windows[0]); w++) {
+				struct lock_row r = {};
+
+				r.wait[0] = st(3, each[a]);
+				r.wait[1] = st(a == b ? 0 : 2, each[b]);
+				CHECK_EQ_U(row_wait_in_window(&r, windows[w]),
+					   in_window_slow(&r, windows[w]));
+			}
+	/* one wait of 3 s in a window of 1 s: the window's share, not all of it */
+	{
+		struct lock_row r = {};
+
+		r.wait[1] = st(1, 3000000000ULL);
+		CHECK(row_wait_in_window(&r, 1000000000) <= 1000000000);
+		r.wait[0] = st(4, 1000);
+		CHECK(row_wait_in_window(&r, 1000000000) <= 1000000000ULL + 4 * 1024);  /* slot ends */
+		CHECK(row_wait_in_window(&r, 1000000000) >= 4000);
+	}
+}
+
 int main(void)
 {
+	test_wait_in_window();
 	test_add_and_find();
 	test_many_rows();
 	test_delta_merge();
