@@ -538,6 +538,15 @@ void cli_hold_sampling_name(const struct ilock_opts *o, char *buf, size_t len)
 	sampling_name(buf, len, one_in, rate, "every hold", "inode");
 }
 
+bool cli_renew_arg(const char *arg, double *renew_s)
+{
+	if (!strcmp(arg, "0")) {
+		*renew_s = 0;
+		return true;
+	}
+	return parse_seconds(arg, 86400, renew_s) && *renew_s >= 10;
+}
+
 int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, char *err,
 	      size_t errlen)
 {
@@ -597,10 +606,8 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 				snprintf(err, errlen, "unknown option --renew");
 				return -1;
 			}
-			hint = "seconds, 0 (never) or 10 to 86400";
-			if (!strcmp(optarg, "0"))
-				o->renew_s = 0;
-			else if (!parse_seconds(optarg, 86400, &o->renew_s) || o->renew_s < 10)
+			hint = CLI_RENEW_HINT;
+			if (!cli_renew_arg(optarg, &o->renew_s))
 				goto bad_value;
 			break;
 		case OPT_MAX_INODES:

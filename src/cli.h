@@ -82,6 +82,9 @@ enum {
  * so a host that fills a table in seconds does not reload every interval.
  */
 #define CLI_RENEW_DEFAULT_S 600
+#define CLI_RENEW_HINT "seconds, 0 (never) or 10 to 86400"
+/* --renew's value (ilocktop, ilock export) into *renew_s; false: not one (CLI_RENEW_HINT). */
+bool cli_renew_arg(const char *arg, double *renew_s);
 #define CLI_HOLD_SAMPLE_MAX 1024
 /* --holds in every tracing command's help: the largest cost knob on XFS. */
 #define CLI_CLASS_HELP                                                               \

@@ -178,11 +178,8 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 			e->http_timeout_s = (unsigned)v;
 			break;
 		case OPT_RENEW:
-			if (!strcmp(optarg, "0"))
-				e->o.renew_s = 0;
-			else if (!parse_seconds(optarg, 86400, &e->o.renew_s) || e->o.renew_s < 10) {
-				snprintf(err, errlen, "--renew %s: seconds, 0 (never) or 10 to 86400",
-					 optarg);
+			if (!cli_renew_arg(optarg, &e->o.renew_s)) {
+				snprintf(err, errlen, "--renew %s: " CLI_RENEW_HINT, optarg);
 				return -1;
 			}
 			break;
@@ -369,22 +366,11 @@ static void collect(struct exporter *x)
 	x->meta.collect_ns_total += x->meta.last_collect_ns;
 }
 
-/* This thread's CPU time: a load of the programs is mostly the verifier's, in the kernel */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* --renew allows a renewal now, and a table is full enough for one: the fullest, or -1 */
 static int renew_due(const struct exporter *x, uint64_t now)
 {
-	if (x->e.o.renew_s <= 0 || !x->have_prev || now < x->renew_not_before)
-		return -1;
-	return table_fullest(x->prev.tables, TABLE_ALARM_PCT);
+	return x->have_prev ? table_renew_due(x->prev.tables, x->e.o.renew_s, now,
+					      x->renew_not_before) : -1;
 }
 
 /*
@@ -404,7 +390,7 @@ static void maybe_renew(struct exporter *x)
 
 	if (t < 0)
 		return;
-	cpu0 = thread_cpu_ns();
+	cpu0 = now_thread_cpu_ns();  /* a load is mostly the verifier's, in the kernel */
 	table_alarm_text(why, sizeof(why), x->prev.tables, t);
 	x->renew_not_before = t0 + (uint64_t)(x->e.o.renew_s * 1e9);
 	/* one line in the log for a failure, not the loader's every message */
@@ -478,7 +464,7 @@ static void maybe_renew(struct exporter *x)
 	fprintf(stderr, "ilock export: the %s: tracing on into fresh tables (renewal %" PRIu64
 		", %.2f s, %.2f s of CPU); every series keeps what the old ones counted\n", why,
 		x->meta.renewals, (double)(now_monotonic_ns() - t0) / 1e9,
-		(double)(thread_cpu_ns() - cpu0) / 1e9);
+		(double)(now_thread_cpu_ns() - cpu0) / 1e9);
 }
 
 int cmd_export(int argc, char **argv)

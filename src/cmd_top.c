@@ -214,9 +214,8 @@ static void retire_cum(struct top_app *a)
 /* --renew allows a renewal now, and a table is full enough for one: the fullest, or -1 */
 static int renew_due(const struct top_app *a, uint64_t now)
 {
-	if (a->o.renew_s <= 0 || now < a->renew_not_before)
-		return -1;
-	return table_fullest(sampler_latest(&a->smp)->tables, TABLE_ALARM_PCT);
+	return table_renew_due(sampler_latest(&a->smp)->tables, a->o.renew_s, now,
+			       a->renew_not_before);
 }
 
 int top_app_maybe_renew(struct top_app *a)

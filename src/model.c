@@ -133,6 +133,14 @@ const char *table_name(int t)
 	return t >= 0 && t < TABLE_MAX ? names[t] : "?";
 }
 
+int table_renew_due(const struct table_use *t, double renew_s, uint64_t now,
+		    uint64_t not_before)
+{
+	if (renew_s <= 0 || now < not_before)
+		return -1;
+	return table_fullest(t, TABLE_ALARM_PCT);
+}
+
 int table_fullest(const struct table_use *t, unsigned pct)
 {
 	int best = -1;

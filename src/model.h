@@ -100,6 +100,13 @@ struct table_use {
 const char *table_name(int t);
 /* The fullest table at or over pct percent full, or -1 if none. */
 int table_fullest(const struct table_use *t, unsigned pct);
+/*
+ * --renew (ilocktop, the exporter): the table to move to fresh ones for,
+ * the fullest at TABLE_ALARM_PCT or over, when renewals are on (renew_s
+ * > 0) and allowed by now (not_before); else -1.
+ */
+int table_renew_due(const struct table_use *t, double renew_s, uint64_t now,
+		    uint64_t not_before);
 
 struct snapshot {
 	uint64_t mono_ns;              /* CLOCK_MONOTONIC when read */

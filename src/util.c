@@ -186,6 +186,11 @@ uint64_t now_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t now_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
 	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };

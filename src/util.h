@@ -62,6 +62,8 @@ bool grow_array(void **arr, size_t *cap, size_t n, size_t esz);
 void str_copy(char *dst, size_t dstlen, const char *src, size_t srclen);
 uint64_t now_monotonic_ns(void);
 uint64_t now_realtime_ns(void);
+/* The calling thread's CPU time, user and system. */
+uint64_t now_thread_cpu_ns(void);
 
 /*
  * A double as a u64, saturating: a rate or a mean computed from a damaged
