@@ -266,16 +266,26 @@ struct exporter {
 	bool have_prev;
 	/*
 	 * --renew: what the tracers before the current one counted, compacted
-	 * (prom_series_retire); every read of the current one is added to it,
+	 * (prom_series_retire); it lies under every read of the current one,
 	 * so the series go on as if there had been one tracer all along.
 	 */
-	struct snapshot retired, raw;
+	struct snapshot retired;
 	bool have_retired;
 	uint64_t renew_not_before;
 	uint64_t bpf_base_ns, bpf_base_cnt;  /* the retired tracers' BPF run time */
 	struct titles titles;          /* the pairs' threads', as first seen: their roles */
 	struct prom_meta meta;
 };
+
+/* The totals now, into x->snap: the current tracer's read, the retired tables' under it. */
+static int read_totals(struct exporter *x)
+{
+	int err = tracer_read(&x->t, &x->snap);
+
+	if (!err && x->have_retired)
+		err = snap_merge_under(&x->snap, &x->retired);
+	return err;
+}
 
 /* One collection: read, fold, render both formats, publish. */
 static void collect(struct exporter *x)
@@ -289,15 +299,7 @@ static void collect(struct exporter *x)
 	size_t len[PROM_FMT_MAX];
 	int err;
 
-	if (x->have_retired) {
-		err = tracer_read(&x->t, &x->raw);
-		if (!err)
-			err = snap_copy(&x->snap, &x->retired);
-		if (!err)
-			err = snap_merge(&x->snap, &x->raw);  /* the fresh tables' states win */
-	} else {
-		err = tracer_read(&x->t, &x->snap);
-	}
+	err = read_totals(x);
 	if (!err) {
 		/* every thread of the read looked up before its first update: its role stays */
 		titles_note_snapshot(&x->titles, &x->snap);
@@ -382,6 +384,7 @@ static void maybe_renew(struct exporter *x)
 {
 	struct ilock_opts quiet = x->e.o;
 	struct tracer fresh;
+	struct snapshot kept;
 	struct titles rt;
 	char msg[256], why[200];
 	uint64_t ns, cnt;
@@ -415,11 +418,7 @@ static void maybe_renew(struct exporter *x)
 	 */
 	tracer_set_idle(&x->t, true);
 	tracer_set_idle(&fresh, false);
-	err = tracer_read(&x->t, &x->raw);
-	if (!err)
-		err = x->have_retired ? snap_copy(&x->snap, &x->retired) : snap_copy(&x->snap, &x->raw);
-	if (!err && x->have_retired)
-		err = snap_merge(&x->snap, &x->raw);
+	err = read_totals(x);
 	if (err) {
 		/* the old tables' last seconds are lost; what was exported stays */
 		log_warn("cannot read the old tables a last time: %s", strerror(-err));
@@ -427,15 +426,17 @@ static void maybe_renew(struct exporter *x)
 		err = snap_copy(&x->snap, &x->prev);
 	}
 	titles_init(&rt);
+	snap_init(&kept);
 	if (!err) {
 		titles_note_snapshot(&x->titles, &x->snap);
-		err = prom_series_retire(&x->ps, &x->raw, &rt, &x->snap);
+		err = prom_series_retire(&x->ps, &kept, &rt, &x->snap);
 	}
 	if (err) {
 		/* out of memory: the old tables trace on; the fresh ones' moments are lost */
 		tracer_set_idle(&x->t, false);
 		tracer_stop(&fresh);
 		titles_free(&rt);
+		snap_free(&kept);
 		x->meta.renew_failures++;
 		log_warn("the %s; cannot keep the old tables' counts (%s): they trace on, next try "
 			 "in %g s", why, strerror(-err), x->e.o.renew_s);
@@ -448,12 +449,8 @@ static void maybe_renew(struct exporter *x)
 	tracer_stop(&x->t);
 	tracer_move(&x->t, &fresh);
 	/* the compacted counts lie under every read from now on; prev is what they are now */
-	{
-		struct snapshot tmp = x->retired;
-
-		x->retired = x->raw;
-		x->raw = tmp;
-	}
+	snap_free(&x->retired);
+	x->retired = kept;
 	x->have_retired = true;
 	x->have_prev = snap_copy(&x->prev, &x->retired) == 0;
 	/* the retired pairs' roles; live threads are looked up again in the fresh tables */
@@ -502,7 +499,6 @@ int cmd_export(int argc, char **argv)
 	snap_init(&x.snap);
 	snap_init(&x.prev);
 	snap_init(&x.retired);
-	snap_init(&x.raw);
 	prom_series_init(&x.ps, x.e.top_k, x.e.max_pairs);
 	titles_init(&x.titles);
 	x.ps.titles = &x.titles;
@@ -571,6 +567,5 @@ out:
 	snap_free(&x.snap);
 	snap_free(&x.prev);
 	snap_free(&x.retired);
-	snap_free(&x.raw);
 	return ret;
 }

@@ -83,24 +83,20 @@ int top_app_window(struct top_app *a, const struct snapshot **win, const struct 
 	return *edges ? 0 : -ENOMEM;
 }
 
-/* The cumulative view after fresh tables: the retired counts, then the current tracer's. */
-static int merge_cum_view(struct top_app *a)
+/*
+ * The totals since start into dst: the current tables' waits and pairs,
+ * copied whole (a memcpy each), the small retired part laid under them.
+ */
+static int cum_totals(struct top_app *a, struct snapshot *dst)
 {
-	const struct snapshot *edges = top_store_edges(&a->smp.store), *latest = sampler_latest(&a->smp);
+	const struct snapshot *edges = top_store_edges(&a->smp.store);
 	int err;
 
 	if (!edges)
 		return -ENOMEM;
-	/* the big parts copied whole (a memcpy each), the small retired part merged in */
-	if ((err = snap_copy(&a->cum_view, latest)) ||
-	    (err = snap_copy_edges(&a->cum_view, edges)) ||
-	    (err = snap_merge(&a->cum_view, &a->retired)))
+	if ((err = snap_copy(dst, sampler_latest(&a->smp))) || (err = snap_copy_edges(dst, edges)))
 		return err;
-	/* the states in force are the fresh tables' */
-	memcpy(a->cum_view.tables, latest->tables, sizeof(a->cum_view.tables));
-	a->cum_view.in_flight = latest->in_flight;
-	a->cum_view.mono_ns = latest->mono_ns;
-	return 0;
+	return a->have_retired ? snap_merge_under(dst, &a->retired) : 0;
 }
 
 int top_app_rebuild(struct top_app *a)
@@ -109,7 +105,7 @@ int top_app_rebuild(struct top_app *a)
 	double secs;
 	int err;
 
-	if (a->cumulative && a->have_retired && (err = merge_cum_view(a)))
+	if (a->cumulative && a->have_retired && (err = cum_totals(a, &a->cum_view)))
 		return err;
 	if (!a->cumulative && a->cum_view.cap_locks)
 		snap_free(&a->cum_view);  /* a copy of the totals: held only while shown */
@@ -170,12 +166,15 @@ static int top_app_sample(struct top_app *a)
 }
 
 /* A path the old tracer's maps gave, into the fresh sampler's (they never saw the inode yet). */
+static void carry_meta(struct top_app *a, const struct inode_meta *m)
+{
+	if (m && !snap_find_inode(&a->smp.store.cum, m->dev, m->ino, m->gen))
+		snap_add_inode(&a->smp.store.cum, m);  /* out of memory: shown by number */
+}
+
 static void carry_inode(struct top_app *a, uint32_t dev, uint64_t ino, uint32_t gen)
 {
-	const struct inode_meta *m = snap_find_inode(&a->old_smp.store.cum, dev, ino, gen);
-
-	if (m && !snap_find_inode(&a->smp.store.cum, dev, ino, gen))
-		snap_add_inode(&a->smp.store.cum, m);  /* out of memory: shown by number */
+	carry_meta(a, snap_find_inode(&a->old_smp.store.cum, dev, ino, gen));
 }
 
 /*
@@ -185,18 +184,12 @@ static void carry_inode(struct top_app *a, uint32_t dev, uint64_t ino, uint32_t 
  */
 static void retire_cum(struct top_app *a)
 {
-	const struct snapshot *edges = top_store_edges(&a->smp.store);
 	struct snapshot all, kept;
-	int err = edges ? 0 : -ENOMEM;
+	int err;
 
 	snap_init(&all);
 	snap_init(&kept);
-	if (!err && a->have_retired)
-		err = snap_copy(&all, &a->retired);
-	if (!err)
-		err = snap_merge(&all, edges);
-	if (!err)
-		err = snap_merge(&all, sampler_latest(&a->smp));
+	err = cum_totals(a, &all);
 	if (!err)
 		err = top_retire(&kept, &all, TOP_RETIRE_KEEP);
 	snap_free(&all);
@@ -289,12 +282,8 @@ int top_app_maybe_renew(struct top_app *a)
 	if (a->detail)
 		carry_inode(a, a->detail_id.dev, a->detail_id.ino, a->detail_id.gen);
 	/* ... and those of the cumulative view's retired rows */
-	for (size_t i = 0; a->have_retired && i < a->retired.ninodes; i++) {
-		const struct inode_meta *m = &a->retired.inodes[i];
-
-		if (!snap_find_inode(&a->smp.store.cum, m->dev, m->ino, m->gen))
-			snap_add_inode(&a->smp.store.cum, m);  /* out of memory: shown by number */
-	}
+	for (size_t i = 0; a->have_retired && i < a->retired.ninodes; i++)
+		carry_meta(a, &a->retired.inodes[i]);
 	a->renewals++;
 	a->renew_failed = false;
 	snprintf(a->renew_note, sizeof(a->renew_note), "the %s", why);

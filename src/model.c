@@ -469,18 +469,26 @@ void row_merge(struct lock_row *dst, const struct lock_row *src)
 	ranges_merge(dst->range, src->range);
 }
 
-/* fold: as if every generation were 0 (snap_fold_gens) */
-static int merge(struct snapshot *dst, const struct snapshot *src, bool fold)
+enum merge_how {
+	MERGE_FOLD = 1,      /* as if every generation were 0 (snap_fold_gens) */
+	MERGE_UNDER = 2,     /* src is earlier: dst's states stay (snap_merge_under) */
+};
+
+static int merge(struct snapshot *dst, const struct snapshot *src, unsigned how)
 {
-	if (src->mono_ns > dst->mono_ns)
-		dst->mono_ns = src->mono_ns;
+	bool fold = how & MERGE_FOLD;
+
 	for (int i = 0; i < ILOCK_COUNTER_MAX; i++)
 		dst->counters[i] += src->counters[i];
-	dst->in_flight = src->in_flight;
-	memcpy(dst->tables, src->tables, sizeof(dst->tables));
-	/* a state, not a sum: the later read's */
-	if (src->waiting.available && waiting_copy(&dst->waiting, &src->waiting))
-		return -ENOMEM;
+	if (!(how & MERGE_UNDER)) {
+		if (src->mono_ns > dst->mono_ns)
+			dst->mono_ns = src->mono_ns;
+		dst->in_flight = src->in_flight;
+		memcpy(dst->tables, src->tables, sizeof(dst->tables));
+		/* a state, not a sum: the later read's */
+		if (src->waiting.available && waiting_copy(&dst->waiting, &src->waiting))
+			return -ENOMEM;
+	}
 	for (size_t i = 0; i < src->nlocks; i++) {
 		const struct lock_row *c = &src->locks[i];
 		struct lock_row *r = snap_lock(dst, c->dev, c->ino, fold ? 0 : c->gen, c->class);
@@ -510,14 +518,19 @@ static int merge(struct snapshot *dst, const struct snapshot *src, bool fold)
 
 int snap_merge(struct snapshot *dst, const struct snapshot *src)
 {
-	return merge(dst, src, false);
+	return merge(dst, src, 0);
+}
+
+int snap_merge_under(struct snapshot *dst, const struct snapshot *earlier)
+{
+	return merge(dst, earlier, MERGE_UNDER);
 }
 
 int snap_fold_gens(struct snapshot *dst, const struct snapshot *src)
 {
 	snap_reset(dst);
 	dst->mono_ns = src->mono_ns;
-	return merge(dst, src, true);
+	return merge(dst, src, MERGE_FOLD);
 }
 
 /* dst's array = src's, n entries of esz; its capacity grows to fit. */

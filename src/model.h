@@ -174,6 +174,12 @@ void row_merge(struct lock_row *dst, const struct lock_row *src);
 /* dst += src: sums, maxima, union of inodes. */
 int snap_merge(struct snapshot *dst, const struct snapshot *src);
 /*
+ * The same, earlier's counts laid under dst's (--renew: the retired
+ * tables' under the current ones'): dst's states (read time, tables, waits
+ * in flight and in progress) stay.
+ */
+int snap_merge_under(struct snapshot *dst, const struct snapshot *earlier);
+/*
  * dst = src with every generation 0: the files that had one inode number in
  * turn summed in one row, under the first path seen. Lock rows, pairs and
  * inodes only (no stacks or direct writes). The exporter's series follow

@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 		t0 = now_s();
 		for (int i = 0; i < 20; i++)
 			if (snap_copy(&view, &cum) || snap_copy_edges(&view, &edges) ||
-			    snap_merge(&view, &retired))
+			    snap_merge_under(&view, &retired))
 				return 1;
 		whole[r] = (now_s() - t0) / 20 * 1e3;
 	}

@@ -462,6 +462,42 @@ static uint64_t in_window_slow(const struct lock_row *r, uint64_t window_ns)
 	return !window_ns || n != row_waits(r) || bound >= (double)sum ? sum : (uint64_t)bound;
 }
 
+/* The retired tables' counts laid under a later read: they add up, the read's states stay. */
+static void test_merge_under(void)
+{
+	struct snapshot cur, old;
+	struct ilock_key k = key(7, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+	struct ilock_stats a = st(3, 1000), b = st(2, 5000);
+
+	snap_init(&cur);
+	snap_init(&old);
+	CHECK(snap_add_wait(&cur, &k, &a) == 0);
+	CHECK(snap_add_wait(&old, &k, &b) == 0);
+	k.ino = 2;
+	CHECK(snap_add_wait(&old, &k, &b) == 0);
+	cur.mono_ns = 200;
+	old.mono_ns = 100;
+	cur.in_flight = 4;
+	old.in_flight = 9;
+	cur.tables[TABLE_LOCKS] = (struct table_use){ .used = 3, .cap = 64 };
+	old.tables[TABLE_LOCKS] = (struct table_use){ .used = 60, .cap = 64 };
+	cur.counters[ILOCK_LOST_WAIT_MAP_FULL] = 1;
+	old.counters[ILOCK_LOST_WAIT_MAP_FULL] = 5;
+	CHECK(snap_merge_under(&cur, &old) == 0);
+	CHECK_EQ_U(cur.nlocks, 2);
+	CHECK_EQ_U(snap_find_lock(&cur, 7, 1, 0, ILOCK_CLASS_I_RWSEM)->wait[0].count, 5);
+	CHECK_EQ_U(snap_find_lock(&cur, 7, 1, 0, ILOCK_CLASS_I_RWSEM)->wait[0].max_ns, 5000);
+	CHECK_EQ_U(cur.counters[ILOCK_LOST_WAIT_MAP_FULL], 6);
+	CHECK_EQ_U(cur.mono_ns, 200);
+	CHECK_EQ_U(cur.in_flight, 4);
+	CHECK_EQ_U(cur.tables[TABLE_LOCKS].used, 3);
+	/* snap_merge, by contrast, takes the states of what it merges */
+	CHECK(snap_merge(&cur, &old) == 0);
+	CHECK_EQ_U(cur.in_flight, 9);
+	snap_free(&cur);
+	snap_free(&old);
+}
+
 static void test_wait_in_window(void)
 {
 	static const uint64_t each[] = { 900, 50000, 999999999, 1000000000, 1000000001, 3000000000ULL };
@@ -492,6 +528,7 @@ static void test_wait_in_window(void)
 int main(void)
 {
 	test_wait_in_window();
+	test_merge_under();
 	test_add_and_find();
 	test_many_rows();
 	test_delta_merge();
