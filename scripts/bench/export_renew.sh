@@ -19,22 +19,16 @@ SECS=${1:-90}
 NFILES=${2:-400}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d /tmp/ilock-exportrenew.XXXXXX)
-dev=""
+. "$REPO/scripts/bench/seed_fs.sh"
 cleanup() {
 	[ -f "$work/pids" ] && while read -r p; do kill "$p" 2>/dev/null || true; done < "$work/pids"
 	sleep 0.5
-	umount "$work/mnt" 2>/dev/null || umount -l "$work/mnt" 2>/dev/null || true
-	[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-	rm -rf "$work"
+	seed_fs_remove "$work"
 }
 trap cleanup EXIT INT TERM
 
 make -s -C "$REPO" all helpers >/dev/null
-truncate -s 1G "$work/x.img"
-mkfs.xfs -q -f "$work/x.img"
-dev=$(losetup --find --show "$work/x.img")
-mkdir "$work/mnt"
-mount "$dev" "$work/mnt"
+bench_fs_make "$work"
 
 REPO=$REPO WORK=$work SECS=$SECS NFILES=$NFILES python3 - <<'EOF'
 import http.client, os, re, statistics, subprocess, time
