@@ -50,6 +50,15 @@ int ui_open(void)
 	if (!screen)
 		return -1;
 	set_term(screen);
+	/*
+	 * ncurses (6.4 at least) flushes its output after every cursor move
+	 * until the screen has once been left and resumed: a frame went out
+	 * in hundreds of small writes, each waking the terminal, which cost
+	 * more CPU than reading 10,000 locks. Leaving and resuming once, before
+	 * anything is drawn, makes every frame one write.
+	 */
+	endwin();
+	doupdate();
 	active = 1;
 	add_seq("sgr0");
 	add_seq("rmcup");

@@ -320,6 +320,30 @@ def _child_of(pid):
     raise AssertionError(f"no child of {pid}")
 
 
+def _writes(pid):
+    """write(2)-family calls the process has made (/proc/PID/io syscw)."""
+    with open(f"/proc/{pid}/io") as f:
+        return int(re.search(r"^syscw: (\d+)", f.read(), re.M).group(1))
+
+
+def test_screen_frame_goes_out_in_one_write(term, workload, ilocktop_bin):
+    # ncurses left as newterm() sets it up flushes after every cursor move:
+    # a frame of changing numbers went out in dozens of writes, each waking
+    # the terminal (and, over ssh, a packet each)
+    fs, hot, ino = workload
+    t = _start(term, ilocktop_bin, fs, "-i 0.5")
+    t.wait(lambda s: any(r.startswith(hot) for r in _table_rows(s)[1]), "hot file shown")
+    pid = _child_of(t.pane_pid())
+    w0, s0 = _writes(pid), t.screen()
+    time.sleep(5)
+    w1, s1 = _writes(pid), t.screen()
+    assert s1 != s0, "the screen did not change: nothing to count"
+    # 10 frames at -i 0.5; a long frame may take two writes of the buffer
+    assert w1 - w0 <= 30, f"{w1 - w0} writes in 5 s at -i 0.5"
+    t.keys("q")
+    assert "EXIT=0" in t.wait_re(r"^EXIT=\d+")
+
+
 @pytest.mark.parametrize("how", ["SIGTERM", "Ctrl-C", "SIGHUP", "Ctrl-\\"])
 def test_screen_signal_restores_terminal(term, workload, ilocktop_bin, how):
     fs, hot, ino = workload
