@@ -23,6 +23,7 @@
 #include "pathcheck.h"
 #include "ksyms.h"
 #include "recfile.h"
+#include "render.h"
 #include "signals.h"
 #include "titles.h"
 #include "tracer.h"
@@ -38,6 +39,7 @@ static const struct option long_opts[] = {
 	{ "interval", required_argument, NULL, 'i' },
 	CLI_FILTER_LONGOPTS,
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
+	{ "renew", required_argument, NULL, OPT_RENEW },
 	CLI_OPS_LONGOPTS,
 	{ "force", no_argument, NULL, 'f' },
 	{ "verbose", no_argument, NULL, 'v' },
@@ -56,7 +58,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
 "                    [--ino N] [--fs TYPE] [--class C] [--cgroup DIR] [--max-inodes N]\n"
-"                    [--ops syscalls|io|all|off] [--no-stacks] [--holds=off|xfs|all]\n"
+"                    [--renew SECONDS] [--ops syscalls|io|all|off] [--no-stacks] [--holds=off|xfs|all]\n"
 "                    [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
 "                    [--wait-exact-rate R] [-f] [-v]\n"
 "\n"
@@ -75,6 +77,10 @@ static void usage(FILE *f)
 CLI_CLASS_HELP
 CLI_CGROUP_HELP
 CLI_MAX_INODES_HELP
+"      --renew SECONDS     when a table is 80%% full, record on into fresh ones,\n"
+"                          at most once every SECONDS (default 600; 0: never,\n"
+"                          and new entries are kept without their inode or\n"
+"                          threads once a table is seven eighths full)\n"
 "      --ops MODE          what holders and waiters were doing (docs/ranges.md):\n"
 "                          syscalls (default; no event on every buffered I/O),\n"
 "                          io (adds the buffered I/O tracepoints), all (adds\n"
@@ -110,6 +116,7 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 	memset(a, 0, sizeof(*a));
 	a->o.interval_s = 1.0;
 	a->o.top_n = 10;
+	a->o.renew_s = CLI_RENEW_DEFAULT_S;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":o:d:i:" CLI_FILTER_SHORTOPTS "fvh", long_opts, NULL)) !=
@@ -140,6 +147,11 @@ static int parse(int argc, char **argv, struct record_args *a, char *err, size_t
 			if (!parse_u64(optarg, 1U << 22, &v) || v < 64)
 				goto bad_value;
 			a->o.max_locks = (uint32_t)v;
+			break;
+		case OPT_RENEW:
+			hint = CLI_RENEW_HINT;
+			if (!cli_renew_arg(optarg, &a->o.renew_s))
+				goto bad_value;
 			break;
 		case 'f':
 			a->force = true;
@@ -272,6 +284,10 @@ struct recorder {
 	struct rec_buf framed;
 	uint64_t bytes, last_sync_ns;
 	uint64_t intervals;
+	uint64_t start_mono_ns;   /* tracing's start: intervals' times count from it */
+	/* --renew: not before this; how many so far; the tables are fresh since the last read */
+	uint64_t renew_not_before, renewals;
+	bool fresh_tables;
 	bool write_failed;   /* already said why */
 	/*
 	 * The file made, while not yet in place (NULL once it is): until its
@@ -324,17 +340,22 @@ static int write_block(struct recorder *rc, uint8_t type, struct rec_buf *raw)
 	return 0;
 }
 
-/* last: the recording's final interval (its end marker follows). */
+/*
+ * all_paths: the last interval of these tables (the recording's, or the
+ * old tables' at a renewal): the paths of every inode in them are looked
+ * at again, not only this interval's.
+ */
 static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot *cur,
 			  struct snapshot *prev, struct snapshot *delta, uint64_t prev_mono,
-			  bool last)
+			  bool all_paths)
 {
 	struct mount_table mt = {};
 	int err;
 
 	if ((err = tracer_read(t, cur)))
 		return err;
-	if ((err = snap_delta(delta, cur, rc->intervals ? prev : NULL)))
+	/* fresh tables count from zero: their first read is all delta */
+	if ((err = snap_delta(delta, cur, rc->intervals && !rc->fresh_tables ? prev : NULL)))
 		return err;
 	/* the threads of this interval's pairs and stalls, named while they still run */
 	titles_note_snapshot(&rc->titles, delta);
@@ -347,12 +368,12 @@ static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot
 	 * file renamed or deleted after its last wait is named as it is now
 	 * (as `ilock stat` names it).
 	 */
-	if (last)
+	if (all_paths)
 		path_fixes_apply(&rc->fixes, cur, &mt, cur->nlocks, now_monotonic_ns());
 	else
 		path_fixes_apply(&rc->fixes, delta, &mt, delta->nlocks, now_monotonic_ns());
 	path_fixes_fix(&rc->fixes, cur);
-	err = rec_encode_interval(&rc->w, &rc->w.raw, delta, cur, &mt, prev_mono - t->start_mono_ns,
+	err = rec_encode_interval(&rc->w, &rc->w.raw, delta, cur, &mt, prev_mono - rc->start_mono_ns,
 				  cur->mono_ns - prev_mono);
 	mounts_free(&mt);
 	if (err)
@@ -360,6 +381,65 @@ static int write_interval(struct recorder *rc, struct tracer *t, struct snapshot
 	if ((err = write_block(rc, REC_BLK_INTERVAL, &rc->w.raw)))
 		return err;
 	rc->intervals++;
+	rc->fresh_tables = false;
+	return 0;
+}
+
+/*
+ * After an interval: when a table is TABLE_ALARM_PCT full, record on into
+ * fresh tables (--renew). The old tables' last read, up to the handover,
+ * goes out as an interval of its own, so that no interval mixes two
+ * tracers' kernel stack ids; the next interval is the fresh tables' first
+ * read. Returns a write error only: fresh tables that cannot start leave
+ * the old ones recording, said in one line.
+ */
+static int maybe_renew(struct recorder *rc, struct tracer *t, const struct ilock_opts *o,
+		       struct snapshot *cur, struct snapshot *prev, struct snapshot *delta,
+		       uint64_t *prev_mono)
+{
+	struct ilock_opts quiet = *o;
+	struct tracer fresh;
+	char msg[256], why[200];
+	uint64_t t0 = now_monotonic_ns(), cpu0 = now_thread_cpu_ns();
+	int tbl = table_renew_due(prev->tables, o->renew_s, t0, rc->renew_not_before), err;
+
+	if (tbl < 0)
+		return 0;
+	table_alarm_text(why, sizeof(why), prev->tables, tbl);
+	rc->renew_not_before = t0 + (uint64_t)(o->renew_s * 1e9);
+	/* one line for a failure, not the loader's every message */
+	quiet.verbose = 0;
+	log_capture(msg, sizeof(msg));
+	err = tracer_start_idle(&fresh, &quiet);
+	log_capture(NULL, 0);
+	log_setup_libbpf(o->verbose);
+	if (err) {
+		log_warn("the %s; cannot start fresh tables (%s): the old ones record on, next try "
+			 "in %g s", why, msg[0] ? msg : strerror(-err), o->renew_s);
+		return 0;
+	}
+	/*
+	 * The handover, as ilocktop's: the old programs stop, then the fresh
+	 * ones start, a few stores apart; a wait in progress across it ends
+	 * in the fresh tables without its begin (end_without_begin).
+	 */
+	tracer_set_idle(t, true);
+	tracer_set_idle(&fresh, false);
+	err = write_interval(rc, t, cur, prev, delta, *prev_mono, true);
+	if (err) {
+		tracer_stop(&fresh);
+		return err;
+	}
+	*prev_mono = cur->mono_ns;
+	tracer_stop(t);
+	tracer_move(t, &fresh);
+	rc->fresh_tables = true;
+	/* the fresh stack map gives out the old one's ids again, for other stacks */
+	rec_writer_forget_stacks(&rc->w);
+	rc->renewals++;
+	fprintf(stderr, "ilock record: the %s: recording on into fresh tables (renewal %" PRIu64
+		", %.2f s, %.2f s of CPU)\n", why, rc->renewals,
+		(double)(now_monotonic_ns() - t0) / 1e9, (double)(now_thread_cpu_ns() - cpu0) / 1e9);
 	return 0;
 }
 
@@ -462,6 +542,8 @@ int cmd_record(int argc, char **argv)
 	if (tracer_start(&t, &a.o))
 		goto out;
 	tracing = true;
+	rc.start_mono_ns = t.start_mono_ns;
+	rc.renew_not_before = t.start_mono_ns + (uint64_t)(a.o.renew_s * 1e9);
 	/* the wall clock at the tracer's start, for absolute times in reports */
 	start_real = now_realtime_ns() - (now_monotonic_ns() - t.start_mono_ns);
 
@@ -525,6 +607,8 @@ int cmd_record(int argc, char **argv)
 		tmp = prev;
 		prev = cur;
 		cur = tmp;
+		if ((err = maybe_renew(&rc, &t, &a.o, &cur, &prev, &delta, &prev_mono)))
+			goto out;
 		/* the next tick follows the schedule, not the time we woke */
 		while (next_tick <= now_monotonic_ns())
 			next_tick += interval_ns;

@@ -1179,6 +1179,13 @@ struct stack_k {
 	uint8_t zero[7];
 };
 
+/* A stack as written: its kind and frame ids (zero-padded past nr). */
+struct stack_content {
+	uint8_t kind, nr;
+	uint8_t zero[2];
+	uint32_t fid[ILOCK_STACK_DEPTH];
+};
+
 void rec_writer_init(struct rec_writer *w)
 {
 	memset(w, 0, sizeof(*w));
@@ -1188,6 +1195,7 @@ void rec_writer_init(struct rec_writer *w)
 	idmap_init(&w->frame_addrs, sizeof(uint64_t));
 	idmap_init(&w->frame_ids, REC_FRAME_NAME_MAX + 1);
 	idmap_init(&w->stack_ids, sizeof(struct stack_k));
+	idmap_init(&w->stack_defs, sizeof(struct stack_content));
 }
 
 void rec_writer_free(struct rec_writer *w)
@@ -1198,10 +1206,18 @@ void rec_writer_free(struct rec_writer *w)
 	idmap_free(&w->frame_addrs);
 	idmap_free(&w->frame_ids);
 	idmap_free(&w->stack_ids);
+	idmap_free(&w->stack_defs);
 	free(w->inode_written);
 	free(w->pending_devs);
 	rec_buf_free(&w->raw);
 	rec_writer_init(w);  /* ksyms is the caller's: set it again to reuse w */
+}
+
+void rec_writer_forget_stacks(struct rec_writer *w)
+{
+	/* the stacks keep their file ids; only the kernel's ids stop naming them */
+	idmap_free(&w->stack_ids);
+	idmap_init(&w->stack_ids, sizeof(struct stack_k));
 }
 
 int rec_encode_meta(struct rec_buf *raw, const struct rec_kv *kv, size_t n)
@@ -1424,8 +1440,9 @@ static int enc_stack(struct rec_writer *w, const struct snapshot *delta, uint8_t
 		     uint64_t *ndefs, uint32_t *id)
 {
 	struct stack_k k = { .id = kid, .kind = kind };
+	struct stack_content c = { .kind = kind };
 	const struct ilock_stack_frames *fr;
-	uint32_t top = 0, nr, fid;
+	uint32_t top = 0, nr;
 	int err;
 
 	if (idmap_get(&w->stack_ids, &k, id))
@@ -1435,14 +1452,22 @@ static int enc_stack(struct rec_writer *w, const struct snapshot *delta, uint8_t
 	/* the tracing machinery on top is never shown: not worth the bytes */
 	if (fr)
 		top = ksyms_first_shown(w->ksyms, fr);
-	buf_u8(defs, kind);
-	buf_u8(defs, (uint8_t)(nr - top));
-	for (uint32_t i = top; i < nr; i++) {
-		if ((err = enc_frame(w, frames, nframes, fr->ip[i], &fid)))
+	for (uint32_t i = top; i < nr; i++)
+		if ((err = enc_frame(w, frames, nframes, fr->ip[i], &c.fid[c.nr++])))
 			return err;
-		rec_buf_varint(defs, fid);
-	}
-	if ((err = idmap_put(&w->stack_ids, &k, w->nstacks)))
+	/*
+	 * A stack written before under another kernel id (a fresh stack map
+	 * after rec_writer_forget_stacks) keeps its file id: a pair's waits
+	 * on one stack stay one row in the report.
+	 */
+	if (idmap_get(&w->stack_defs, &c, id))
+		return idmap_put(&w->stack_ids, &k, *id);
+	buf_u8(defs, kind);
+	buf_u8(defs, c.nr);
+	for (uint32_t i = 0; i < c.nr; i++)
+		rec_buf_varint(defs, c.fid[i]);
+	if ((err = idmap_put(&w->stack_ids, &k, w->nstacks)) ||
+	    (err = idmap_put(&w->stack_defs, &c, w->nstacks)))
 		return err;
 	(*ndefs)++;
 	*id = w->nstacks++;

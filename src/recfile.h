@@ -260,6 +260,7 @@ struct rec_writer {
 	struct idmap frame_ids;  /* frame name (zero-padded) -> frame id */
 	struct idmap frame_addrs; /* kernel address -> frame id */
 	struct idmap stack_ids;  /* (kind, kernel stack id) -> stack id */
+	struct idmap stack_defs; /* (kind, frame ids) -> stack id: one id per stack written */
 	uint32_t nframes, nstacks;
 	struct idmap inode_ids;
 	/*
@@ -282,6 +283,12 @@ struct rec_writer {
 
 void rec_writer_init(struct rec_writer *w);
 void rec_writer_free(struct rec_writer *w);
+/*
+ * Kernel stack ids seen so far mean nothing from now on (a fresh stack
+ * map, --renew): the next interval defines its stacks again, under new
+ * file ids, frames and everything else written staying as they are.
+ */
+void rec_writer_forget_stacks(struct rec_writer *w);
 
 /* META payload from key/value pairs. */
 int rec_encode_meta(struct rec_buf *raw, const struct rec_kv *kv, size_t n);

@@ -81,6 +81,10 @@ def started(procs, ilock_bin, *args):
     (["record", "-o", "/nonexistent/x", "-d", "abc"], "invalid value 'abc' for -d: seconds"),
     (["record", "-o", "/nonexistent/x", "--max-inodes", "3"],
      "invalid value '3' for --max-inodes: 64 to"),
+    (["record", "-o", "/nonexistent/x", "--renew", "5"],
+     "invalid value '5' for --renew: seconds, 0 (never) or 10 to 86400"),
+    (["record", "-o", "/nonexistent/x", "--renew", "x"], "invalid value 'x' for --renew"),
+    (["stat", "--renew", "60"], "unknown option --renew"),
     (["report", "/nonexistent/x", "-n", "0"], "invalid value '0' for -n: 1 to"),
     (["diff", "a", "b", "-n", "abc"], "invalid value 'abc' for -n: 1 to"),
     # options that would do nothing without another

@@ -24,7 +24,7 @@ import pytest
 
 from conftest import MKFS, Fs, _run, _teardown_fs
 from ilock_run import start_record, start_stat, stop_record, stop_stat
-from util import make_file, run_bg, wait_line
+from util import bpf_ids_of, loaded_prog_ids, make_file, run_bg, wait_line
 
 # Long holds on a slow clock: scheduling delay on a loaded machine (tens of
 # ms) stays small next to them, so two runs of one scenario look alike.
@@ -263,6 +263,64 @@ def test_report_keeps_every_counter_and_folded_pairs(fs_factory, procs, ilock_bi
     txt = report(ilock_bin, rec).stdout
     assert "fio[others]" in txt and "4294967295" not in txt
     assert re.search(r"edge_threads_folded +[0-9,]+ ", txt), txt[txt.index("LOST EVENTS"):]
+
+
+def test_record_renews_full_tables(xfs, procs, helpers_dir, ilock_bin, tmp_path):
+    """--max-inodes 64 and waits on 100 files fill the tables. With --renew
+    10 the recorder records on into fresh ones: every file gets a row of
+    its own, where a recorder beside it with --renew 0 folds what does not
+    fit; both count every wait; the intervals stay contiguous, the old
+    programs go, and the report reads the stacks of both tracers."""
+    recs = {n: str(tmp_path / f"{n}.ilrec") for n in ("renew", "never")}
+    p = {n: start_record(ilock_bin, recs[n], "-i", "1", "-D", xfs.mnt, "--max-inodes", "64",
+                         "--renew", r) for n, r in (("renew", "10"), ("never", "0"))}
+    procs.extend(p.values())
+    old_ids = bpf_ids_of(p["renew"].pid, "prog")
+    # one pass over 100 files flat out fills both tables; then 5 files a second
+    cm = procs.start([os.path.join(helpers_dir, "contend_many"), os.path.join(xfs.mnt, "many"),
+                      "100", "25", "2", "5"], stdout=subprocess.PIPE)
+    new_ids = None
+    out = ""
+    while cm.poll() is None:
+        if new_ids is None and not bpf_ids_of(p["renew"].pid, "prog") & old_ids:
+            new_ids = bpf_ids_of(p["renew"].pid, "prog")
+        time.sleep(0.5)
+    out = cm.stdout.read()
+    assert cm.returncode == 0
+    waits = int(re.search(r"DONE passes=\d+ waits=(\d+)", out).group(1))
+    err = {n: stop_record(q) for n, q in p.items()}
+    assert re.search(r"recording on into fresh tables \(renewal 1, [\d.]+ s, [\d.]+ s of CPU\)",
+                     err["renew"]), err["renew"]
+    assert "fresh tables" not in err["never"], err["never"]
+    assert "warning" not in err["renew"], err["renew"]
+    # fresh programs replaced the old ones, which were unloaded
+    assert new_ids and len(new_ids) == len(old_ids), (old_ids, new_ids)
+    assert not old_ids & loaded_prog_ids()
+
+    rep = {n: json.loads(report(ilock_bin, recs[n], "-j").stdout) for n in recs}
+    many = lambda l: (l["path"] or "").startswith(os.path.join(xfs.mnt, "many") + "/")
+    own = {n: len([l for l in rep[n]["locks"] if many(l)]) for n in rep}
+    # one table holds at most 64 inodes by name; with fresh tables every file has a row
+    assert own["never"] <= 64 < 90 <= own["renew"], own
+    for n, r in rep.items():
+        # every wait counted, by name or in its device's others; a wait across
+        # the handover ends without its begin, and says so
+        total = sum(l["shared"]["waits"] + l["exclusive"]["waits"] for l in r["locks"]
+                    if many(l) or l["ino"] is None)
+        assert total + r["lost"]["end_without_begin"] == waits, (n, total, waits, r["lost"])
+        # the intervals follow each other with no gap, short ones at a renewal too
+        iv = r["intervals"]
+        for a, b in zip(iv, iv[1:]):
+            assert b["t_start_s"] == pytest.approx(a["t_start_s"] + a["duration_s"], abs=2e-4)
+    assert rep["renew"]["recording"]["intervals"] > rep["never"]["recording"]["intervals"]
+    # pairs of both tracers read back with their stacks
+    read = [e for e in rep["renew"]["edges"] if e["waiter"]["op"] == "buffered-read"]
+    named = [e for e in read
+             if any("xfs_file_buffered_read" in st["frames"] for st in e["stacks"]["waiter"])
+             and any("xfs_file_buffered_write" in st["frames"] for st in e["stacks"]["holder"])]
+    assert len(named) > 64 and len(named) >= len(read) - 2, (len(named), len(read))
+    # a renewal is a recording's business only: the folded rows stay those of the first tables
+    assert rep["renew"]["lost"]["wait_inodes_folded"] < rep["never"]["lost"]["wait_inodes_folded"]
 
 
 # ---------------------------------------------------------------- kill -9

@@ -595,6 +595,75 @@ static void test_stacks(void)
 	ksyms_free(&ks);
 }
 
+/*
+ * --renew: a fresh stack map gives out the old one's kernel ids again, for
+ * other stacks. After rec_writer_forget_stacks the same kernel id is
+ * defined anew, with its new frames; the old rows keep theirs.
+ */
+static void test_stacks_forgotten(void)
+{
+	struct synth s;
+	struct recording r;
+	struct snapshot d, m;
+	struct ksyms ks = {};
+	struct ilock_edge_key e;
+	struct ilock_stack_frames before = { .nr = 2, .ip = { KADDR(0x1010), KADDR(0x2010) } };
+	struct ilock_stack_frames after = { .nr = 2, .ip = { KADDR(0x3010), KADDR(0x2010) } };
+	char *txt;
+
+	CHECK(!ksyms_add(&ks, KADDR(0x1000), "rwsem_down_read_slowpath"));
+	CHECK(!ksyms_add(&ks, KADDR(0x2000), "xfs_file_buffered_read"));
+	CHECK(!ksyms_add(&ks, KADDR(0x3000), "rwsem_down_write_slowpath"));
+	stack_edge(&e, 201);
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	s.w.ksyms = &ks;
+	snap_init(&d);
+	for (int round = 0; round < 2; round++) {
+		snap_reset(&d);
+		synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
+		snap_add_edge(&d, &e, &(struct ilock_edge_stats){ .count = 1, .total_ns = 100,
+								  .max_ns = 100 });
+		add_stack_row(&d, &e, ILOCK_STACK_WAITER, 7, 1, 100);
+		CHECK(!snap_add_frames(&d, ILOCK_STACK_WAITER, 7, round ? &after : &before));
+		synth_interval(&s, &d);
+		if (!round)
+			rec_writer_forget_stacks(&s.w);
+	}
+	CHECK_EQ_U(s.w.nstacks, 2);    /* kernel id 7 twice: two stacks */
+	CHECK_EQ_U(s.w.nframes, 3);    /* the frame they share is named once */
+	/* the first stack again, under a new kernel id: its file id, not a third */
+	rec_writer_forget_stacks(&s.w);
+	snap_reset(&d);
+	snap_add_edge(&d, &e, &(struct ilock_edge_stats){ .count = 1, .total_ns = 100,
+							  .max_ns = 100 });
+	add_stack_row(&d, &e, ILOCK_STACK_WAITER, 9, 1, 100);
+	CHECK(!snap_add_frames(&d, ILOCK_STACK_WAITER, 9, &before));
+	synth_interval(&s, &d);
+	CHECK_EQ_U(s.w.nstacks, 2);
+	synth_end(&s);
+	CHECK(s.ok);
+
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	snap_init(&m);
+	for (size_t i = 0; i < 3; i++) {
+		CHECK(!rec_merge_window(&r, i, i + 1, NULL, &m));
+		CHECK_EQ_U(m.nstacks, 1);
+		txt = stack_text(&m, ILOCK_STACK_WAITER, m.stacks[0].k.stack, &r.syms);
+		CHECK_STR(txt, i == 1 ? "rwsem_down_write_slowpath < xfs_file_buffered_read\n"
+				      : "rwsem_down_read_slowpath < xfs_file_buffered_read\n");
+		free(txt);
+	}
+	/* the pair's waits on the first stack, before and after: one row */
+	CHECK(!rec_merge_window(&r, 0, 3, NULL, &m));
+	CHECK_EQ_U(m.nstacks, 2);
+	snap_free(&m);
+	snap_free(&d);
+	rec_free(&r);
+	synth_free(&s);
+	ksyms_free(&ks);
+}
+
 /* A stacks section whose ids point nowhere does not decode. */
 static void test_stacks_malformed(void)
 {
@@ -1359,6 +1428,7 @@ int main(void)
 	test_damage();
 	test_every_cut_and_flip();
 	test_stacks();
+	test_stacks_forgotten();
 	test_stacks_malformed();
 	test_stalls();
 	test_fsync_stalls();
