@@ -400,11 +400,12 @@ static int maybe_renew(struct recorder *rc, struct tracer *t, const struct ilock
 	struct ilock_opts quiet = *o;
 	struct tracer fresh;
 	char msg[256], why[200];
-	uint64_t t0 = now_monotonic_ns(), cpu0 = now_thread_cpu_ns();
+	uint64_t t0 = now_monotonic_ns(), cpu0;
 	int tbl = table_renew_due(prev->tables, o->renew_s, t0, rc->renew_not_before), err;
 
 	if (tbl < 0)
 		return 0;
+	cpu0 = now_thread_cpu_ns();  /* a load is mostly the verifier's, in the kernel */
 	table_alarm_text(why, sizeof(why), prev->tables, tbl);
 	rc->renew_not_before = t0 + (uint64_t)(o->renew_s * 1e9);
 	/* one line for a failure, not the loader's every message */
