@@ -58,9 +58,9 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: ilock record -o FILE [-d SECONDS] [-i INTERVAL] [-p PID] [-c COMM] [-D DEV|PATH]\n"
 "                    [--ino N] [--fs TYPE] [--class C] [--cgroup DIR] [--max-inodes N]\n"
-"                    [--renew SECONDS] [--ops syscalls|io|all|off] [--no-stacks] [--holds=off|xfs|all]\n"
-"                    [--hold-sample N] [--hold-exact-rate R] [--wait-sample N]\n"
-"                    [--wait-exact-rate R] [-f] [-v]\n"
+"                    [--renew SECONDS] [--ops syscalls|io|all|off] [--no-stacks]\n"
+"                    [--holds=off|xfs|all] [--hold-sample N] [--hold-exact-rate R]\n"
+"                    [--wait-sample N] [--wait-exact-rate R] [-f] [-v]\n"
 "\n"
 "Trace inode lock waits and write them to FILE, one block per interval, for\n"
 "`ilock report` and `ilock diff` later. Each block holds that interval's\n"
