@@ -426,6 +426,7 @@ static int maybe_renew(struct recorder *rc, struct tracer *t, const struct ilock
 	 */
 	tracer_set_idle(t, true);
 	tracer_set_idle(&fresh, false);
+	rc->w.tables_end = true;  /* the report says where the tables were renewed */
 	err = write_interval(rc, t, cur, prev, delta, *prev_mono, true);
 	if (err) {
 		tracer_stop(&fresh);

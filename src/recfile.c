@@ -847,6 +847,27 @@ static int decode_titles(struct recording *r, struct rd *d, size_t first_task)
 	return d->bad ? -EINVAL : 0;
 }
 
+/* 1.8: the interval's flags; unknown bits are a later version's, and ignored */
+static int decode_iv_flags(struct rd *d, struct rec_interval *iv)
+{
+	uint8_t f;
+
+	if (!rd_left(d))
+		return 0;
+	f = rd_u8(d);
+	iv->tables_end = f & REC_IVF_TABLES_END;
+	return d->bad ? -EINVAL : 0;
+}
+
+size_t rec_renewals(const struct recording *r, size_t i0, size_t i1)
+{
+	size_t n = 0;
+
+	for (size_t i = i0; i < i1 && i < r->niv; i++)
+		n += r->iv[i].tables_end;
+	return n;
+}
+
 static int decode_interval(struct recording *r, struct rd *d)
 {
 	struct rec_interval iv = {};
@@ -871,7 +892,8 @@ static int decode_interval(struct recording *r, struct rd *d)
 	    (err = decode_tasks(r, d)) || (err = decode_locks(r, d, &iv)) ||
 	    (err = decode_edges(r, d, &iv)) || (err = decode_edge_ops(r, d, &iv)) ||
 	    (err = decode_stacks(r, d, &iv)) || (err = decode_stalls(r, d, &iv)) ||
-	    (err = decode_gens(r, d, first_new)) || (err = decode_titles(r, d, first_task)))
+	    (err = decode_gens(r, d, first_new)) || (err = decode_titles(r, d, first_task)) ||
+	    (err = decode_iv_flags(d, &iv)))
 		return err;
 	if ((err = rgrow(r, (void **)&r->iv, &r->cap_iv, r->niv, sizeof(*r->iv))))
 		return err;
@@ -1752,6 +1774,8 @@ int rec_encode_interval(struct rec_writer *w, struct rec_buf *raw, const struct 
 	rec_buf_put(raw, e.gens.p, e.gens.len);
 	rec_buf_varint(raw, tasks.ntitles);
 	rec_buf_put(raw, tasks.titles.p, tasks.titles.len);
+	buf_u8(raw, w->tables_end ? REC_IVF_TABLES_END : 0);
+	w->tables_end = false;
 	if (raw->oom || e.defs.oom || e.gens.oom || mounts.oom || tasks.defs.oom ||
 	    tasks.titles.oom || locks.oom || edges.oom || ops.oom || stalls.oom)
 		err = -ENOMEM;

@@ -25,7 +25,7 @@
 #define REC_MAGIC "\x89ILOCKR\n"
 #define REC_MAGIC_LEN 8
 #define REC_MAJOR 1
-#define REC_MINOR 7
+#define REC_MINOR 8
 #define REC_HDR_LEN 16
 #define REC_BLOCK_HDR_LEN 16
 /* Reader limits: a damaged or hostile length must not make us allocate. */
@@ -181,7 +181,12 @@ struct rec_interval {
 	size_t srow0, nsrows;  /* slice of recording.srows */
 	size_t stall0, nstalls; /* slice of recording.stalls (1.3) */
 	bool stalls_read;      /* the read looked for stalls (1.3, and the walk worked) */
+	bool tables_end;       /* its tables' last: the recorder moved to fresh ones (1.8) */
 };
+
+/* Interval flags (1.8), a byte at the end of an INTERVAL block. */
+#define REC_IVF_TABLES_END 0x01
+
 
 struct rec_kv {
 	char *key, *val;
@@ -233,6 +238,9 @@ struct recording {
 	uint64_t mem_budget;      /* bytes the decoded records may take */
 };
 
+/* How many intervals of r's [i0, i1) ended with a move to fresh tables (1.8). */
+size_t rec_renewals(const struct recording *r, size_t i0, size_t i1);
+
 void rec_init(struct recording *r);
 void rec_free(struct recording *r);
 /*
@@ -262,6 +270,8 @@ struct rec_writer {
 	struct idmap stack_ids;  /* (kind, kernel stack id) -> stack id */
 	struct idmap stack_defs; /* (kind, frame ids) -> stack id: one id per stack written */
 	uint32_t nframes, nstacks;
+	/* the next interval is its tables' last (--renew): flagged in it, then cleared */
+	bool tables_end;
 	struct idmap inode_ids;
 	/*
 	 * Per inode id, what was written of its meta: none, no path, a path

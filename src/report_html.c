@@ -112,6 +112,10 @@ static void summary(FILE *f, const struct report_ctx *c)
 	meta_row(f, "window", buf);
 	snprintf(buf, sizeof(buf), "%zu of %zu, %g s each", c->i1 - c->i0, r->niv,
 		 (double)r->interval_ns / 1e9);
+	if (rec_renewals(r, c->i0, c->i1))
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
+			 " (%zu ending where the recorder moved to fresh tables)",
+			 rec_renewals(r, c->i0, c->i1));
 	meta_row(f, "intervals", buf);
 	meta_row(f, "filters when recorded", rec_meta(r, "filters"));
 	/* --wait-sample: say before any figure that the figures are estimates */

@@ -350,6 +350,7 @@ void report_json_extra(struct json *j, void *ctx)
 	json_double(j, "interval_s", (double)r->interval_ns / 1e9);
 	json_str(j, "filters", rec_meta(r, "filters"));
 	json_u64(j, "intervals", r->niv);
+	json_u64(j, "table_renewals", rec_renewals(r, 0, r->niv));
 	json_double(j, "recorded_s", (double)rec_end_ns(r) / 1e9);
 	json_bool(j, "complete", r->has_end && r->status == REC_OK);
 	json_str(j, "end_reason", r->has_end ? r->end_reason : NULL);
@@ -384,6 +385,7 @@ void report_json_extra(struct json *j, void *ctx)
 		json_double(j, "t_start_s", (double)iv->t_start_ns / 1e9);
 		json_double(j, "duration_s", (double)iv->dur_ns / 1e9);
 		json_u64(j, "lost", iv_lost(iv));
+		json_bool(j, "tables_renewed", iv->tables_end);
 		json_arr_begin(j, "locks");
 		for (int k = 0; k < c->nrows; k++) {
 			const struct report_row *row = &c->rows[k];

@@ -313,6 +313,15 @@ def test_record_renews_full_tables(xfs, procs, helpers_dir, ilock_bin, tmp_path)
         for a, b in zip(iv, iv[1:]):
             assert b["t_start_s"] == pytest.approx(a["t_start_s"] + a["duration_s"], abs=2e-4)
     assert rep["renew"]["recording"]["intervals"] > rep["never"]["recording"]["intervals"]
+    # the file says where: each renewal's interval, cut short at the handover
+    renewed = [iv for iv in rep["renew"]["intervals"] if iv["tables_renewed"]]
+    assert len(renewed) == rep["renew"]["recording"]["table_renewals"] == len(
+        re.findall(r"recording on into fresh tables", err["renew"])) >= 1
+    assert rep["never"]["recording"]["table_renewals"] == 0
+    head = report(ilock_bin, recs["renew"]).stdout.splitlines()[1]
+    assert re.search(r"intervals of 1 s \(%d ending where the recorder moved to fresh "
+                     r"tables\)" % len(renewed), head), head
+    assert "cut short" not in report(ilock_bin, recs["never"]).stdout.splitlines()[1]
     # pairs of both tracers read back with their stacks
     read = [e for e in rep["renew"]["edges"] if e["waiter"]["op"] == "buffered-read"]
     named = [e for e in read

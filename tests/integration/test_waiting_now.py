@@ -264,7 +264,7 @@ def test_record_keeps_the_stall_and_report_names_it(xfs, procs, helpers_dir, ilo
                        timeout=60)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
-    assert doc["recording"]["format_version"] == "1.7"
+    assert doc["recording"]["format_version"] == "1.8"
     mine = [s for s in doc["stalls"] if s["waiter"]["pid"] == rtid]
     assert len(mine) == 1, doc["stalls"]
     s = mine[0]

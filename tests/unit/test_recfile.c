@@ -664,6 +664,37 @@ static void test_stacks_forgotten(void)
 	ksyms_free(&ks);
 }
 
+/* (1.8) The interval at which the recorder moved to fresh tables says so. */
+static void test_tables_end_flag(void)
+{
+	struct synth s;
+	struct recording r;
+	struct snapshot d;
+
+	synth_begin(&s, 1000000000ULL, MOUNTINFO);
+	snap_init(&d);
+	for (int i = 0; i < 3; i++) {
+		snap_reset(&d);
+		synth_wait(&d, DEV_X, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1, 300);
+		s.w.tables_end = i == 1;
+		synth_interval(&s, &d);
+		CHECK(!s.w.tables_end);  /* one interval's, cleared once written */
+	}
+	synth_end(&s);
+	CHECK(s.ok);
+	rec_init(&r);
+	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	CHECK_EQ_U(r.minor, 8);
+	CHECK_EQ_U(r.niv, 3);
+	for (size_t i = 0; i < r.niv; i++)
+		CHECK_EQ_U(r.iv[i].tables_end, i == 1);
+	CHECK_EQ_U(rec_renewals(&r, 0, r.niv), 1);
+	CHECK_EQ_U(rec_renewals(&r, 2, r.niv), 0);
+	rec_free(&r);
+	snap_free(&d);
+	synth_free(&s);
+}
+
 /* A stacks section whose ids point nowhere does not decode. */
 static void test_stacks_malformed(void)
 {
@@ -1429,6 +1460,7 @@ int main(void)
 	test_every_cut_and_flip();
 	test_stacks();
 	test_stacks_forgotten();
+	test_tables_end_flag();
 	test_stacks_malformed();
 	test_stalls();
 	test_fsync_stalls();
