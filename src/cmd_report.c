@@ -177,7 +177,7 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 	size_t renewals = rec_renewals(r, 0, r->niv);
 	char moved[96] = "";
 
-	/* each renewal cut its interval short at the handover: say why some are */
+	/* an interval ends at each renewal's handover, off the -i schedule: say why */
 	if (renewals)
 		snprintf(moved, sizeof(moved), " (%zu ending where the recorder moved to fresh "
 			 "tables)", renewals);

@@ -187,7 +187,6 @@ struct rec_interval {
 /* Interval flags (1.8), a byte at the end of an INTERVAL block. */
 #define REC_IVF_TABLES_END 0x01
 
-
 struct rec_kv {
 	char *key, *val;
 };
