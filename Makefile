@@ -126,7 +126,7 @@ $(OUT)/bench/cumview_cost: scripts/bench/cumview_cost.c $(OUT)/src/top_model.o $
 		$(OUT)/src/util.o $(OUT)/src/render_text.o $(OUT)/src/mounts.o $(OUT)/src/counters.o \
 		$(OUT)/src/ops.o $(OUT)/src/json.o $(OUT)/src/render_json.o $(OUT)/src/render_ops.o \
 		$(OUT)/src/render_json_ops.o $(OUT)/src/ksyms.o $(OUT)/src/render_waiting.o \
-		$(OUT)/src/pathcheck.o | $(OUT)/bench
+		$(OUT)/src/pathcheck.o $(OUT)/src/sigtest.o | $(OUT)/bench
 	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm -lz
 
 .PHONY: bench bench-tools

@@ -17,30 +17,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "model.h"
+#include "sigtest.h"
 #include "top_model.h"
+#include "util.h"
 
 static double now_s(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_d);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return (double)now_monotonic_ns() / 1e9;
 }
 
 int main(int argc, char **argv)
@@ -97,8 +82,8 @@ int main(int argc, char **argv)
 	printf("%ld inodes, retired %zu locks %zu pairs; top_retire %.2f ms\n", inodes,
 	       retired.nlocks, retired.nedges, retire_ms);
 	printf("rebuild, median of %ld rounds: row by row %.2f ms, copied whole %.2f ms (%.2fx)\n",
-	       rounds, median(by_row, (int)rounds), median(whole, (int)rounds),
-	       median(whole, (int)rounds) / median(by_row, (int)rounds));
+	       rounds, median_of(by_row, (size_t)rounds), median_of(whole, (size_t)rounds),
+	       median_of(whole, (size_t)rounds) / median_of(by_row, (size_t)rounds));
 	snap_free(&cum);
 	snap_free(&edges);
 	snap_free(&all);

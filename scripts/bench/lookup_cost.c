@@ -22,20 +22,17 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "pathcheck.h"
 #include "titles.h"
+#include "util.h"
 
 #define MAX_FILES 100000
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)now_monotonic_ns() / 1e9;
 }
 
 static int cmp_d(const void *a, const void *b)

@@ -595,6 +595,18 @@ static void test_stacks(void)
 	ksyms_free(&ks);
 }
 
+/* One interval: one wait of e, on kernel waiter stack id with frames fr. */
+static void stack_interval(struct synth *s, struct snapshot *d, const struct ilock_edge_key *e,
+			   uint64_t id, const struct ilock_stack_frames *fr)
+{
+	snap_reset(d);
+	synth_inode(d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
+	snap_add_edge(d, e, &(struct ilock_edge_stats){ .count = 1, .total_ns = 100, .max_ns = 100 });
+	add_stack_row(d, e, ILOCK_STACK_WAITER, id, 1, 100);
+	CHECK(!snap_add_frames(d, ILOCK_STACK_WAITER, id, fr));
+	synth_interval(s, d);
+}
+
 /*
  * --renew: a fresh stack map gives out the old one's kernel ids again, for
  * other stacks. After rec_writer_forget_stacks the same kernel id is
@@ -618,27 +630,14 @@ static void test_stacks_forgotten(void)
 	synth_begin(&s, 1000000000ULL, MOUNTINFO);
 	s.w.ksyms = &ks;
 	snap_init(&d);
-	for (int round = 0; round < 2; round++) {
-		snap_reset(&d);
-		synth_inode(&d, DEV_X, 131, ILOCK_XFS_SB_MAGIC, "/data");
-		snap_add_edge(&d, &e, &(struct ilock_edge_stats){ .count = 1, .total_ns = 100,
-								  .max_ns = 100 });
-		add_stack_row(&d, &e, ILOCK_STACK_WAITER, 7, 1, 100);
-		CHECK(!snap_add_frames(&d, ILOCK_STACK_WAITER, 7, round ? &after : &before));
-		synth_interval(&s, &d);
-		if (!round)
-			rec_writer_forget_stacks(&s.w);
-	}
+	stack_interval(&s, &d, &e, 7, &before);
+	rec_writer_forget_stacks(&s.w);
+	stack_interval(&s, &d, &e, 7, &after);
 	CHECK_EQ_U(s.w.nstacks, 2);    /* kernel id 7 twice: two stacks */
 	CHECK_EQ_U(s.w.nframes, 3);    /* the frame they share is named once */
 	/* the first stack again, under a new kernel id: its file id, not a third */
 	rec_writer_forget_stacks(&s.w);
-	snap_reset(&d);
-	snap_add_edge(&d, &e, &(struct ilock_edge_stats){ .count = 1, .total_ns = 100,
-							  .max_ns = 100 });
-	add_stack_row(&d, &e, ILOCK_STACK_WAITER, 9, 1, 100);
-	CHECK(!snap_add_frames(&d, ILOCK_STACK_WAITER, 9, &before));
-	synth_interval(&s, &d);
+	stack_interval(&s, &d, &e, 9, &before);
 	CHECK_EQ_U(s.w.nstacks, 2);
 	synth_end(&s);
 	CHECK(s.ok);
