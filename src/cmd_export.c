@@ -382,7 +382,6 @@ static int renew_due(const struct exporter *x, uint64_t now)
  */
 static void maybe_renew(struct exporter *x)
 {
-	struct ilock_opts quiet = x->e.o;
 	struct tracer fresh;
 	struct snapshot kept;
 	struct titles rt;
@@ -397,11 +396,7 @@ static void maybe_renew(struct exporter *x)
 	table_alarm_text(why, sizeof(why), x->prev.tables, t);
 	x->renew_not_before = t0 + (uint64_t)(x->e.o.renew_s * 1e9);
 	/* one line in the log for a failure, not the loader's every message */
-	quiet.verbose = 0;
-	log_capture(msg, sizeof(msg));
-	err = tracer_start_idle(&fresh, &quiet);
-	log_capture(NULL, 0);
-	log_setup_libbpf(x->e.o.verbose);
+	err = tracer_start_fresh(&fresh, &x->e.o, msg, sizeof(msg));
 	if (err) {
 		x->meta.renew_failures++;
 		log_warn("the %s; cannot start fresh tables (%s): the old ones trace on, next try "
@@ -411,13 +406,10 @@ static void maybe_renew(struct exporter *x)
 	if (x->e.bpf_stats && x->meta.have_bpf_stats)
 		tracer_enable_stats(&fresh);
 	/*
-	 * The handover: the old programs stop, then the fresh ones start, a
-	 * few stores apart; a wait in progress across it is counted as
-	 * end_without_begin. Then the old tables' last read, from the last
+	 * The handover, then the old tables' last read, from the last
 	 * collection to now, with what was retired before.
 	 */
-	tracer_set_idle(&x->t, true);
-	tracer_set_idle(&fresh, false);
+	tracer_hand_over(&x->t, &fresh);
 	err = read_totals(x);
 	if (err) {
 		/* the old tables' last seconds are lost; what was exported stays */

@@ -397,7 +397,6 @@ static int maybe_renew(struct recorder *rc, struct tracer *t, const struct ilock
 		       struct snapshot *cur, struct snapshot *prev, struct snapshot *delta,
 		       uint64_t *prev_mono)
 {
-	struct ilock_opts quiet = *o;
 	struct tracer fresh;
 	char msg[256], why[200];
 	uint64_t t0 = now_monotonic_ns(), cpu0;
@@ -409,23 +408,13 @@ static int maybe_renew(struct recorder *rc, struct tracer *t, const struct ilock
 	table_alarm_text(why, sizeof(why), prev->tables, tbl);
 	rc->renew_not_before = t0 + (uint64_t)(o->renew_s * 1e9);
 	/* one line for a failure, not the loader's every message */
-	quiet.verbose = 0;
-	log_capture(msg, sizeof(msg));
-	err = tracer_start_idle(&fresh, &quiet);
-	log_capture(NULL, 0);
-	log_setup_libbpf(o->verbose);
+	err = tracer_start_fresh(&fresh, o, msg, sizeof(msg));
 	if (err) {
 		log_warn("the %s; cannot start fresh tables (%s): the old ones record on, next try "
 			 "in %g s", why, msg[0] ? msg : strerror(-err), o->renew_s);
 		return 0;
 	}
-	/*
-	 * The handover, as ilocktop's: the old programs stop, then the fresh
-	 * ones start, a few stores apart; a wait in progress across it ends
-	 * in the fresh tables without its begin (end_without_begin).
-	 */
-	tracer_set_idle(t, true);
-	tracer_set_idle(&fresh, false);
+	tracer_hand_over(t, &fresh);
 	rc->w.tables_end = true;  /* the report says where the tables were renewed */
 	err = write_interval(rc, t, cur, prev, delta, *prev_mono, true);
 	if (err) {

@@ -214,7 +214,6 @@ static int renew_due(const struct top_app *a, uint64_t now)
 int top_app_maybe_renew(struct top_app *a)
 {
 	uint64_t every = (uint64_t)(a->o.renew_s * 1e9), tick, cpu;
-	struct ilock_opts quiet = a->o;
 	struct tracer fresh;
 	char msg[sizeof(a->renew_note)], why[200];
 	int t = renew_due(a, now_monotonic_ns()), err;
@@ -226,11 +225,7 @@ int top_app_maybe_renew(struct top_app *a)
 	 * Loading takes a second or two, while the old tracer traces on; the
 	 * screen waits, and the messages go to the status line, not over it.
 	 */
-	quiet.verbose = 0;
-	log_capture(msg, sizeof(msg));
-	err = tracer_start_idle(&fresh, &quiet);
-	log_capture(NULL, 0);
-	log_setup_libbpf(a->o.verbose);
+	err = tracer_start_fresh(&fresh, &a->o, msg, sizeof(msg));
 	a->renewed_mono_ns = now_monotonic_ns();
 	a->renew_not_before = a->renewed_mono_ns + every;
 	if (err) {
@@ -239,14 +234,10 @@ int top_app_maybe_renew(struct top_app *a)
 		return 0;
 	}
 	/*
-	 * The handover: the old programs stop, then the fresh ones start, a
-	 * few stores apart. A wait in progress across it is timed by neither:
-	 * its end in the fresh tracer finds no begin and is counted
-	 * (end_without_begin). Then the old tracer's last read, from the tick
-	 * before to now; top_app_sample() adds it to the next interval.
+	 * The handover, then the old tracer's last read, from the tick before
+	 * to now; top_app_sample() adds it to the next interval.
 	 */
-	tracer_set_idle(&a->t, true);
-	tracer_set_idle(&fresh, false);
+	tracer_hand_over(&a->t, &fresh);
 	tick = a->smp.store.cum.mono_ns;
 	cpu = a->smp.cpu_ns;
 	err = top_app_sample(a);

@@ -674,6 +674,25 @@ void tracer_set_idle(struct tracer *t, bool idle)
 	__atomic_store_n(&t->skel->data_bench->bench_idle, idle ? 1 : 0, __ATOMIC_SEQ_CST);
 }
 
+int tracer_start_fresh(struct tracer *t, const struct ilock_opts *o, char *msg, size_t len)
+{
+	struct ilock_opts quiet = *o;
+	int err;
+
+	quiet.verbose = 0;
+	log_capture(msg, len);
+	err = tracer_start_idle(t, &quiet);
+	log_capture(NULL, 0);
+	log_setup_libbpf(o->verbose);
+	return err;
+}
+
+void tracer_hand_over(struct tracer *from, struct tracer *to)
+{
+	tracer_set_idle(from, true);
+	tracer_set_idle(to, false);
+}
+
 static int grow_bufs(struct tracer *t, size_t need)
 {
 	void *k, *v;

@@ -63,6 +63,18 @@ int tracer_start(struct tracer *t, const struct ilock_opts *o);
 int tracer_start_idle(struct tracer *t, const struct ilock_opts *o);
 void tracer_set_idle(struct tracer *t, bool idle);
 /*
+ * --renew: a fresh tracer started idle, beside a running one, without the
+ * loader's lines: whatever it would print goes to msg (len bytes; empty if
+ * nothing), for the caller's one line on failure.
+ */
+int tracer_start_fresh(struct tracer *t, const struct ilock_opts *o, char *msg, size_t len);
+/*
+ * The handover to it: from's programs stop, then to's start, a few stores
+ * apart, so no event is counted by both. A wait in progress across it ends
+ * in to's tables without its begin (end_without_begin).
+ */
+void tracer_hand_over(struct tracer *from, struct tracer *to);
+/*
  * Move a started tracer to dst (dst stopped or never started), leaving src
  * empty: a plain copy would leave dst's notes pointing into src.
  */
