@@ -174,20 +174,16 @@ static void text_title(char *buf, size_t len, const struct report_ctx *c)
 	char t0[32], t1[32], t2[32];
 	const char *host = rec_meta(r, "hostname"), *kernel = rec_meta(r, "kernel");
 	const char *boot = rec_meta(r, "boot_id"), *filt = rec_meta(r, "filters");
-	size_t renewals = rec_renewals(r, 0, r->niv);
-	char moved[96] = "";
+	char moved[96];
 
-	/* an interval ends at each renewal's handover, off the -i schedule: say why */
-	if (renewals)
-		snprintf(moved, sizeof(moved), " (%zu ending where the recorder moved to fresh "
-			 "tables)", renewals);
 	snprintf(buf, len,
 		 "ilock report: %s (%s, %s)\n"
 		 "recorded: %s, %zu interval%s of %g s%s, %.1f s; boot %s; filters when recorded: %s\n"
 		 "window: %s to %s (%.1f s to %.1f s from the start, %zu interval%s, %.1f s)",
 		 c->file, host ? host : "?", kernel ? kernel : "?",
 		 report_fmt_time(t0, sizeof(t0), r->start_realtime_ns), r->niv, plural(r->niv),
-		 (double)r->interval_ns / 1e9, moved, (double)rec_end_ns(r) / 1e9, boot ? boot : "?",
+		 (double)r->interval_ns / 1e9, report_renewal_note(moved, sizeof(moved), r, 0, r->niv),
+		 (double)rec_end_ns(r) / 1e9, boot ? boot : "?",
 		 filt ? filt : "?", report_fmt_time_tenths(t1, sizeof(t1), r->start_realtime_ns + from),
 		 report_fmt_time_tenths(t2, sizeof(t2), r->start_realtime_ns + to), (double)from / 1e9,
 		 (double)to / 1e9, c->i1 - c->i0, plural(c->i1 - c->i0), report_window_s(c));

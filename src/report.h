@@ -49,6 +49,13 @@ void report_label(const struct snapshot *s, const struct report_meta *m, uint32_
 char *report_fmt_time(char *buf, size_t len, uint64_t realtime_ns);
 /* ... with tenths of a second ("2026-11-25 01:23:48.8"): where a window starts and ends */
 char *report_fmt_time_tenths(char *buf, size_t len, uint64_t realtime_ns);
+/*
+ * " (2 ending where the recorder moved to fresh tables)" for the renewals
+ * among r's intervals [i0, i1), "" for none: an interval ends at each
+ * renewal's handover, off the -i schedule, and this says why.
+ */
+char *report_renewal_note(char *buf, size_t len, const struct recording *r, size_t i0,
+			  size_t i1);
 
 /*
  * Seconds to divide interval i's wait by for a rate: its length, but never

@@ -96,7 +96,7 @@ static void meta_row(FILE *f, const char *k, const char *v)
 static void summary(FILE *f, const struct report_ctx *c)
 {
 	const struct recording *r = c->r;
-	char t1[32], t2[32], buf[256];
+	char t1[32], t2[32], buf[256], moved[96];
 	uint64_t from = r->iv[c->i0].t_start_ns;
 	uint64_t to = r->iv[c->i1 - 1].t_start_ns + r->iv[c->i1 - 1].dur_ns;
 
@@ -110,12 +110,8 @@ static void summary(FILE *f, const struct report_ctx *c)
 		 report_fmt_time(t2, sizeof(t2), r->start_realtime_ns + to), (double)from / 1e9,
 		 (double)to / 1e9);
 	meta_row(f, "window", buf);
-	snprintf(buf, sizeof(buf), "%zu of %zu, %g s each", c->i1 - c->i0, r->niv,
-		 (double)r->interval_ns / 1e9);
-	if (rec_renewals(r, c->i0, c->i1))
-		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf),
-			 " (%zu ending where the recorder moved to fresh tables)",
-			 rec_renewals(r, c->i0, c->i1));
+	snprintf(buf, sizeof(buf), "%zu of %zu, %g s each%s", c->i1 - c->i0, r->niv,
+		 (double)r->interval_ns / 1e9, report_renewal_note(moved, sizeof(moved), r, c->i0, c->i1));
 	meta_row(f, "intervals", buf);
 	meta_row(f, "filters when recorded", rec_meta(r, "filters"));
 	/* --wait-sample: say before any figure that the figures are estimates */

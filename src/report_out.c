@@ -110,6 +110,18 @@ char *report_fmt_time_tenths(char *buf, size_t len, uint64_t realtime_ns)
 	return buf;
 }
 
+char *report_renewal_note(char *buf, size_t len, const struct recording *r, size_t i0,
+			  size_t i1)
+{
+	size_t n = rec_renewals(r, i0, i1);
+
+	if (n)
+		snprintf(buf, len, " (%zu ending where the recorder moved to fresh tables)", n);
+	else if (len)
+		buf[0] = 0;
+	return buf;
+}
+
 char *report_fmt_time(char *buf, size_t len, uint64_t realtime_ns)
 {
 	time_t t = (time_t)(realtime_ns / 1000000000ULL);

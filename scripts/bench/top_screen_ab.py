@@ -32,10 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from top_cpu import BUILD, Fs, cpu_ns, stop  # noqa: E402
-
-
-def tmux(*args):
-    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=10).stdout
+from top_cum_cpu import tmux  # noqa: E402
 
 
 def proc_field(pid, name, key):
