@@ -700,7 +700,11 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 	gauge(r, "ilock_exporter_inode_series", ps->ninodes,
 	      "Inodes with their own ilock_inode_lock_wait_seconds series (never more than the limit).");
 	gauge(r, "ilock_exporter_inode_series_limit", ps->max_inodes,
-	      "Most inodes that ever get their own series: twice --top-inodes.");
+	      "Most inodes with their own series at once: twice --top-inodes.");
+	family(r, "ilock_exporter_inode_series_retired", FAM_COUNTER, NULL,
+	       "Inodes whose own series were dropped after --inode-series-idle seconds without a "
+	       "wait, to make room for the files hot now; what they counted is in no inode series.");
+	sample_u64(r, "ilock_exporter_inode_series_retired_total", ps->inode_series_retired);
 	gauge(r, "ilock_holder_waiter_pairs", ps->pairs_seen,
 	      "Distinct holder/waiter command, role and mode pairs since the exporter started.");
 	gauge(r, "ilock_exporter_pair_series", ps->npairs,

@@ -5,7 +5,8 @@
  * Two pure steps, unit-tested without a kernel:
  *  - prom_series_update() (prom_series.c) turns one cumulative snapshot into
  *    the series to export: aggregates per (device, class, mode), the inodes
- *    that own a series (admitted once, never dropped, at most 2 * top_k),
+ *    that own a series (at most 2 * top_k at once; one idle for idle_ns
+ *    gives its place up),
  *    everything else folded into inode="other", holder/waiter pairs by
  *    command name (never pid), capped the same way, and by op and mode.
  *  - prom_render() (prom.c) prints that state in the Prometheus text format
@@ -36,6 +37,9 @@
 
 #define PROM_DEFAULT_TOP_INODES 20
 #define PROM_MAX_TOP_INODES 1000
+/* --inode-series-idle: an hour without a wait; at most 30 days */
+#define PROM_DEFAULT_INODE_IDLE_S 3600
+#define PROM_MAX_INODE_IDLE_S 2592000
 #define PROM_DEFAULT_MAX_PAIRS 100
 #define PROM_MAX_PAIRS_LIMIT 10000
 /* Ids of retired pairs' sides: above any thread id (pid_max <= 2^22), below ILOCK_PID_FOLDED. */
@@ -83,6 +87,19 @@ struct prom_inode {
 	bool present[ILOCK_CLASS_MAX][2];          /* had waits: a series exists */
 	struct ilock_stats base[ILOCK_CLASS_MAX][2];  /* cumulative at admission */
 	struct ilock_stats own[ILOCK_CLASS_MAX][2];   /* cumulative now - base */
+	uint64_t last_count;                       /* own's waits at active_ns */
+	uint64_t active_ns;                        /* snapshot time they last moved */
+};
+
+/*
+ * What the series of inodes retired for idleness counted, per device and
+ * class: inode="other" stays without it, so that it does not jump when a
+ * series goes (prom_series.idle_ns).
+ */
+struct prom_retired {
+	uint32_t dev;
+	uint8_t class;
+	struct ilock_stats wait[2];
 };
 
 struct prom_pair_key {
@@ -135,7 +152,14 @@ struct prom_ino_total {
 
 struct prom_series {
 	unsigned top_k;
-	size_t max_inodes;             /* 2 * top_k: label sets ever exported */
+	size_t max_inodes;             /* 2 * top_k: inode label sets at once */
+	/*
+	 * An inode whose series have not moved for this long (snapshot time)
+	 * is retired, so that a long-running exporter goes on naming the files
+	 * hot now; 0: series are kept for the exporter's lifetime. Its rate
+	 * was 0 for that long, so no sum of rates moves when it goes.
+	 */
+	uint64_t idle_ns;
 	size_t max_pairs;
 	/*
 	 * The pairs' threads' process titles (NULL: none), set by the caller,
@@ -150,6 +174,9 @@ struct prom_series {
 	size_t ngroups, cap_groups;
 	struct prom_inode *inodes;     /* tracked, sorted by (dev, ino) */
 	size_t ninodes;
+	struct prom_retired *retired;  /* unsorted, a few: one per device and class */
+	size_t nretired, cap_retired;
+	uint64_t inode_series_retired; /* inodes whose series were retired, since start */
 	struct prom_pair *pairs;       /* tracked, sorted by key */
 	size_t npairs;
 	struct prom_pair *folded;      /* "other" pairs, sorted by key */

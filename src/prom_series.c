@@ -51,6 +51,7 @@ void prom_series_free(struct prom_series *ps)
 {
 	free(ps->groups);
 	free(ps->inodes);
+	free(ps->retired);
 	free(ps->pairs);
 	free(ps->folded);
 	free(ps->devs);
@@ -338,9 +339,27 @@ static int admit_inodes(struct prom_series *ps, const struct snapshot *s,
 	return err;
 }
 
-/* own = now - base for every tracked inode; the group's "other" loses own. */
+static struct prom_retired *find_retired(const struct prom_series *ps, uint32_t dev, uint8_t class)
+{
+	for (size_t i = 0; i < ps->nretired; i++)
+		if (ps->retired[i].dev == dev && ps->retired[i].class == class)
+			return &ps->retired[i];
+	return NULL;
+}
+
+/*
+ * own = now - base for every tracked inode; the group's "other" loses own,
+ * and what the series retired for idleness counted (retire_idle_inodes).
+ */
 static void settle_inodes(struct prom_series *ps, const struct snapshot *s)
 {
+	for (size_t i = 0; i < ps->nretired; i++) {
+		const struct prom_retired *rt = &ps->retired[i];
+		struct prom_group *g = find_group(ps, rt->dev, rt->class);
+
+		for (int m = 0; g && m < 2; m++)
+			stats_sub(&g->other[m], &rt->wait[m]);
+	}
 	for (size_t i = 0; i < ps->ninodes; i++) {
 		struct prom_inode *ni = &ps->inodes[i];
 
@@ -358,6 +377,79 @@ static void settle_inodes(struct prom_series *ps, const struct snapshot *s)
 			}
 		}
 	}
+}
+
+/* An inode's waits in its own series, all classes and modes: they move or not. */
+static uint64_t inode_own_count(const struct prom_inode *ni)
+{
+	uint64_t n = 0;
+
+	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++)
+		n += ni->own[c][0].count + ni->own[c][1].count;
+	return n;
+}
+
+/*
+ * ni's series go; what they counted stays out of "other" (settle_inodes).
+ * Every entry is made before any is added to, so that a failure adds nothing.
+ */
+static int retire_inode(struct prom_series *ps, const struct prom_inode *ni)
+{
+	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
+		struct prom_retired *rt;
+
+		if ((!ni->present[c][0] && !ni->present[c][1]) || find_retired(ps, ni->dev, c))
+			continue;
+		rt = grow(ps->retired, &ps->cap_retired, ps->nretired + 1, sizeof(*rt));
+		if (!rt)
+			return -ENOMEM;
+		ps->retired = rt;
+		rt = &ps->retired[ps->nretired++];
+		memset(rt, 0, sizeof(*rt));
+		rt->dev = ni->dev;
+		rt->class = c;
+	}
+	for (uint8_t c = 0; c < ILOCK_CLASS_MAX; c++) {
+		struct prom_retired *rt = find_retired(ps, ni->dev, c);
+
+		for (int m = 0; rt && (ni->present[c][0] || ni->present[c][1]) && m < 2; m++)
+			stats_merge(&rt->wait[m], &ni->own[c][m]);
+	}
+	return 0;
+}
+
+/*
+ * After settle_inodes: an inode whose own waits have not moved for idle_ns
+ * gives its place up to the files hot now (admit_inodes, next update).
+ * "other" already lacks its waits in this update, and keeps lacking them
+ * through ps->retired: no counter jumps. Waits on it from now on count in
+ * "other", until it is admitted again, counting from then.
+ */
+static int retire_idle_inodes(struct prom_series *ps, uint64_t now)
+{
+	size_t j = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < ps->ninodes; i++) {
+		struct prom_inode *ni = &ps->inodes[i];
+		uint64_t n = inode_own_count(ni);
+
+		if (n != ni->last_count || !ni->active_ns) {
+			ni->last_count = n;
+			ni->active_ns = now;
+		} else if (ps->idle_ns && now - ni->active_ns >= ps->idle_ns && !err) {
+			err = retire_inode(ps, ni);
+			if (!err) {
+				ps->inode_series_retired++;
+				continue;
+			}
+		}
+		if (j != i)
+			ps->inodes[j] = *ni;
+		j++;
+	}
+	ps->ninodes = j;
+	return err;
 }
 
 /* ---- holder/waiter pairs by command name ---- */
@@ -663,7 +755,8 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 	if (ps->top_k && (err = admit_inodes(ps, s, prev, mt)))
 		return err;
 	settle_inodes(ps, s);
-	if ((err = update_pairs(ps, s, prev)) || (err = build_ops(ps, s)))
+	if ((err = retire_idle_inodes(ps, s->mono_ns)) || (err = update_pairs(ps, s, prev)) ||
+	    (err = build_ops(ps, s)))
 		return err;
 	ps->updates++;
 	return 0;

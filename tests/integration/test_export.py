@@ -154,6 +154,8 @@ def free_port():
     (["--http-timeout", "0"], "--http-timeout 0"),
     (["--renew", "5"], "--renew 5"),
     (["--renew", "x"], "--renew x"),
+    (["--inode-series-idle", "5"], "--inode-series-idle 5"),
+    (["--inode-series-idle", "2592001"], "--inode-series-idle 2592001"),
     (["--fs", "ntfs"], "unknown filesystem"),
     (["--bogus"], "unknown option --bogus"),
     (["extra"], "unexpected argument"),
@@ -432,7 +434,7 @@ tests:
           - exp_labels: {severity: info, instance: "db1:9435"}
             exp_annotations:
               summary: 'db1:9435: new hot inodes or holder/waiter pairs are exported only as "other"'
-              description: "ilock top on the host names them; restarting ilock export (or a larger --top-inodes / --max-pairs) frees series."
+              description: "ilock top on the host names them. Inode series idle for --inode-series-idle (an hour by default) give their places up; a larger --top-inodes / --max-pairs, or restarting ilock export, frees more."
   # room left in both: quiet
   - interval: 1m
     input_series:
@@ -807,6 +809,53 @@ def test_cardinality_bounded(xfs, procs, helpers_dir, ilock_bin):
     assert len(samples(text)) < 1500
     pairs = [l for n, l, _ in samples(text) if n == "ilock_serialised_waits_total"]
     assert len(pairs) <= 4 + 4 * 5 * 2  # P + D·C·H·2 (docs/exporter.md, "The bound")
+
+
+def test_idle_inode_series_make_room(xfs, procs, helpers_dir, ilock_bin):
+    """--inode-series-idle: with both places taken (K = 1), a file that gets
+    hot later is named once the idle series give theirs up; inode="other"
+    never goes down, and the series left plus what the retired ones counted
+    make the device's total."""
+    files = {}
+    for name in ("a", "b", "c"):
+        files[name] = os.path.join(xfs.mnt, name)
+        with open(files[name], "wb") as f:
+            f.write(b"x" * 16384)
+    ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--top-inodes", "1",
+                        "--inode-series-idle", "10")
+    sel = dict(device=xfs.majmin, **{"class": "i_rwsem"}, mode="shared")
+
+    def own(text, name):
+        return value(text, "ilock_inode_lock_wait_seconds_count", path=files[name], **sel)
+
+    # one admission a collection: a, then b, fill both places
+    hold_and_wait(procs, helpers_dir, files["a"])
+    scrape_until(ex, lambda t: own(t, "a"), 5, "a series of a's own")
+    hold_and_wait(procs, helpers_dir, files["b"])
+    before = scrape_until(ex, lambda t: own(t, "b"), 5, "a series of b's own")
+    assert value(before, "ilock_exporter_inode_series") == 2
+    # c waits now and then: in "other" while the places are taken
+    hold_and_wait(procs, helpers_dir, files["c"])
+    text = scrape_until(ex, lambda t: (value(t, "ilock_inode_lock_wait_seconds_count",
+                                             inode="other", **sel) or 0) >= 1, 5, "c in other")
+    assert own(text, "c") is None
+    gone_counts = own(text, "a") + own(text, "b")
+    other = value(text, "ilock_inode_lock_wait_seconds_count", inode="other", **sel)
+    deadline = time.monotonic() + 40
+    while own(text, "c") is None:
+        assert time.monotonic() < deadline, "c never got a series of its own"
+        hold_and_wait(procs, helpers_dir, files["c"], hold_ms=300)
+        time.sleep(1.5)
+        text = ex.metrics()
+        now_other = value(text, "ilock_inode_lock_wait_seconds_count", inode="other", **sel)
+        assert now_other >= other, (now_other, other)
+        other = now_other
+    assert own(text, "a") is None and own(text, "b") is None
+    assert value(text, "ilock_exporter_inode_series_retired_total") == 2
+    inode_counts = sum(v for n, l, v in samples(text)
+                       if n == "ilock_inode_lock_wait_seconds_count"
+                       and all(l.get(k) == want for k, want in sel.items()))
+    assert inode_counts + gone_counts == value(text, "ilock_lock_wait_seconds_count", **sel)
 
 
 # ---------------------------------------------------------------- process titles

@@ -429,6 +429,123 @@ static void test_series_bound(void)
 	snap_free(&prev);
 }
 
+#define SHARED_COUNT(inode) \
+	"ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\"," \
+	"mode=\"shared\",inode=\"" inode "\",path=\"/f\"}"
+#define OTHER_COUNT \
+	"ilock_inode_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\"," \
+	"mode=\"shared\",inode=\"other\",path=\"\"}"
+#define DEV_COUNT \
+	"ilock_lock_wait_seconds_count{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\",mode=\"shared\"}"
+
+/*
+ * One collection a second (snapshot time sec), with waits on the given
+ * inodes (0 ends the list); returns the rendered text.
+ */
+static char *idle_step(struct prom_series *ps, struct snapshot *s, struct snapshot *prev,
+		       bool *have_prev, uint64_t sec, const uint64_t *inos)
+{
+	for (; *inos; inos++) {
+		add_wait(s, DEV_A, *inos, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, *inos * 1000000, 1);
+		add_inode(s, DEV_A, *inos, "/f");
+	}
+	s->mono_ns = sec * 1000000000ULL;
+	CHECK(update(ps, s, prev, have_prev) == 0);
+	return render(ps, PROM_FMT_TEXT);
+}
+
+/*
+ * --inode-series-idle: with both places taken (K = 1), a file that gets
+ * hot later is named once a series idle for idle_ns gives its place up;
+ * "other" never jumps, and the series left plus what the retired ones
+ * counted make the device's total. 0 keeps the first two for good.
+ */
+/* After test_idle_series' retirements, fresh tables (--renew): "other" does not jump. */
+static void idle_renewal(struct prom_series *ps, const struct snapshot *old)
+{
+	struct snapshot r, fresh, eff;
+	struct titles rt;
+	char *t;
+
+	snap_init(&r);
+	snap_init(&fresh);
+	snap_init(&eff);
+	titles_init(&rt);
+	CHECK(prom_series_retire(ps, &r, &rt, old) == 0);
+	add_wait(&fresh, DEV_A, 3, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 3000000, 1);
+	add_inode(&fresh, DEV_A, 3, "/f");
+	fresh.mono_ns = 22 * 1000000000ULL;
+	CHECK(snap_copy(&eff, &fresh) == 0 && snap_merge_under(&eff, &r) == 0);
+	CHECK(prom_series_update(ps, &eff, &r, NULL) == 0);
+	t = render(ps, PROM_FMT_TEXT);
+	CHECK(sample(t, OTHER_COUNT) == 10);
+	CHECK(sample(t, SHARED_COUNT("7:0:3")) == 10);
+	CHECK(sample(t, SHARED_COUNT("7:0:1")) == 1);
+	CHECK(sum_matching(t, "ilock_inode_lock_wait_seconds_count", NULL, NULL) + 2 ==
+	      sample(t, DEV_COUNT));
+	free(t);
+	titles_free(&rt);
+	snap_free(&r);
+	snap_free(&fresh);
+	snap_free(&eff);
+}
+
+static void test_idle_series(void)
+{
+	for (int idle = 0; idle < 2; idle++) {
+		const uint64_t both[] = { 1, 2, 0 }, first[] = { 1, 0 }, third[] = { 3, 0 };
+		struct snapshot s, prev;
+		struct prom_series ps;
+		bool have_prev = false;
+		double other = 0;
+		char *t;
+
+		snap_init(&s);
+		snap_init(&prev);
+		prom_series_init(&ps, 1, 10);
+		ps.idle_ns = idle ? 10ULL * 1000000000ULL : 0;
+		/* 2 (the hotter) admitted at 1 s, 1 at 2 s: each then has one wait of its own */
+		free(idle_step(&ps, &s, &prev, &have_prev, 1, both));
+		free(idle_step(&ps, &s, &prev, &have_prev, 2, first));
+		CHECK_EQ_U(ps.ninodes, 2);
+		for (uint64_t sec = 3; sec <= 20; sec++) {
+			/* 2 last waited at 1 s, gone at 11 s; 1 at 2 s, gone at 12 s */
+			unsigned gone = !idle ? 0 : sec >= 12 ? 2 : sec == 11 ? 1 : 0;
+
+			t = idle_step(&ps, &s, &prev, &have_prev, sec, third);
+			/* the inode series and the retired ones' counts add up to the device */
+			CHECK(sum_matching(t, "ilock_inode_lock_wait_seconds_count", NULL, NULL) + gone ==
+			      sample(t, DEV_COUNT));
+			CHECK(sample(t, "ilock_exporter_inode_series_retired_total") == gone);
+			CHECK(sample(t, SHARED_COUNT("7:0:2")) == (gone ? -1 : 1));
+			CHECK(sample(t, SHARED_COUNT("7:0:1")) == (gone > 1 ? -1 : 1));
+			/* 3 admitted at 12 s, in the place 2 gave up, counting from 11 s */
+			CHECK(sample(t, SHARED_COUNT("7:0:3")) == (gone > 1 ? (double)sec - 11 : -1));
+			/* "other": 1's wait before it was admitted, 3's until it was; it never jumps */
+			CHECK(sample(t, OTHER_COUNT) == (gone > 1 ? 10 : (double)sec - 1));
+			CHECK(sample(t, OTHER_COUNT) >= other);
+			other = sample(t, OTHER_COUNT);
+			free(t);
+		}
+		CHECK_EQ_U(ps.ninodes, idle ? 1 : 2);  /* 3, or 1 and 2 */
+		CHECK_EQ_U(ps.inode_series_retired, idle ? 2 : 0);
+		if (idle) {
+			/* 1 hot again, admitted again, counting from the last collection */
+			t = idle_step(&ps, &s, &prev, &have_prev, 21, first);
+			CHECK(sample(t, SHARED_COUNT("7:0:1")) == 1);
+			CHECK(sample(t, OTHER_COUNT) == 10);
+			CHECK(sum_matching(t, "ilock_inode_lock_wait_seconds_count", NULL, NULL) + 2 ==
+			      sample(t, DEV_COUNT));
+			free(t);
+			CHECK_EQ_U(ps.ninodes, 2);
+			idle_renewal(&ps, &s);
+		}
+		prom_series_free(&ps);
+		snap_free(&s);
+		snap_free(&prev);
+	}
+}
+
 /*
  * A PostgreSQL-like snapshot: the checkpointer (30) holding up two client
  * backends of one user and database (31: n waits, 32: 2) and a thread
@@ -1214,6 +1331,7 @@ int main(void)
 	test_histograms();
 	test_fold_to_other();
 	test_series_bound();
+	test_idle_series();
 	test_pairs();
 	test_ranges();
 	test_waiting_now();
