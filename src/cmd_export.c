@@ -38,14 +38,14 @@ enum {
 	OPT_MAX_PAIRS,
 	OPT_NO_BPF_STATS,
 	OPT_HTTP_TIMEOUT,
-	OPT_INODE_SERIES_IDLE,
+	OPT_SERIES_IDLE,
 };
 
 struct export_opts {
 	struct ilock_opts o;           /* filters, -v, --max-inodes */
 	const char *listen;
 	unsigned top_k;
-	uint64_t inode_idle_s;         /* --inode-series-idle; 0: never */
+	uint64_t series_idle_s;        /* --series-idle; 0: never */
 	size_t max_pairs;
 	double interval_s;
 	unsigned http_timeout_s;
@@ -60,7 +60,7 @@ static const struct option long_opts[] = {
 	{ "no-bpf-stats", no_argument, NULL, OPT_NO_BPF_STATS },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 	{ "renew", required_argument, NULL, OPT_RENEW },
-	{ "inode-series-idle", required_argument, NULL, OPT_INODE_SERIES_IDLE },
+	{ "series-idle", required_argument, NULL, OPT_SERIES_IDLE },
 	CLI_FILTER_LONGOPTS,
 	{ "max-inodes", required_argument, NULL, OPT_MAX_INODES },
 	CLI_OPS_LONGOPTS,
@@ -80,7 +80,7 @@ static void usage(FILE *f)
 	fprintf(f,
 "usage: ilock export [--listen ADDR:PORT] [--top-inodes K] [-i|--interval SECONDS]\n"
 "                    [--max-pairs N] [--http-timeout SECONDS] [--no-bpf-stats]\n"
-"                    [--renew SECONDS] [--inode-series-idle SECONDS]\n"
+"                    [--series-idle SECONDS] [--renew SECONDS]\n"
 "                    [-p PID] [-c COMM] [-D DEV|PATH] [--ino N] [--fs TYPE]\n"
 "                    [--class C] [--cgroup DIR] [--max-inodes N] [--ops syscalls|io|all|off]\n"
 "                    [--holds=off|xfs|all] [--hold-sample N]\n"
@@ -95,12 +95,12 @@ static void usage(FILE *f)
 "      --top-inodes K      per-inode series for the K inodes with the most wait\n"
 "                          time per interval (default %d; 0: none); at most 2*K\n"
 "                          inodes have a series at once, the rest is inode=\"other\"\n"
-"      --inode-series-idle SECONDS  drop an inode's series after this long\n"
-"                          without a wait, making room for the files hot now\n"
-"                          (default %d; 0: keep them while the exporter runs)\n"
 "  -i, --interval SECONDS  read the BPF maps this often (default %.0f)\n"
 "      --max-pairs N       most holder/waiter command pairs with their own\n"
-"                          series (default %d); the rest fold into \"other\"\n"
+"                          series at once (default %d); the rest fold into \"other\"\n"
+"      --series-idle SECONDS  an inode or pair whose series saw no wait this\n"
+"                          long gives its place up to the ones waiting now\n"
+"                          (default %d; 0: keep them while the exporter runs)\n"
 "      --http-timeout SECONDS  close a connection idle this long (default %d)\n"
 "      --no-bpf-stats      do not turn on the kernel's BPF run-time stats\n"
 "                          (ilock_bpf_run_seconds_total is then not exported)\n"
@@ -120,8 +120,8 @@ CLI_WAIT_SAMPLE_HELP
 "  ilock export                                  # 127.0.0.1:9435/metrics\n"
 "  ilock export --listen 127.0.0.1:9435 --fs xfs -i 15\n"
 "  curl -s localhost:9435/metrics | grep ilock_lock_wait_seconds_count\n",
-		PROM_DEFAULT_TOP_INODES, PROM_DEFAULT_INODE_IDLE_S, EXPORT_DEFAULT_INTERVAL_S,
-		PROM_DEFAULT_MAX_PAIRS,
+		PROM_DEFAULT_TOP_INODES, EXPORT_DEFAULT_INTERVAL_S, PROM_DEFAULT_MAX_PAIRS,
+		PROM_DEFAULT_SERIES_IDLE_S,
 		HTTP_TIMEOUT_S, CLI_RENEW_DEFAULT_S);
 }
 
@@ -134,7 +134,7 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 	memset(e, 0, sizeof(*e));
 	e->listen = EXPORT_DEFAULT_LISTEN;
 	e->top_k = PROM_DEFAULT_TOP_INODES;
-	e->inode_idle_s = PROM_DEFAULT_INODE_IDLE_S;
+	e->series_idle_s = PROM_DEFAULT_SERIES_IDLE_S;
 	e->max_pairs = PROM_DEFAULT_MAX_PAIRS;
 	e->interval_s = EXPORT_DEFAULT_INTERVAL_S;
 	e->bpf_stats = true;
@@ -164,13 +164,13 @@ static int parse_args(int argc, char **argv, struct export_opts *e, char *err, s
 			}
 			e->top_k = (unsigned)v;
 			break;
-		case OPT_INODE_SERIES_IDLE:
-			if (!parse_u64(optarg, PROM_MAX_INODE_IDLE_S, &v) || (v && v < 10)) {
-				snprintf(err, errlen, "--inode-series-idle %s: seconds, 0 (never) or 10 to %d",
-					 optarg, PROM_MAX_INODE_IDLE_S);
+		case OPT_SERIES_IDLE:
+			if (!parse_u64(optarg, PROM_MAX_SERIES_IDLE_S, &v) || (v && v < 10)) {
+				snprintf(err, errlen, "--series-idle %s: seconds, 0 (never) or 10 to %d",
+					 optarg, PROM_MAX_SERIES_IDLE_S);
 				return -1;
 			}
-			e->inode_idle_s = v;
+			e->series_idle_s = v;
 			break;
 		case OPT_MAX_PAIRS:
 			if (!parse_u64(optarg, PROM_MAX_PAIRS_LIMIT, &v)) {
@@ -508,7 +508,7 @@ int cmd_export(int argc, char **argv)
 	snap_init(&x.prev);
 	snap_init(&x.retired);
 	prom_series_init(&x.ps, x.e.top_k, x.e.max_pairs);
-	x.ps.idle_ns = x.e.inode_idle_s * 1000000000ULL;
+	x.ps.idle_ns = x.e.series_idle_s * 1000000000ULL;
 	titles_init(&x.titles);
 	x.ps.titles = &x.titles;
 	x.meta.version = ILOCK_VERSION_STR;

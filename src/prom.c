@@ -702,15 +702,19 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 	gauge(r, "ilock_exporter_inode_series_limit", ps->max_inodes,
 	      "Most inodes with their own series at once: twice --top-inodes.");
 	family(r, "ilock_exporter_inode_series_retired", FAM_COUNTER, NULL,
-	       "Inodes whose own series were dropped after --inode-series-idle seconds without a "
-	       "wait, to make room for the files hot now; what they counted is in no inode series.");
+	       "Inodes whose own series were dropped after --series-idle seconds without a wait, "
+	       "to make room for the files hot now; what they counted is in no inode series.");
 	sample_u64(r, "ilock_exporter_inode_series_retired_total", ps->inode_series_retired);
 	gauge(r, "ilock_holder_waiter_pairs", ps->pairs_seen,
 	      "Distinct holder/waiter command, role and mode pairs since the exporter started.");
 	gauge(r, "ilock_exporter_pair_series", ps->npairs,
 	      "Holder/waiter pairs with their own ilock_serialised_* series.");
 	gauge(r, "ilock_exporter_pair_series_limit", ps->max_pairs,
-	      "Most holder/waiter pairs that ever get their own series (--max-pairs).");
+	      "Most holder/waiter pairs with their own series at once (--max-pairs).");
+	family(r, "ilock_exporter_pair_series_retired", FAM_COUNTER, NULL,
+	       "Holder/waiter pairs whose own series were dropped after --series-idle seconds "
+	       "without a wait; what they counted is in no pair series.");
+	sample_u64(r, "ilock_exporter_pair_series_retired_total", ps->pair_series_retired);
 }
 
 static void render_self(struct renderer *r, const struct prom_meta *m)

@@ -37,9 +37,9 @@
 
 #define PROM_DEFAULT_TOP_INODES 20
 #define PROM_MAX_TOP_INODES 1000
-/* --inode-series-idle: an hour without a wait; at most 30 days */
-#define PROM_DEFAULT_INODE_IDLE_S 3600
-#define PROM_MAX_INODE_IDLE_S 2592000
+/* --series-idle: an hour without a wait; at most 30 days */
+#define PROM_DEFAULT_SERIES_IDLE_S 3600
+#define PROM_MAX_SERIES_IDLE_S 2592000
 #define PROM_DEFAULT_MAX_PAIRS 100
 #define PROM_MAX_PAIRS_LIMIT 10000
 /* Ids of retired pairs' sides: above any thread id (pid_max <= 2^22), below ILOCK_PID_FOLDED. */
@@ -122,6 +122,7 @@ struct prom_pair {
 	struct prom_pair_key k;
 	uint64_t base_count, base_ns;  /* tracked: at admission */
 	uint64_t count, ns;            /* what is exported */
+	uint64_t last_count, active_ns; /* count at active_ns, when it last moved */
 };
 
 /*
@@ -154,10 +155,11 @@ struct prom_series {
 	unsigned top_k;
 	size_t max_inodes;             /* 2 * top_k: inode label sets at once */
 	/*
-	 * An inode whose series have not moved for this long (snapshot time)
-	 * is retired, so that a long-running exporter goes on naming the files
-	 * hot now; 0: series are kept for the exporter's lifetime. Its rate
-	 * was 0 for that long, so no sum of rates moves when it goes.
+	 * An inode or pair whose series have not moved for this long
+	 * (snapshot time) is retired, so that a long-running exporter goes on
+	 * naming the files and pairs active now; 0: series are kept for the
+	 * exporter's lifetime. Its rate was 0 for that long, so no sum of
+	 * rates moves when it goes.
 	 */
 	uint64_t idle_ns;
 	size_t max_pairs;
@@ -181,6 +183,10 @@ struct prom_series {
 	size_t npairs;
 	struct prom_pair *folded;      /* "other" pairs, sorted by key */
 	size_t nfolded, cap_folded;
+	/* what retired pairs counted, under their "other" keys (idle_ns) */
+	struct prom_pair *pairs_retired;
+	size_t npairs_retired, cap_pairs_retired;
+	uint64_t pair_series_retired;  /* pairs whose series were retired, since start */
 	struct prom_devfs *devs;
 	size_t ndevs, cap_devs;
 	struct prom_op_pair *ops;      /* sorted by key */

@@ -54,6 +54,7 @@ void prom_series_free(struct prom_series *ps)
 	free(ps->retired);
 	free(ps->pairs);
 	free(ps->folded);
+	free(ps->pairs_retired);
 	free(ps->devs);
 	free(ps->ops);
 	free(ps->totals);
@@ -537,20 +538,27 @@ static bool pair_foldable_only(const struct prom_pair_key *k)
 	       !strcmp(k->holder_role, "other") && !strcmp(k->waiter_role, "other");
 }
 
+/* The "other" pair k folds into: its device, class and modes. */
+static void folded_key(struct prom_pair_key *f, const struct prom_pair_key *k)
+{
+	*f = *k;
+	memset(f->holder_comm, 0, sizeof(f->holder_comm));
+	memset(f->waiter_comm, 0, sizeof(f->waiter_comm));
+	strcpy(f->holder_comm, "other");
+	strcpy(f->waiter_comm, "other");
+	snprintf(f->holder_role, sizeof(f->holder_role), "other");
+	snprintf(f->waiter_role, sizeof(f->waiter_role), "other");
+	f->folded = 1;
+}
+
 static int fold_pair(struct prom_series *ps, const struct prom_pair_key *k, uint64_t count,
 		     uint64_t ns)
 {
-	struct prom_pair f = { .k = *k }, *arr;
+	struct prom_pair f = {}, *arr;
 
 	if (!count && !ns)
 		return 0;
-	memset(f.k.holder_comm, 0, sizeof(f.k.holder_comm));
-	memset(f.k.waiter_comm, 0, sizeof(f.k.waiter_comm));
-	strcpy(f.k.holder_comm, "other");
-	strcpy(f.k.waiter_comm, "other");
-	snprintf(f.k.holder_role, sizeof(f.k.holder_role), "other");
-	snprintf(f.k.waiter_role, sizeof(f.k.waiter_role), "other");
-	f.k.folded = 1;
+	folded_key(&f.k, k);
 	for (size_t i = 0; i < ps->nfolded; i++) {
 		if (!cmp_pair(&ps->folded[i], &f)) {
 			ps->folded[i].count += count;
@@ -669,8 +677,69 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s,
 		if (err)
 			return err;
 	}
+	/* what retired pairs counted stays out of "other" (retire_idle_pairs) */
+	for (size_t i = 0; i < ps->npairs_retired; i++) {
+		const struct prom_pair *rt = &ps->pairs_retired[i];
+
+		for (size_t j = 0; j < ps->nfolded; j++) {
+			struct prom_pair *f = &ps->folded[j];
+
+			if (cmp_pair(f, rt))
+				continue;
+			f->count = f->count > rt->count ? f->count - rt->count : 0;
+			f->ns = f->ns > rt->ns ? f->ns - rt->ns : 0;
+		}
+	}
 	sort_n(ps->folded, ps->nfolded, sizeof(*ps->folded), cmp_pair);
 	return 0;
+}
+
+/*
+ * As retire_idle_inodes, for pairs: one whose waits have not moved for
+ * idle_ns gives its place up, and what it counted is kept in
+ * pairs_retired under its "other" key, which update_pairs takes off.
+ */
+static int retire_idle_pairs(struct prom_series *ps, uint64_t now)
+{
+	size_t j = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < ps->npairs; i++) {
+		struct prom_pair *p = &ps->pairs[i];
+
+		if (p->count != p->last_count || !p->active_ns) {
+			p->last_count = p->count;
+			p->active_ns = now;
+		} else if (ps->idle_ns && now - p->active_ns >= ps->idle_ns && !err) {
+			struct prom_pair f = {}, *rt = NULL;
+
+			folded_key(&f.k, &p->k);
+			for (size_t r = 0; r < ps->npairs_retired && !rt; r++)
+				if (!cmp_pair(&ps->pairs_retired[r], &f))
+					rt = &ps->pairs_retired[r];
+			if (!rt) {
+				rt = grow(ps->pairs_retired, &ps->cap_pairs_retired,
+					  ps->npairs_retired + 1, sizeof(*rt));
+				if (!rt) {
+					err = -ENOMEM;
+					goto keep;
+				}
+				ps->pairs_retired = rt;
+				rt = &ps->pairs_retired[ps->npairs_retired++];
+				*rt = f;
+			}
+			rt->count += p->count;
+			rt->ns += p->ns;
+			ps->pair_series_retired++;
+			continue;
+		}
+keep:
+		if (j != i)
+			ps->pairs[j] = *p;
+		j++;
+	}
+	ps->npairs = j;
+	return err;
 }
 
 /* ---- holder/waiter pairs by op and mode ---- */
@@ -756,7 +825,7 @@ int prom_series_update(struct prom_series *ps, const struct snapshot *s,
 		return err;
 	settle_inodes(ps, s);
 	if ((err = retire_idle_inodes(ps, s->mono_ns)) || (err = update_pairs(ps, s, prev)) ||
-	    (err = build_ops(ps, s)))
+	    (err = retire_idle_pairs(ps, s->mono_ns)) || (err = build_ops(ps, s)))
 		return err;
 	ps->updates++;
 	return 0;

@@ -154,8 +154,8 @@ def free_port():
     (["--http-timeout", "0"], "--http-timeout 0"),
     (["--renew", "5"], "--renew 5"),
     (["--renew", "x"], "--renew x"),
-    (["--inode-series-idle", "5"], "--inode-series-idle 5"),
-    (["--inode-series-idle", "2592001"], "--inode-series-idle 2592001"),
+    (["--series-idle", "5"], "--series-idle 5"),
+    (["--series-idle", "2592001"], "--series-idle 2592001"),
     (["--fs", "ntfs"], "unknown filesystem"),
     (["--bogus"], "unknown option --bogus"),
     (["extra"], "unexpected argument"),
@@ -434,7 +434,7 @@ tests:
           - exp_labels: {severity: info, instance: "db1:9435"}
             exp_annotations:
               summary: 'db1:9435: new hot inodes or holder/waiter pairs are exported only as "other"'
-              description: "ilock top on the host names them. Inode series idle for --inode-series-idle (an hour by default) give their places up; a larger --top-inodes / --max-pairs, or restarting ilock export, frees more."
+              description: "ilock top on the host names them. Series that saw no wait for --series-idle (an hour by default) give their places up; a larger --top-inodes / --max-pairs, or restarting ilock export, frees more."
   # room left in both: quiet
   - interval: 1m
     input_series:
@@ -812,7 +812,7 @@ def test_cardinality_bounded(xfs, procs, helpers_dir, ilock_bin):
 
 
 def test_idle_inode_series_make_room(xfs, procs, helpers_dir, ilock_bin):
-    """--inode-series-idle: with both places taken (K = 1), a file that gets
+    """--series-idle: with both places taken (K = 1), a file that gets
     hot later is named once the idle series give theirs up; inode="other"
     never goes down, and the series left plus what the retired ones counted
     make the device's total."""
@@ -822,7 +822,7 @@ def test_idle_inode_series_make_room(xfs, procs, helpers_dir, ilock_bin):
         with open(files[name], "wb") as f:
             f.write(b"x" * 16384)
     ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--top-inodes", "1",
-                        "--inode-series-idle", "10")
+                        "--series-idle", "10")
     sel = dict(device=xfs.majmin, **{"class": "i_rwsem"}, mode="shared")
 
     def own(text, name):

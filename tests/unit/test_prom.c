@@ -1189,6 +1189,58 @@ static void add_op_pair(struct snapshot *s, uint64_t ino, const char *holder, ui
 	CHECK(snap_add_edge(s, &k, &st) == 0);
 }
 
+#define IDLE_PAIR(h)                                                                       \
+	"ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\",holder_comm=\"" \
+	h "\",holder_role=\"" h "\",holder_mode=\"exclusive\",waiter_comm=\"reader\","          \
+	"waiter_role=\"reader\",waiter_mode=\"shared\"}"
+
+#define IDLE_OTHER_PAIR                                                                    \
+	"ilock_serialised_waits_total{fs=\"xfs\",device=\"7:0\",class=\"i_rwsem\",holder_comm=" \
+	"\"other\",holder_role=\"other\",holder_mode=\"exclusive\",waiter_comm=\"other\","   \
+	"waiter_role=\"other\",waiter_mode=\"shared\"}"
+
+/* --series-idle for pairs (--max-pairs 1): the same as test_idle_series' inodes. */
+static void test_idle_pairs(void)
+{
+	struct snapshot s, prev;
+	struct prom_series ps;
+	bool have_prev = false;
+	double other = 0;
+
+	snap_init(&s);
+	snap_init(&prev);
+	prom_series_init(&ps, 1, 1);
+	ps.idle_ns = 10ULL * 1000000000ULL;
+	for (uint64_t sec = 1; sec <= 20; sec++) {
+		/* a's pair waited at 1 s only, gone at 11 s; b's every second from 2 s */
+		unsigned gone = sec >= 11;
+		char *t;
+
+		add_edge(&s, DEV_A, 1, sec == 1 ? "a" : "b", sec == 1 ? 10 : 11, "reader", 20, 1, 1000);
+		add_wait(&s, DEV_A, 1, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1000, 1);
+		add_inode(&s, DEV_A, 1, "/f");
+		s.mono_ns = sec * 1000000000ULL;
+		CHECK(update(&ps, &s, &prev, &have_prev) == 0);
+		t = render(&ps, PROM_FMT_TEXT);
+		CHECK(sample(t, IDLE_PAIR("a")) == (gone ? -1 : 1));
+		/* b admitted at 12 s, in the place a gave up, counting from 11 s */
+		CHECK(sample(t, IDLE_PAIR("b")) == (sec >= 12 ? (double)sec - 11 : -1));
+		if (sec > 1) {
+			CHECK(sample(t, IDLE_OTHER_PAIR) == (sec >= 12 ? 10 : (double)sec - 1));
+			CHECK(sample(t, IDLE_OTHER_PAIR) >= other);
+			other = sample(t, IDLE_OTHER_PAIR);
+		}
+		CHECK(sample(t, "ilock_exporter_pair_series_retired_total") == gone);
+		/* the series left and what the retired one counted: every wait */
+		CHECK(family_sum(t, "ilock_serialised_waits_total") + gone == sec);
+		free(t);
+	}
+	CHECK_EQ_U(ps.npairs, 1);
+	prom_series_free(&ps);
+	snap_free(&s);
+	snap_free(&prev);
+}
+
 /*
  * ilock export --renew: the old tables' counts, compacted, under the fresh
  * tables' reads. Nothing exported goes down or away, titles keep their
@@ -1332,6 +1384,7 @@ int main(void)
 	test_fold_to_other();
 	test_series_bound();
 	test_idle_series();
+	test_idle_pairs();
 	test_pairs();
 	test_ranges();
 	test_waiting_now();
