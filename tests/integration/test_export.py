@@ -811,11 +811,12 @@ def test_cardinality_bounded(xfs, procs, helpers_dir, ilock_bin):
     assert len(pairs) <= 4 + 4 * 5 * 2  # P + D·C·H·2 (docs/exporter.md, "The bound")
 
 
-def test_idle_inode_series_make_room(xfs, procs, helpers_dir, ilock_bin):
+def test_idle_inode_series_make_room(xfs, procs, helpers_dir, ilock_bin, prometheus):
     """--series-idle: with both places taken (K = 1), a file that gets
     hot later is named once the idle series give theirs up; inode="other"
-    never goes down, and the series left plus what the retired ones counted
-    make the device's total."""
+    never goes down, the series left plus what the retired ones counted
+    make the device's total, and a real Prometheus drops the retired series
+    (stale) and takes the new one."""
     files = {}
     for name in ("a", "b", "c"):
         files[name] = os.path.join(xfs.mnt, name)
@@ -823,6 +824,7 @@ def test_idle_inode_series_make_room(xfs, procs, helpers_dir, ilock_bin):
             f.write(b"x" * 16384)
     ex = start_exporter(procs, ilock_bin, "-D", xfs.mnt, "--top-inodes", "1",
                         "--series-idle", "10")
+    base = prometheus(ex.port)
     sel = dict(device=xfs.majmin, **{"class": "i_rwsem"}, mode="shared")
 
     def own(text, name):
@@ -856,6 +858,18 @@ def test_idle_inode_series_make_room(xfs, procs, helpers_dir, ilock_bin):
                        if n == "ilock_inode_lock_wait_seconds_count"
                        and all(l.get(k) == want for k, want in sel.items()))
     assert inode_counts + gone_counts == value(text, "ilock_lock_wait_seconds_count", **sel)
+
+    def in_prometheus(name):
+        q = f'ilock_inode_lock_wait_seconds_count{{path="{files[name]}",mode="shared"}}'
+        return len(promql(base, q))
+    # Prometheus had a and b, then saw them go (stale at its next scrape) and c come
+    wait_for(lambda: in_prometheus("c") == 1 and not in_prometheus("a")
+             and not in_prometheus("b"), 10, "Prometheus to drop a and b and take c")
+    got = promql(base, "ilock_exporter_inode_series_retired_total")
+    assert [float(r["value"][1]) for r in got] == [2], got
+    seen = promql(base, f'count(count_over_time(ilock_inode_lock_wait_seconds_count'
+                        f'{{path="{files["a"]}",mode="shared"}}[5m]))')
+    assert [float(r["value"][1]) for r in seen] == [1], seen
 
 
 # ---------------------------------------------------------------- process titles
