@@ -695,8 +695,8 @@ static void render_counters(struct renderer *r, const struct prom_series *ps)
 		    "entries (ilock_lost_events_total), past 7/8 new pairs lose their threads.");
 	lbl_reset(r);
 	gauge(r, "ilock_contended_inodes", ps->contended_inodes,
-	      "Inodes with at least one lock wait since the exporter started (one that waited "
-	      "both before and after a renewal of the tables counts twice).");
+	      "Inodes with at least one lock wait since the exporter started, each once across "
+	      "renewals of the tables (for the first million folded away at a renewal).");
 	gauge(r, "ilock_exporter_inode_series", ps->ninodes,
 	      "Inodes with their own ilock_inode_lock_wait_seconds series (never more than the limit).");
 	gauge(r, "ilock_exporter_inode_series_limit", ps->max_inodes,

@@ -37,6 +37,8 @@
 
 #define PROM_DEFAULT_TOP_INODES 20
 #define PROM_MAX_TOP_INODES 1000
+/* the inodes ilock_contended_inodes remembers across renewals: 8 MiB */
+#define PROM_RETIRED_IDS_MAX (1u << 20)
 /* --series-idle: an hour without a wait; at most 30 days */
 #define PROM_DEFAULT_SERIES_IDLE_S 3600
 #define PROM_MAX_SERIES_IDLE_S 2592000
@@ -208,6 +210,14 @@ struct prom_series {
 	uint64_t oldest_fsync_ns;      /* the same for ext4 fsyncs (jbd2_wait) */
 	uint64_t contended_inodes;     /* inodes with a wait since start */
 	uint64_t retired_inodes;       /* ... of them folded away by prom_series_retire */
+	/*
+	 * Those folded away, by a 64-bit hash of (dev, ino), sorted: one that
+	 * waits again in the fresh tables is not counted twice. At most
+	 * PROM_RETIRED_IDS_MAX; past that, retired_inodes counts on without
+	 * them (an inode may then count twice).
+	 */
+	uint64_t *gone_ids;
+	size_t ngone_ids;
 	uint32_t retired_ids;          /* the next id of a retired pair's titled side */
 	uint64_t pairs_seen;           /* distinct comm/mode pairs since start */
 	uint64_t updates;

@@ -52,6 +52,7 @@ void prom_series_free(struct prom_series *ps)
 	free(ps->groups);
 	free(ps->inodes);
 	free(ps->retired);
+	free(ps->gone_ids);
 	free(ps->pairs);
 	free(ps->folded);
 	free(ps->pairs_retired);
@@ -208,6 +209,28 @@ static uint64_t inode_wait_ns(const struct snapshot *s, uint32_t dev, uint64_t i
 	return ns;
 }
 
+/* An inode's identity for ilock_contended_inodes: (dev, ino) mixed (splitmix64's finaliser). */
+static uint64_t inode_id(uint32_t dev, uint64_t ino)
+{
+	uint64_t z = ino ^ ((uint64_t)dev << 40 | (uint64_t)dev >> 24);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+static bool retired_id_known(const struct prom_series *ps, uint64_t id)
+{
+	return ps->ngone_ids && bsearch(&id, ps->gone_ids, ps->ngone_ids, sizeof(id), cmp_u64);
+}
+
 static int build_totals(struct prom_series *ps, const struct snapshot *s,
 			const struct snapshot *prev)
 {
@@ -241,10 +264,14 @@ static int build_totals(struct prom_series *ps, const struct snapshot *s,
 
 		t[i].delta_ns = t[i].wait_ns > before ? t[i].wait_ns - before : 0;
 	}
-	/* a row of waits kept without their inode is no inode; those retired still count */
+	/*
+	 * A row of waits kept without their inode is no inode; those retired
+	 * still count, once, whether they waited again since or not.
+	 */
 	ps->contended_inodes = ps->retired_inodes;
 	for (size_t i = 0; i < ps->ntotals; i++)
-		ps->contended_inodes += t[i].ino != ILOCK_INO_FOLDED;
+		ps->contended_inodes += t[i].ino != ILOCK_INO_FOLDED &&
+					!retired_id_known(ps, inode_id(t[i].dev, t[i].ino));
 	return 0;
 }
 
@@ -924,6 +951,55 @@ static int retire_edges(struct prom_series *ps, struct snapshot *dst, struct tit
 	return err;
 }
 
+/*
+ * The inodes folded away, one per inode whatever its classes, into
+ * ilock_contended_inodes: each once, over any number of renewals, as long
+ * as their identities fit. Nothing changes on a failure (the renewal is
+ * tried again later).
+ */
+static int note_retired_ids(struct prom_series *ps, const struct prom_ino_total *gone, size_t n)
+{
+	uint64_t *ids, *merged = NULL;
+	size_t nids = 0, keep, i = 0, j = 0, k = 0;
+
+	if (!n)
+		return 0;
+	ids = malloc(n * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (size_t g = 0; g < n; g++) {
+		uint64_t id = inode_id(gone[g].dev, gone[g].ino);
+
+		if (!retired_id_known(ps, id))
+			ids[nids++] = id;
+	}
+	sort_n(ids, nids, sizeof(*ids), cmp_u64);
+	for (size_t g = 0; g < nids; g++)
+		if (!g || ids[g] != ids[k - 1])
+			ids[k++] = ids[g];
+	nids = k;
+	/* past the cap, counted and not remembered: such an inode may count twice */
+	keep = ps->ngone_ids >= PROM_RETIRED_IDS_MAX ? 0
+	       : nids < PROM_RETIRED_IDS_MAX - ps->ngone_ids ? nids
+	       : PROM_RETIRED_IDS_MAX - ps->ngone_ids;
+	if (keep) {
+		merged = malloc((ps->ngone_ids + keep) * sizeof(*merged));
+		if (!merged) {
+			free(ids);
+			return -ENOMEM;
+		}
+		for (k = 0; i < ps->ngone_ids || j < keep;)
+			merged[k++] = j >= keep || (i < ps->ngone_ids && ps->gone_ids[i] < ids[j])
+					      ? ps->gone_ids[i++] : ids[j++];
+		free(ps->gone_ids);
+		ps->gone_ids = merged;
+		ps->ngone_ids = k;
+	}
+	ps->retired_inodes += nids;
+	free(ids);
+	return 0;
+}
+
 int prom_series_retire(struct prom_series *ps, struct snapshot *dst, struct titles *rt,
 		       const struct snapshot *cur)
 {
@@ -967,10 +1043,7 @@ int prom_series_retire(struct prom_series *ps, struct snapshot *dst, struct titl
 	err = retire_edges(ps, dst, rt, &s);
 	if (err)
 		goto out;
-	/* the inodes folded away, one per inode whatever its classes: ilock_contended_inodes */
-	sort_n(gone, ngone, sizeof(*gone), cmp_total);
-	for (size_t i = 0; i < ngone; i++)
-		ps->retired_inodes += !i || cmp_total(&gone[i - 1], &gone[i]);
+	err = note_retired_ids(ps, gone, ngone);
 out:
 	free(gone);
 	snap_free(&s);

@@ -1241,6 +1241,59 @@ static void test_idle_pairs(void)
 	snap_free(&prev);
 }
 
+/* One renewal as the exporter makes it: old retired, fresh read, the old under it. */
+static void renew_once(struct prom_series *ps, struct snapshot *kept, const struct snapshot *old,
+		       const uint64_t *inos, uint64_t *ns)
+{
+	struct snapshot fresh, eff;
+	struct titles rt;
+
+	snap_init(&fresh);
+	snap_init(&eff);
+	titles_init(&rt);
+	CHECK(prom_series_retire(ps, kept, &rt, old) == 0);
+	for (; *inos; inos++, ns++)
+		add_wait(&fresh, DEV_A, *inos, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, *ns, 1);
+	CHECK(snap_copy(&eff, &fresh) == 0 && snap_merge_under(&eff, kept) == 0);
+	CHECK(prom_series_update(ps, &eff, kept, NULL) == 0);
+	CHECK(snap_copy((struct snapshot *)old, &eff) == 0);
+	titles_free(&rt);
+	snap_free(&fresh);
+	snap_free(&eff);
+}
+
+/*
+ * ilock_contended_inodes across renewals: an inode folded away at one and
+ * waiting again in the fresh tables counts once, over any number of them.
+ */
+static void test_contended_across_renewals(void)
+{
+	const uint64_t first[] = { 3, 50, 10, 0 }, second[] = { 3, 0 };
+	uint64_t ns1[] = { 1000, 900000, 1000 }, ns2[] = { 1000 };
+	struct prom_series ps;
+	struct snapshot cur, kept;
+
+	snap_init(&cur);
+	snap_init(&kept);
+	for (uint64_t ino = 1; ino <= 10; ino++)
+		add_wait(&cur, DEV_A, ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, ino * 1000, 1);
+	prom_series_init(&ps, 1, 1);
+	CHECK(prom_series_update(&ps, &cur, NULL, NULL) == 0);
+	CHECK_EQ_U(ps.ninodes, 1);  /* 10, the hottest */
+	CHECK_EQ_U(ps.contended_inodes, 10);
+	/* 1-9 folded away; 3 waits again, 50 is new (and admitted), 10 keeps its row */
+	renew_once(&ps, &kept, &cur, first, ns1);
+	CHECK_EQ_U(ps.retired_inodes, 9);
+	CHECK_EQ_U(ps.contended_inodes, 11);
+	/* again: 3 folded away a second time, and waiting a third */
+	renew_once(&ps, &kept, &cur, second, ns2);
+	CHECK_EQ_U(ps.retired_inodes, 9);
+	CHECK_EQ_U(ps.contended_inodes, 11);
+	prom_series_free(&ps);
+	snap_free(&cur);
+	snap_free(&kept);
+}
+
 /*
  * ilock export --renew: the old tables' counts, compacted, under the fresh
  * tables' reads. Nothing exported goes down or away, titles keep their
@@ -1385,6 +1438,7 @@ int main(void)
 	test_series_bound();
 	test_idle_series();
 	test_idle_pairs();
+	test_contended_across_renewals();
 	test_pairs();
 	test_ranges();
 	test_waiting_now();
