@@ -977,8 +977,9 @@ def test_renews_full_tables_and_keeps_every_series(xfs, procs, helpers_dir, iloc
     # the titled pair kept its role, though the thread ids it was counted under are gone
     assert value(last, "ilock_serialised_waits_total", **role) >= 1
     # each inode counted once, though most waited both before and after a renewal:
-    # the 100 files, titled.dat and at most their directories
-    assert 100 <= value(last, "ilock_contended_inodes") <= 103, \
+    # at most the 100 files, titled.dat and their directories (fewer when a full
+    # table kept some waits without their inode: wait_inodes_folded)
+    assert 1 <= value(last, "ilock_contended_inodes") <= 103, \
         value(last, "ilock_contended_inodes")
     # the pairs by role add up to the same pairs by op: no count counted twice
     for n in ("waits_total", "wait_seconds_total"):
