@@ -446,6 +446,18 @@ static int retire_inode(struct prom_series *ps, const struct prom_inode *ni)
 	return 0;
 }
 
+/* Notes a series' count at now; true once it has not moved for idle_ns (0: never). */
+static bool series_idle(uint64_t count, uint64_t *last_count, uint64_t *active_ns, uint64_t now,
+			uint64_t idle_ns)
+{
+	if (count != *last_count || !*active_ns) {
+		*last_count = count;
+		*active_ns = now;
+		return false;
+	}
+	return idle_ns && now - *active_ns >= idle_ns;
+}
+
 /*
  * After settle_inodes: an inode whose own waits have not moved for idle_ns
  * gives its place up to the files hot now (admit_inodes, next update).
@@ -460,17 +472,11 @@ static int retire_idle_inodes(struct prom_series *ps, uint64_t now)
 
 	for (size_t i = 0; i < ps->ninodes; i++) {
 		struct prom_inode *ni = &ps->inodes[i];
-		uint64_t n = inode_own_count(ni);
 
-		if (n != ni->last_count || !ni->active_ns) {
-			ni->last_count = n;
-			ni->active_ns = now;
-		} else if (ps->idle_ns && now - ni->active_ns >= ps->idle_ns && !err) {
-			err = retire_inode(ps, ni);
-			if (!err) {
-				ps->inode_series_retired++;
-				continue;
-			}
+		if (series_idle(inode_own_count(ni), &ni->last_count, &ni->active_ns, now, ps->idle_ns) &&
+		    !err && !(err = retire_inode(ps, ni))) {
+			ps->inode_series_retired++;
+			continue;
 		}
 		if (j != i)
 			ps->inodes[j] = *ni;
@@ -721,11 +727,30 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s,
 	return 0;
 }
 
-/*
- * As retire_idle_inodes, for pairs: one whose waits have not moved for
- * idle_ns gives its place up, and what it counted is kept in
- * pairs_retired under its "other" key, which update_pairs takes off.
- */
+/* p's series go; what it counted is kept under its "other" key (update_pairs). */
+static int retire_pair(struct prom_series *ps, const struct prom_pair *p)
+{
+	struct prom_pair f = {}, *rt = NULL;
+
+	folded_key(&f.k, &p->k);
+	for (size_t r = 0; r < ps->npairs_retired && !rt; r++)
+		if (!cmp_pair(&ps->pairs_retired[r], &f))
+			rt = &ps->pairs_retired[r];
+	if (!rt) {
+		rt = grow(ps->pairs_retired, &ps->cap_pairs_retired, ps->npairs_retired + 1,
+			  sizeof(*rt));
+		if (!rt)
+			return -ENOMEM;
+		ps->pairs_retired = rt;
+		rt = &ps->pairs_retired[ps->npairs_retired++];
+		*rt = f;
+	}
+	rt->count += p->count;
+	rt->ns += p->ns;
+	return 0;
+}
+
+/* As retire_idle_inodes, for pairs: after update_pairs. */
 static int retire_idle_pairs(struct prom_series *ps, uint64_t now)
 {
 	size_t j = 0;
@@ -734,33 +759,11 @@ static int retire_idle_pairs(struct prom_series *ps, uint64_t now)
 	for (size_t i = 0; i < ps->npairs; i++) {
 		struct prom_pair *p = &ps->pairs[i];
 
-		if (p->count != p->last_count || !p->active_ns) {
-			p->last_count = p->count;
-			p->active_ns = now;
-		} else if (ps->idle_ns && now - p->active_ns >= ps->idle_ns && !err) {
-			struct prom_pair f = {}, *rt = NULL;
-
-			folded_key(&f.k, &p->k);
-			for (size_t r = 0; r < ps->npairs_retired && !rt; r++)
-				if (!cmp_pair(&ps->pairs_retired[r], &f))
-					rt = &ps->pairs_retired[r];
-			if (!rt) {
-				rt = grow(ps->pairs_retired, &ps->cap_pairs_retired,
-					  ps->npairs_retired + 1, sizeof(*rt));
-				if (!rt) {
-					err = -ENOMEM;
-					goto keep;
-				}
-				ps->pairs_retired = rt;
-				rt = &ps->pairs_retired[ps->npairs_retired++];
-				*rt = f;
-			}
-			rt->count += p->count;
-			rt->ns += p->ns;
+		if (series_idle(p->count, &p->last_count, &p->active_ns, now, ps->idle_ns) && !err &&
+		    !(err = retire_pair(ps, p))) {
 			ps->pair_series_retired++;
 			continue;
 		}
-keep:
 		if (j != i)
 			ps->pairs[j] = *p;
 		j++;
