@@ -455,7 +455,7 @@ static char *idle_step(struct prom_series *ps, struct snapshot *s, struct snapsh
 }
 
 /*
- * --inode-series-idle: with both places taken (K = 1), a file that gets
+ * --series-idle: with both places taken (K = 1), a file that gets
  * hot later is named once a series idle for idle_ns gives its place up;
  * "other" never jumps, and the series left plus what the retired ones
  * counted make the device's total. 0 keeps the first two for good.
