@@ -204,6 +204,23 @@ static void retire_cum(struct top_app *a)
 	a->have_retired = true;
 }
 
+/*
+ * The old tracer's stacks, for the detail view, of the locks the cumulative
+ * view keeps whole. Should they not fit, the view shows them from the
+ * renewal on, as before.
+ */
+static void keep_stacks(struct top_app *a)
+{
+	struct snapshot all;
+
+	if (!a->have_retired)
+		return;
+	snap_init(&all);
+	if (sampler_read_all_stacks(&a->smp, &all) == 0)
+		kept_stacks_add(&a->kept_stacks, &all, &a->retired);
+	snap_free(&all);
+}
+
 /* --renew allows a renewal now, and a table is full enough for one: the fullest, or -1 */
 static int renew_due(const struct top_app *a, uint64_t now)
 {
@@ -251,6 +268,7 @@ int top_app_maybe_renew(struct top_app *a)
 		return err;
 	memcpy(a->lost_carry, a->counters, sizeof(a->lost_carry));
 	retire_cum(a);
+	keep_stacks(a);
 	tracer_stop(&a->t);
 	tracer_move(&a->t, &fresh);
 	if (a->have_old_smp)  /* not after a sample and a rebuild: cannot be, but never leak */
@@ -608,6 +626,7 @@ int cmd_top(int argc, char **argv)
 	}
 	a->mount_fd = -1;
 	snap_init(&a->stacks);
+	kept_stacks_init(&a->kept_stacks);
 	snap_init(&a->retired);
 	snap_init(&a->cum_view);
 	path_fixes_init(&a->fixes, PATHCHECK_EVERY_NS);
@@ -707,6 +726,7 @@ out:
 		sampler_free(&a->old_smp);
 	top_view_free(&a->view);
 	snap_free(&a->stacks);
+	kept_stacks_free(&a->kept_stacks);
 	snap_free(&a->retired);
 	snap_free(&a->cum_view);
 	ksyms_free(&a->ksyms);

@@ -51,6 +51,7 @@ struct top_sampler {
 	uint32_t stk_dev;
 	uint64_t stk_ino;
 	uint32_t stk_gen;
+	bool stk_all;                  /* every inode's (a renewal keeps them) */
 	struct snapshot *stk_out;
 };
 
@@ -73,6 +74,8 @@ bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino, uin
  */
 int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
 			struct snapshot *out);
+/* The same for every inode: the tracer's last, before a renewal stops it. */
+int sampler_read_all_stacks(struct top_sampler *s, struct snapshot *out);
 /* From now on also read this lock's hold times (the detail view's). */
 void sampler_follow_holds(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
 			  uint8_t class);
@@ -98,6 +101,7 @@ struct top_app {
 	struct lock_id detail_id;
 	long detail_top;
 	struct snapshot stacks;        /* the detail inode's stacks, since start */
+	struct kept_stacks kept_stacks; /* ... those of the tracers before (--renew) */
 	bool stacks_read;              /* stacks holds the current detail inode's */
 	bool stacks_ok;                /* ... and reading them worked */
 	struct ksyms ksyms;            /* for the stacks' frames; loaded when first needed */

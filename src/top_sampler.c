@@ -141,7 +141,8 @@ static int take_stack(void *ctx, const void *k, const void *v)
 	struct top_sampler *s = ctx;
 	const struct ilock_stack_key *sk = k;
 
-	if (sk->edge.dev != s->stk_dev || sk->edge.ino != s->stk_ino || sk->edge.gen != s->stk_gen)
+	if (!s->stk_all &&
+	    (sk->edge.dev != s->stk_dev || sk->edge.ino != s->stk_ino || sk->edge.gen != s->stk_gen))
 		return 0;
 	return snap_add_stack(s->stk_out, sk, v);
 }
@@ -151,13 +152,13 @@ static int take_wstack(void *ctx, const void *k, const void *v)
 	struct top_sampler *s = ctx;
 	const struct ilock_edge_key *ek = k;
 
-	if (ek->dev != s->stk_dev || ek->ino != s->stk_ino || ek->gen != s->stk_gen)
+	if (!s->stk_all && (ek->dev != s->stk_dev || ek->ino != s->stk_ino || ek->gen != s->stk_gen))
 		return 0;
 	return snap_add_edge_wstack(s->stk_out, ek, v);
 }
 
-int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
-			struct snapshot *out)
+static int read_stacks(struct top_sampler *s, bool all, uint32_t dev, uint64_t ino, uint32_t gen,
+		       struct snapshot *out)
 {
 	int err;
 
@@ -166,6 +167,7 @@ int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, uint3
 	s->stk_dev = dev;
 	s->stk_ino = ino;
 	s->stk_gen = gen;
+	s->stk_all = all;
 	err = tracer_scan_map(s->t, s->t->skel->maps.stack_waits, take_stack, s);
 	if (err >= 0)
 		err = tracer_scan_edges(s->t, take_wstack, s);
@@ -173,6 +175,17 @@ int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, uint3
 		return err;
 	/* the frames of just these stacks, one lookup each */
 	return tracer_read_frames(s->t, out);
+}
+
+int sampler_read_stacks(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen,
+			struct snapshot *out)
+{
+	return read_stacks(s, false, dev, ino, gen, out);
+}
+
+int sampler_read_all_stacks(struct top_sampler *s, struct snapshot *out)
+{
+	return read_stacks(s, true, 0, 0, 0, out);
 }
 
 bool sampler_ensure_inode(struct top_sampler *s, uint32_t dev, uint64_t ino, uint32_t gen)

@@ -278,3 +278,124 @@ bool top_store_counters(struct top_store *st, struct snapshot *delta, const uint
 	}
 	return moved;
 }
+
+/* ---- kernel stacks kept across renewals ---- */
+
+struct stack_content {
+	uint8_t kind;
+	uint8_t pad[7];
+	struct ilock_stack_frames f;   /* ips past nr zeroed */
+};
+
+void kept_stacks_init(struct kept_stacks *k)
+{
+	memset(k, 0, sizeof(*k));
+	snap_init(&k->s);
+	idmap_init(&k->ids, sizeof(struct stack_content));
+}
+
+void kept_stacks_free(struct kept_stacks *k)
+{
+	snap_free(&k->s);
+	idmap_free(&k->ids);
+	kept_stacks_init(k);
+}
+
+static void content_of(struct stack_content *c, uint8_t kind, const struct ilock_stack_frames *f)
+{
+	uint32_t nr = f->nr < ILOCK_STACK_DEPTH ? f->nr : ILOCK_STACK_DEPTH;
+
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	c->f.nr = nr;
+	memcpy(c->f.ip, f->ip, nr * sizeof(f->ip[0]));
+}
+
+/* from's stack rows of the locks keep has, into n under n's ids */
+static int keep_rows(struct kept_stacks *n, const struct snapshot *from, const struct snapshot *keep)
+{
+	struct stack_content c;
+
+	for (size_t i = 0; i < from->nstacks; i++) {
+		const struct stack_row *r = &from->stacks[i];
+		const struct ilock_stack_frames *fr;
+		struct ilock_stack_key key;
+		uint32_t id;
+		int err;
+
+		if (!snap_find_lock(keep, r->k.edge.dev, r->k.edge.ino, r->k.edge.gen, r->k.edge.class) ||
+		    !(fr = snap_find_frames(from, r->k.kind, r->k.stack)))
+			continue;  /* a lock the view folded away, or frames never read */
+		content_of(&c, r->k.kind, fr);
+		if (!idmap_get(&n->ids, &c, &id)) {
+			id = n->n;
+			if ((err = idmap_put(&n->ids, &c, id)) ||
+			    (err = snap_add_frames(&n->s, c.kind, id, &c.f)))
+				return err;
+			n->n++;
+		}
+		memset(&key, 0, sizeof(key));
+		key.edge.dev = r->k.edge.dev;
+		key.edge.ino = r->k.edge.ino;
+		key.edge.gen = r->k.edge.gen;
+		key.edge.class = r->k.edge.class;
+		key.kind = r->k.kind;
+		key.stack = id;
+		if ((err = snap_add_stack(&n->s, &key, &r->s)))
+			return err;
+	}
+	return 0;
+}
+
+int kept_stacks_add(struct kept_stacks *k, const struct snapshot *old, const struct snapshot *keep)
+{
+	struct kept_stacks n;
+	int err;
+
+	/* made anew: stacks of locks no longer kept whole go, and with them their frames */
+	kept_stacks_init(&n);
+	err = keep_rows(&n, &k->s, keep);
+	if (!err)
+		err = keep_rows(&n, old, keep);
+	if (err) {
+		kept_stacks_free(&n);
+		return err;
+	}
+	kept_stacks_free(k);
+	*k = n;
+	return 0;
+}
+
+static bool same_frames(const struct ilock_stack_frames *a, const struct ilock_stack_frames *b)
+{
+	return a->nr == b->nr && a->nr <= ILOCK_STACK_DEPTH &&
+	       !memcmp(a->ip, b->ip, a->nr * sizeof(a->ip[0]));
+}
+
+int kept_stacks_put(const struct kept_stacks *k, struct snapshot *cur, uint32_t dev, uint64_t ino,
+		    uint32_t gen)
+{
+	size_t ncur = cur->nframes;  /* cur's own frames: the ones to match */
+
+	for (size_t i = 0; i < k->s.nstacks; i++) {
+		const struct stack_row *r = &k->s.stacks[i];
+		const struct ilock_stack_frames *fr;
+		struct ilock_stack_key key = r->k;
+		int err;
+
+		if (r->k.edge.dev != dev || r->k.edge.ino != ino || r->k.edge.gen != gen ||
+		    !(fr = snap_find_frames(&k->s, r->k.kind, r->k.stack)))
+			continue;
+		key.stack = KEPT_STACK_ID_BASE + r->k.stack;
+		for (size_t j = 0; j < ncur; j++)
+			if (cur->frames[j].kind == r->k.kind && same_frames(&cur->frames[j].f, fr)) {
+				key.stack = cur->frames[j].id;
+				break;
+			}
+		if ((key.stack >= KEPT_STACK_ID_BASE && !snap_find_frames(cur, key.kind, key.stack) &&
+		     (err = snap_add_frames(cur, key.kind, key.stack, fr))) ||
+		    (err = snap_add_stack(cur, &key, &r->s)))
+			return err;
+	}
+	return 0;
+}

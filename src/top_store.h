@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
 #include "model.h"
 
 struct store_edge {
@@ -83,6 +84,39 @@ const struct snapshot *top_store_edges(struct top_store *st);
  * read before the last one).
  */
 bool top_store_counters(struct top_store *st, struct snapshot *delta, const uint64_t *cur);
+
+/*
+ * The detail view's kernel stacks across renewals (--renew). A fresh
+ * tracer's stack ids mean nothing to the old one's, and the view sums a
+ * lock's stacks over its pairs, so what is kept is per kind, lock and
+ * frames: rows whose edge key holds only dev, ino, gen and class, under
+ * ids of our own, one per distinct frames.
+ */
+struct kept_stacks {
+	struct snapshot s;             /* the rows, and their frames under our ids */
+	struct idmap ids;              /* (kind, frames) -> our id */
+	uint32_t n;
+};
+
+/* Ids of kept frames put beside a tracer's (kept_stacks_put): above any map id. */
+#define KEPT_STACK_ID_BASE (1ULL << 40)
+
+void kept_stacks_init(struct kept_stacks *k);
+void kept_stacks_free(struct kept_stacks *k);
+/*
+ * Keep old's stacks (a tracer's last, all locks, with frames) besides those
+ * kept before, for the locks keep has a row of (the cumulative view's
+ * retired locks: the ones kept whole); the rest are dropped. Unchanged on
+ * failure (-ENOMEM).
+ */
+int kept_stacks_add(struct kept_stacks *k, const struct snapshot *old, const struct snapshot *keep);
+/*
+ * Add one inode's kept stacks to cur (sampler_read_stacks' output): a kept
+ * stack whose frames cur has too counts under cur's id, so that one stack
+ * stays one row; another comes with its frames, under KEPT_STACK_ID_BASE + id.
+ */
+int kept_stacks_put(const struct kept_stacks *k, struct snapshot *cur, uint32_t dev, uint64_t ino,
+		    uint32_t gen);
 
 /* out = cur - prev for an edge read twice; counts saturate at 0. */
 void top_edge_delta(struct ilock_edge_stats *out, const struct ilock_edge_stats *cur,

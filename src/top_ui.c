@@ -228,7 +228,9 @@ static void draw_detail(struct top_app *a, int y0, int y1)
 	if (!a->stacks_read) {
 		a->stacks_read = true;
 		a->stacks_ok = sampler_read_stacks(&a->smp, a->detail_id.dev, a->detail_id.ino,
-						   a->detail_id.gen, &a->stacks) == 0;
+						   a->detail_id.gen, &a->stacks) == 0 &&
+			       kept_stacks_put(&a->kept_stacks, &a->stacks, a->detail_id.dev,
+					       a->detail_id.ino, a->detail_id.gen) == 0;
 	}
 	top_format_detail(f, win, edges, sampler_latest(&a->smp), a->stacks_ok ? &a->stacks : NULL,
 			  a->have_ksyms ? &a->ksyms : NULL, &a->titles, &a->mt, a->detail_id.dev,

@@ -703,10 +703,24 @@ def test_screen_cumulative_view_spans_renewals(term, fs_factory, procs, helpers_
     assert "EXIT=0" in s
 
 
+_UNIT_NS = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def _waiter_stacks_ns(screen):
+    """The wait time of the waiter stacks the detail view lists (its end
+    on screen), summed; None before they show."""
+    if not re.search(r"^WAITER STACKS since start", screen, re.M):
+        return None
+    tail = screen.split("WAITER STACKS since start", 1)[1]
+    got = re.findall(r"^\s+([\d.]+) (ns|us|ms|s)\s+[\d,]+ waits  \S", tail, re.M)
+    return sum(float(v) * _UNIT_NS[u] for v, u in got) if got else None
+
+
 def test_screen_renews_full_tables(term, fs_factory, procs, helpers_dir, ilocktop_bin):
     """The same on the screen: while the fresh tracer loads, nothing is
     written over the screen, and then a line says when and why the
-    tables were renewed; q leaves a working terminal."""
+    tables were renewed; the detail view's stacks still count since start;
+    q leaves a working terminal."""
     fs = fs_factory("xfs")
     t = _start(term, ilocktop_bin, fs, "--max-inodes 64 -i 0.5 --renew 10")
     t.wait(lambda s: "lost events: none" in s, "the first screen")
@@ -725,13 +739,22 @@ def test_screen_renews_full_tables(term, fs_factory, procs, helpers_dir, ilockto
     many = os.path.join(fs.mnt, "many", "f")
     head = [l for l in s.splitlines() if l.startswith(many)]
     assert head, s
-    s = t.wait(lambda s: re.search(r"^fresh tables .* ago \(1 so far\), when the", s, re.M),
-               "the renewal line", timeout=40)
+    # its waiter stacks, at the end of the detail, before the renewal
+    t.keys("End")
+    s = t.wait(lambda s: _waiter_stacks_ns(s), "the waiter stacks")
+    renewed = re.compile(r"^fresh tables .* ago \(1 so far\), when the", re.M)
+    stacks_before = None if renewed.search(s) else _waiter_stacks_ns(s)
+    s = t.wait(lambda s: renewed.search(s), "the renewal line", timeout=40)
     assert "ilocktop:" not in s and "libbpf" not in s, s  # no message over the screen
     lines = s.splitlines()
     assert lines[0].startswith("ilocktop  host "), s
     assert head[0].split()[0] in [l.split()[0] for l in lines if l.strip()], s
     assert "not seen by the path walker" not in s, s
+    # the old tracer's stacks are kept: since start, not since the renewal
+    t.keys("End")
+    s = t.wait(lambda s: _waiter_stacks_ns(s), "the waiter stacks after the renewal")
+    if stacks_before is not None:
+        assert _waiter_stacks_ns(s) >= stacks_before, (stacks_before, s)
     t.keys("Escape")
     s = t.wait(lambda s: any(l.startswith("PATH ") for l in s.splitlines()), "the table again")
     cm.communicate(timeout=60)

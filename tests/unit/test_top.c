@@ -1683,9 +1683,103 @@ static void test_retire(void)
 	snap_free(&again);
 }
 
+static void stack_at(struct snapshot *s, uint64_t ino, uint32_t holder, uint32_t waiter,
+		     uint8_t kind, uint64_t id, uint64_t count, uint64_t first_ip)
+{
+	struct ilock_stack_key k;
+	struct ilock_stack_stats st = { .count = count, .total_ns = count * MS };
+	struct ilock_stack_frames f = { .nr = 3 };
+
+	memset(&k, 0, sizeof(k));
+	k.edge = ekey(ino, holder, "w", waiter, "r", ILOCK_MODE_EXCL);
+	k.kind = kind;
+	k.stack = id;
+	CHECK(snap_add_stack(s, &k, &st) == 0);
+	for (int i = 0; i < 3; i++)
+		f.ip[i] = first_ip + (uint64_t)i;
+	CHECK(snap_add_frames(s, kind, id, &f) == 0);
+}
+
+/* The count of one lock's stacks of a kind under one id, summed as the detail view does. */
+static uint64_t stack_count(const struct snapshot *s, uint64_t ino, uint8_t kind, uint64_t id)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->nstacks; i++)
+		if (s->stacks[i].k.edge.ino == ino && s->stacks[i].k.kind == kind &&
+		    s->stacks[i].k.stack == id)
+			n += s->stacks[i].s.count;
+	return n;
+}
+
+/*
+ * ilocktop's detail view across renewals: the old tracer's stacks of the
+ * locks kept whole are kept by frames, and put beside the fresh tracer's,
+ * one stack one id whichever tracer counted it.
+ */
+static void test_kept_stacks(void)
+{
+	struct snapshot old, keep, cur;
+	struct kept_stacks k;
+	struct ilock_stats w = {};
+	const struct ilock_stack_frames *fr;
+
+	snap_init(&old);
+	snap_init(&keep);
+	snap_init(&cur);
+	kept_stacks_init(&k);
+	add(&w, MS);
+	CHECK(snap_add_wait(&keep, &(struct ilock_key){ .ino = 5, .dev = DEV,
+			    .class = ILOCK_CLASS_I_RWSEM, .mode = ILOCK_MODE_SHARED }, &w) == 0);
+	/* lock 5: one waiter stack (id 3) over two pairs, a holder stack; lock 6 folded away */
+	stack_at(&old, 5, 10, 11, ILOCK_STACK_WAITER, 3, 2, 0x1000);
+	stack_at(&old, 5, 10, 12, ILOCK_STACK_WAITER, 3, 3, 0x1000);
+	stack_at(&old, 5, 10, 11, ILOCK_STACK_HOLDER, 77, 4, 0x2000);
+	stack_at(&old, 6, 10, 11, ILOCK_STACK_WAITER, 9, 7, 0x3000);
+	CHECK(kept_stacks_add(&k, &old, &keep) == 0);
+	CHECK_EQ_U(k.n, 2);
+	CHECK_EQ_U(k.s.nstacks, 2);
+
+	/* the fresh tracer saw the same waiter stack under another id */
+	stack_at(&cur, 5, 20, 21, ILOCK_STACK_WAITER, 11, 1, 0x1000);
+	CHECK(kept_stacks_put(&k, &cur, DEV, 5, 0) == 0);
+	CHECK_EQ_U(stack_count(&cur, 5, ILOCK_STACK_WAITER, 11), 6);
+	CHECK_EQ_U(stack_count(&cur, 5, ILOCK_STACK_HOLDER, KEPT_STACK_ID_BASE + 1), 4);
+	fr = snap_find_frames(&cur, ILOCK_STACK_HOLDER, KEPT_STACK_ID_BASE + 1);
+	CHECK(fr && fr->nr == 3 && fr->ip[0] == 0x2000);
+	CHECK_EQ_U(stack_count(&cur, 6, ILOCK_STACK_WAITER, 9), 0);
+	/* another inode's view gets none of them */
+	snap_reset(&cur);
+	CHECK(kept_stacks_put(&k, &cur, DEV, 6, 0) == 0);
+	CHECK_EQ_U(cur.nstacks, 0);
+
+	/* a second renewal: the same holder stack again under a new id adds up */
+	snap_reset(&old);
+	stack_at(&old, 5, 30, 31, ILOCK_STACK_HOLDER, 99, 6, 0x2000);
+	CHECK(kept_stacks_add(&k, &old, &keep) == 0);
+	CHECK_EQ_U(k.n, 2);
+	snap_reset(&cur);
+	CHECK(kept_stacks_put(&k, &cur, DEV, 5, 0) == 0);
+	CHECK_EQ_U(cur.nstacks, 2);
+	CHECK_EQ_U(stack_count(&cur, 5, ILOCK_STACK_HOLDER, KEPT_STACK_ID_BASE + 1) +
+			   stack_count(&cur, 5, ILOCK_STACK_HOLDER, KEPT_STACK_ID_BASE + 0),
+		   10);
+	/* a third, where lock 5 is no longer kept whole: its stacks go */
+	snap_reset(&keep);
+	snap_reset(&old);
+	CHECK(kept_stacks_add(&k, &old, &keep) == 0);
+	CHECK_EQ_U(k.s.nstacks, 0);
+	CHECK_EQ_U(k.n, 0);
+	kept_stacks_free(&k);
+	snap_free(&old);
+	snap_free(&keep);
+	snap_free(&cur);
+}
+
 int main(void)
 {
 	test_retire();
+	test_kept_stacks();
 	test_holder_names();
 	test_help_position();
 	test_help_screen();
