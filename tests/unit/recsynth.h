@@ -13,6 +13,7 @@
 
 #include "counters.h"
 #include "recfile.h"
+#include "unit.h"  /* synth_finish checks */
 
 #define SYNTH_START_NS 1700000000000000000ULL  /* 2023-11-14 22:13:20 UTC */
 
@@ -103,6 +104,17 @@ static inline void synth_free(struct synth *s)
 }
 
 /* n waits of ns each into a stats block. */
+/* End the synthetic file, decode it into r, free the builders (s and d). */
+static inline void synth_finish(struct synth *s, struct snapshot *d, struct recording *r)
+{
+	synth_end(s);
+	CHECK(s->ok);
+	rec_init(r);
+	CHECK_EQ_U(rec_decode(r, s->file.p, s->file.len), REC_OK);
+	snap_free(d);
+	synth_free(s);
+}
+
 static inline void synth_add(struct ilock_stats *st, uint64_t n, uint64_t ns)
 {
 	st->count += n;

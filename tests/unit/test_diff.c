@@ -31,17 +31,6 @@ struct cond {
 	int steady;              /* 1: no jitter */
 };
 
-/* End the synthetic file, decode it into r, free the builders. */
-static void finish(struct synth *s, struct snapshot *d, struct recording *r)
-{
-	synth_end(s);
-	CHECK(s->ok);
-	rec_init(r);
-	CHECK_EQ_U(rec_decode(r, s->file.p, s->file.len), REC_OK);
-	snap_free(d);
-	synth_free(s);
-}
-
 /* n intervals of 1 s; waits jitter +-20% around the condition's means. */
 static void record(struct recording *r, const struct cond *c, const char *mountinfo, int n)
 {
@@ -65,7 +54,7 @@ static void record(struct recording *r, const struct cond *c, const char *mounti
 			synth_wait(&d, c->dev, c->ino, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_EXCL, c->excl_n, ex);
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 }
 
 static const struct diff_subject *find(const struct diff_result *d, bool inode, uint8_t kind)
@@ -139,7 +128,7 @@ static void record_holds(struct recording *r, bool holds, const char *xfs_mode)
 		}
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 	/* what the tracer would have written for its XFS hold programs */
 	add_meta(r, "attach.xfs_ilock", xfs_mode);
 }
@@ -210,7 +199,7 @@ static void record_journal(struct recording *r, bool journal, const char *jbd2_m
 				   20000000);
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 	add_meta(r, "attach.contention_begin", "tp_btf");
 	if (jbd2_mode)
 		add_meta(r, "attach.jbd2_wait", jbd2_mode);
@@ -515,7 +504,7 @@ static void record_bursty(struct recording *r, double shared_ms)
 			   (uint64_t)(2e6 * (0.8 + 0.4 * synth_rand01())));
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 }
 
 static void test_samples_out_of_reach(void)
@@ -575,7 +564,7 @@ static void record_running(struct recording *r, double first_ms)
 		snap_add_wait(&d, &k, &delta);
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 }
 
 /*
@@ -799,7 +788,7 @@ static void record_gens(struct recording *r, int at, const char *other)
 		}
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 }
 
 /*
@@ -877,7 +866,7 @@ static void record_ranges(struct recording *r, uint64_t disjoint_n, uint64_t ove
 		}
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 	add_meta(r, "attach.ops", ops_mode);
 }
 
@@ -974,7 +963,7 @@ static void record_roles(struct recording *r, uint64_t rr, uint64_t ww, uint32_t
 		}
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 	add_meta(r, "attach.ops", ops ? "tp_btf (syscalls)" : "off");
 }
 
@@ -1026,7 +1015,7 @@ static void record_pool_roles(struct recording *r, uint32_t tid, bool extra)
 			reader_behind(&d, "tiny", tid + 50, tid + 10, tid, 1, 30000);
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 	add_meta(r, "attach.ops", "tp_btf (syscalls)");
 }
 
@@ -1060,7 +1049,7 @@ static void record_many_roles(struct recording *r, uint32_t tid)
 		synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 300, 150000000);
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 	add_meta(r, "attach.ops", "tp_btf (syscalls)");
 }
 
@@ -1145,7 +1134,7 @@ static void record_titled(struct recording *r, uint32_t base, uint64_t ckpt_ms)
 		reader_behind(&d, "postgres", base + 3, base + 1, base, 10, 1000000);
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 	add_meta(r, "attach.ops", "tp_btf (syscalls)");
 	titles_free(&ti);
 }
@@ -1317,7 +1306,7 @@ static void record_interval(struct recording *r, uint64_t secs, int n)
 			synth_wait(&d, DEV_A, 131, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED, 1, 8000000);
 		synth_interval(&s, &d);
 	}
-	finish(&s, &d, r);
+	synth_finish(&s, &d, r);
 }
 
 static void test_unlike_intervals(void)

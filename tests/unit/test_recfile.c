@@ -639,11 +639,7 @@ static void test_stacks_forgotten(void)
 	rec_writer_forget_stacks(&s.w);
 	stack_interval(&s, &d, &e, 9, &before);
 	CHECK_EQ_U(s.w.nstacks, 2);
-	synth_end(&s);
-	CHECK(s.ok);
-
-	rec_init(&r);
-	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	synth_finish(&s, &d, &r);
 	snap_init(&m);
 	for (size_t i = 0; i < 3; i++) {
 		CHECK(!rec_merge_window(&r, i, i + 1, NULL, &m));
@@ -657,9 +653,7 @@ static void test_stacks_forgotten(void)
 	CHECK(!rec_merge_window(&r, 0, 3, NULL, &m));
 	CHECK_EQ_U(m.nstacks, 2);
 	snap_free(&m);
-	snap_free(&d);
 	rec_free(&r);
-	synth_free(&s);
 	ksyms_free(&ks);
 }
 
@@ -679,10 +673,7 @@ static void test_tables_end_flag(void)
 		synth_interval(&s, &d);
 		CHECK(!s.w.tables_end);  /* one interval's, cleared once written */
 	}
-	synth_end(&s);
-	CHECK(s.ok);
-	rec_init(&r);
-	CHECK_EQ_U(rec_decode(&r, s.file.p, s.file.len), REC_OK);
+	synth_finish(&s, &d, &r);
 	CHECK_EQ_U(r.minor, 8);
 	CHECK_EQ_U(r.niv, 3);
 	for (size_t i = 0; i < r.niv; i++)
@@ -690,8 +681,6 @@ static void test_tables_end_flag(void)
 	CHECK_EQ_U(rec_renewals(&r, 0, r.niv), 1);
 	CHECK_EQ_U(rec_renewals(&r, 2, r.niv), 0);
 	rec_free(&r);
-	snap_free(&d);
-	synth_free(&s);
 }
 
 /* A stacks section whose ids point nowhere does not decode. */
