@@ -584,28 +584,32 @@ static void folded_key(struct prom_pair_key *f, const struct prom_pair_key *k)
 	f->folded = 1;
 }
 
-static int fold_pair(struct prom_series *ps, const struct prom_pair_key *k, uint64_t count,
-		     uint64_t ns)
+/*
+ * Adds count and ns to the "other" pair k folds into, in arr (ps->folded;
+ * ps->pairs_retired for what retired pairs counted), made when new.
+ */
+static int fold_pair(struct prom_pair **arr, size_t *n, size_t *cap, const struct prom_pair_key *k,
+		     uint64_t count, uint64_t ns)
 {
-	struct prom_pair f = {}, *arr;
+	struct prom_pair f = {}, *a;
 
 	if (!count && !ns)
 		return 0;
 	folded_key(&f.k, k);
-	for (size_t i = 0; i < ps->nfolded; i++) {
-		if (!cmp_pair(&ps->folded[i], &f)) {
-			ps->folded[i].count += count;
-			ps->folded[i].ns += ns;
+	for (size_t i = 0; i < *n; i++) {
+		if (!cmp_pair(&(*arr)[i], &f)) {
+			(*arr)[i].count += count;
+			(*arr)[i].ns += ns;
 			return 0;
 		}
 	}
-	arr = grow(ps->folded, &ps->cap_folded, ps->nfolded + 1, sizeof(*arr));
-	if (!arr)
+	a = grow(*arr, cap, *n + 1, sizeof(*a));
+	if (!a)
 		return -ENOMEM;
-	ps->folded = arr;
+	*arr = a;
 	f.count = count;
 	f.ns = ns;
-	ps->folded[ps->nfolded++] = f;
+	a[(*n)++] = f;
 	return 0;
 }
 
@@ -699,14 +703,16 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s,
 			p->count = cur->count > p->base_count ? cur->count - p->base_count : 0;
 			p->ns = cur->ns > p->base_ns ? cur->ns - p->base_ns : 0;
 		}
-		err = fold_pair(ps, &p->k, p->base_count, p->base_ns);
+		err = fold_pair(&ps->folded, &ps->nfolded, &ps->cap_folded, &p->k, p->base_count,
+				p->base_ns);
 		if (err)
 			return err;
 	}
 	for (size_t i = 0; i < n; i++) {
 		if (find_pair(ps->pairs, ps->npairs, &agg[i]))
 			continue;
-		err = fold_pair(ps, &agg[i].k, agg[i].count, agg[i].ns);
+		err = fold_pair(&ps->folded, &ps->nfolded, &ps->cap_folded, &agg[i].k, agg[i].count,
+				agg[i].ns);
 		if (err)
 			return err;
 	}
@@ -727,29 +733,6 @@ static int update_pairs(struct prom_series *ps, const struct snapshot *s,
 	return 0;
 }
 
-/* p's series go; what it counted is kept under its "other" key (update_pairs). */
-static int retire_pair(struct prom_series *ps, const struct prom_pair *p)
-{
-	struct prom_pair f = {}, *rt = NULL;
-
-	folded_key(&f.k, &p->k);
-	for (size_t r = 0; r < ps->npairs_retired && !rt; r++)
-		if (!cmp_pair(&ps->pairs_retired[r], &f))
-			rt = &ps->pairs_retired[r];
-	if (!rt) {
-		rt = grow(ps->pairs_retired, &ps->cap_pairs_retired, ps->npairs_retired + 1,
-			  sizeof(*rt));
-		if (!rt)
-			return -ENOMEM;
-		ps->pairs_retired = rt;
-		rt = &ps->pairs_retired[ps->npairs_retired++];
-		*rt = f;
-	}
-	rt->count += p->count;
-	rt->ns += p->ns;
-	return 0;
-}
-
 /* As retire_idle_inodes, for pairs: after update_pairs. */
 static int retire_idle_pairs(struct prom_series *ps, uint64_t now)
 {
@@ -759,8 +742,10 @@ static int retire_idle_pairs(struct prom_series *ps, uint64_t now)
 	for (size_t i = 0; i < ps->npairs; i++) {
 		struct prom_pair *p = &ps->pairs[i];
 
+		/* what it counted is kept under its "other" key, which update_pairs takes off */
 		if (series_idle(p->count, &p->last_count, &p->active_ns, now, ps->idle_ns) && !err &&
-		    !(err = retire_pair(ps, p))) {
+		    !(err = fold_pair(&ps->pairs_retired, &ps->npairs_retired,
+				      &ps->cap_pairs_retired, &p->k, p->count, p->ns))) {
 			ps->pair_series_retired++;
 			continue;
 		}
