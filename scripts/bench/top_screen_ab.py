@@ -12,7 +12,7 @@ batch mode: pass a wrapper that adds -b).
 Once every screen shows all files tracked, measures each over ROUNDS rounds
 of SECONDS: its CPU (/proc/PID/schedstat) as % of one core, its write(2)
 calls per second (/proc/PID/io syscw: what reaches the terminal) and its
-involuntary context switches per second. Prints each round and the
+involuntary context switches and minor page faults per second. Prints each round and the
 medians.
 
 Needs root, XFS, losetup, tmux, and `make all helpers`. Creates and
@@ -40,9 +40,15 @@ def proc_field(pid, name, key):
         return int(re.search(rf"^{key}:\s+(\d+)", f.read(), re.M).group(1))
 
 
+def minflt(pid):
+    # field 10 of /proc/PID/stat, counted after the parenthesised comm
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
 def sample(pid):
     return (cpu_ns(pid), proc_field(pid, "io", "syscw"),
-            proc_field(pid, "status", "nonvoluntary_ctxt_switches"))
+            proc_field(pid, "status", "nonvoluntary_ctxt_switches"), minflt(pid))
 
 
 def tracked(session, files):
@@ -92,14 +98,16 @@ def main():
             d = time.monotonic() - t0
             for i in range(len(pids)):
                 got[i].append(((b[i][0] - a[i][0]) / 1e9 / d * 100, (b[i][1] - a[i][1]) / d,
-                               (b[i][2] - a[i][2]) / d))
+                               (b[i][2] - a[i][2]) / d, (b[i][3] - a[i][3]) / d))
             print(f"round {r + 1}: " + "; ".join(
-                f"{t} {got[i][-1][0]:.2f}% {got[i][-1][1]:.0f} writes/s {got[i][-1][2]:.0f} preempted/s"
+                f"{t} {got[i][-1][0]:.2f}% {got[i][-1][1]:.0f} writes/s {got[i][-1][2]:.0f} preempted/s "
+                f"{got[i][-1][3]:.0f} faults/s"
                 for i, t in enumerate(args.tops)), flush=True)
         print(f"median over {args.rounds} rounds of {args.seconds:g} s, {args.files:,} files: " +
               "; ".join(f"{t} {statistics.median(g[0] for g in got[i]):.2f}% of a core, "
                         f"{statistics.median(g[1] for g in got[i]):.0f} writes/s, "
-                        f"{statistics.median(g[2] for g in got[i]):.0f} preempted/s"
+                        f"{statistics.median(g[2] for g in got[i]):.0f} preempted/s, "
+                        f"{statistics.median(g[3] for g in got[i]):.0f} minor faults/s"
                         for i, t in enumerate(args.tops)))
     finally:
         for s in sessions:

@@ -72,25 +72,71 @@ static void test_add_and_find(void)
 	snap_free(&s);
 }
 
+/* Every row found as itself through long probe chains, after growth, sort and copy. */
+static bool all_found(const struct snapshot *s, uint64_t n)
+{
+	bool ok = true;
+
+	for (uint64_t i = 1; i <= n; i++) {
+		const struct lock_row *r = snap_find_lock(s, ILOCK_KDEV(8, 1), i, 0, ILOCK_CLASS_I_RWSEM);
+		struct ilock_edge_key ek = { .dev = ILOCK_KDEV(8, 1), .ino = i, .holder_pid = 7 };
+		const struct edge_row *e = snap_find_edge(s, &ek);
+		const struct inode_meta *m = snap_find_inode(s, ILOCK_KDEV(8, 1), i, (uint32_t)(i % 3));
+
+		ok &= r && r->ino == i && r->wait[ILOCK_MODE_SHARED].count == 1;
+		ok &= e && e->k.ino == i;
+		ok &= m && m->ino == i && m->gen == i % 3;
+		/* two files had each odd number, one each even number */
+		ok &= m && !!(m->flags & INODE_META_NUMBER_REUSED) == (i % 2 == 1);
+	}
+	/* absent keys: other numbers, generations, classes, devices */
+	for (uint64_t i = n + 1; i <= n + 2000; i++)
+		ok &= !snap_find_lock(s, ILOCK_KDEV(8, 1), i, 0, ILOCK_CLASS_I_RWSEM);
+	for (uint64_t i = 1; i <= n; i += 5) {
+		ok &= !snap_find_lock(s, ILOCK_KDEV(8, 1), i, 1, ILOCK_CLASS_I_RWSEM);
+		ok &= !snap_find_lock(s, ILOCK_KDEV(8, 1), i, 0, ILOCK_CLASS_XFS_ILOCK);
+		ok &= !snap_find_lock(s, ILOCK_KDEV(8, 2), i, 0, ILOCK_CLASS_I_RWSEM);
+		ok &= !snap_find_inode(s, ILOCK_KDEV(8, 1), i, 7);
+	}
+	return ok;
+}
+
 static void test_many_rows(void)
 {
-	struct snapshot s;
+	const uint64_t n = 20000;
+	struct snapshot s, c;
 	struct ilock_stats a = st(1, 100);
+	struct ilock_edge_stats es = { .count = 1, .total_ns = 100, .max_ns = 100 };
 	bool ok = true;
 
 	snap_init(&s);
-	for (uint64_t i = 1; i <= 20000; i++) {
+	snap_init(&c);
+	for (uint64_t i = 1; i <= n; i++) {
 		struct ilock_key k = key(ILOCK_KDEV(8, 1), i, ILOCK_CLASS_I_RWSEM, ILOCK_MODE_SHARED);
+		struct ilock_edge_key ek = { .dev = ILOCK_KDEV(8, 1), .ino = i, .holder_pid = 7 };
+		struct inode_meta m = { .dev = ILOCK_KDEV(8, 1), .ino = i, .gen = (uint32_t)(i % 3) };
 
 		ok &= snap_add_wait(&s, &k, &a) == 0;
+		ok &= snap_add_edge(&s, &ek, &es) == 0;
+		ok &= snap_add_inode(&s, &m) == 0;
+		if (i % 2) {
+			/* another file, since gone, had this number: gen + 3 */
+			m.gen += 3;
+			ok &= snap_add_inode(&s, &m) == 0;
+		}
 	}
 	CHECK(ok);
-	CHECK_EQ_U(s.nlocks, 20000);
-	ok = true;
-	for (uint64_t i = 1; i <= 20000; i += 7)
-		ok &= snap_find_lock(&s, ILOCK_KDEV(8, 1), i, 0, ILOCK_CLASS_I_RWSEM) != NULL;
-	CHECK(ok);
+	CHECK_EQ_U(s.nlocks, n);
+	CHECK_EQ_U(s.nedges, n);
+	CHECK_EQ_U(s.ninodes, n + n / 2);
+	CHECK(all_found(&s, n));
+	snap_sort_locks(&s, SORT_WAIT_TIME);
+	snap_sort_edges(&s);
+	CHECK(all_found(&s, n));
+	CHECK(snap_copy(&c, &s) == 0);
+	CHECK(all_found(&c, n));
 	snap_free(&s);
+	snap_free(&c);
 }
 
 static void test_delta_merge(void)
