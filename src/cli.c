@@ -553,6 +553,7 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 	const char *shortopts = cmd == CLI_TOP ? ":d:i:p:c:D:n:jvbo:h" : ":d:i:p:c:D:n:jvh";
 	const char *hint = NULL;  /* what a value may be, for the error */
 	uint64_t v;
+	size_t n;
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
@@ -574,7 +575,9 @@ int cli_parse(enum cli_cmd cmd, int argc, char **argv, struct ilock_opts *o, cha
 		switch (c) {
 		case 'd':
 			hint = "seconds, 0 (until stopped) to 10000000";
-			if (!parse_seconds(optarg, 1e7, &o->duration_s))
+			/* 0 is what no -d means: a script can pass its own setting through */
+			n = parse_decimal(optarg, &o->duration_s);
+			if (!n || optarg[n] || o->duration_s > 1e7)
 				goto bad_value;
 			break;
 		case 'i':

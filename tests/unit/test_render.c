@@ -568,6 +568,11 @@ static void test_cli(void)
 	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "abc") == -1);
 	CHECK(strstr(err, "'abc'") != NULL);
 	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "-5") == -1);
+	/* the hint offers 0, until stopped: taken as no -d */
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "0") == 0 && o.duration_s == 0.0);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "0.0") == 0 && o.duration_s == 0.0);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "0x") == -1);
+	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-d", "") == -1);
 	CHECK(parse(CLI_STAT, &o, err, 3, "stat", "-p", "0") == -1);
 	CHECK(parse(CLI_STAT, &o, err, 2, "stat", "-x") == -1);
 	CHECK_STR(err, "unknown option -x");
