@@ -418,7 +418,7 @@ int cmd_report(int argc, char **argv)
 	}
 	if (rec.status != REC_OK)
 		fprintf(stderr, "ilock report: %s: %s; reporting the %zu interval%s before it "
-			"(%.1f s), %" PRIu64 " byte%s after it lost\n", a.file, rec.msg, rec.niv,
+			"(%.1f s); %" PRIu64 " byte%s from it on lost\n", a.file, rec.msg, rec.niv,
 			plural(rec.niv), (double)rec_end_ns(&rec) / 1e9, rec.file_size - rec.good_bytes,
 			plural(rec.file_size - rec.good_bytes));
 	else if (!rec.has_end)

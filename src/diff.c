@@ -310,15 +310,40 @@ static int compare(const struct agg *a, const struct agg *b, enum diff_metric m,
  * samples that do not overlap have a p floor (2 / C(na + nb, na) below
  * MW_EXACT_MAX_N values): 5 against 5 cannot beat 0.01 over two tests.
  */
+/* The least intervals a side that let n tests beat the adjustment. */
+static size_t needed_for(const struct diff_result *d, size_t ntests)
+{
+	for (size_t n = d->o.min_samples; n < 10000; n++)
+		if (mw_min_p(n, n) * (double)ntests < d->o.alpha)
+			return n;
+	return 0;
+}
+
 static void reachability(struct diff_result *d)
 {
 	double best = 1.0;
+	size_t short_of = 0;
 
 	d->unreachable = false;
 	d->intervals_needed = 0;
 	d->nout_of_reach = 0;
-	if (!d->ntests)
+	if (!d->ntests) {
+		/*
+		 * No test at all: the comparisons that lacked only intervals
+		 * would all be tested with enough, and their number sets how
+		 * many the adjustment needs (5 a side is never enough for 56).
+		 */
+		for (size_t i = 0; i < d->n; i++)
+			for (int m = 0; m < DM_COUNT; m++) {
+				const struct diff_cmp *c = &d->s[i].m[m];
+
+				short_of += c->present && c->has_before && c->has_after;
+			}
+		d->intervals_needed = short_of ? needed_for(d, short_of) : 0;
+		if (d->intervals_needed < d->o.min_samples)
+			d->intervals_needed = d->o.min_samples;
 		return;
+	}
 	for (size_t i = 0; i < d->n; i++)
 		for (int m = 0; m < DM_COUNT; m++) {
 			struct diff_cmp *c = &d->s[i].m[m];
@@ -336,11 +361,7 @@ static void reachability(struct diff_result *d)
 		return;
 	d->nout_of_reach = 0;  /* all of them: the verdict says so as a whole */
 	d->unreachable = true;
-	for (size_t n = d->o.min_samples; n < 10000; n++)
-		if (mw_min_p(n, n) * (double)d->ntests < d->o.alpha) {
-			d->intervals_needed = n;
-			break;
-		}
+	d->intervals_needed = needed_for(d, d->ntests);
 }
 
 /* ------------------------------------------------------------ entities */
@@ -1582,7 +1603,7 @@ static const char *role_threads_text(char *buf, size_t len, const char *side, co
 void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, const char *name_b,
 		      const struct recording *a, const struct recording *b)
 {
-	char line[2 * ILOCK_PATH_MAX + 256], kh[32], cn[48], ta[48], tb[48], fl[256];
+	char line[2 * ILOCK_PATH_MAX + 256], kh[32], cn[48], ta[48], tb[48], fl[256], tests[48];
 	bool any_class = false, any_inode = false, any_role = false;
 	size_t nsum = 0, small = 0;
 	double scale = 0;  /* the largest class wait a second, either side */
@@ -1590,9 +1611,14 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 	fprintf(f, "ilock diff\n");
 	side_line(f, "before", name_a, a);
 	side_line(f, "after ", name_b, b);
-	fprintf(f, "method: Mann-Whitney U over per-interval values, Holm-adjusted over %zu tests; "
+	if (d->ntests)
+		snprintf(tests, sizeof(tests), "Holm-adjusted over %zu test%s", d->ntests,
+			 d->ntests == 1 ? "" : "s");
+	else
+		snprintf(tests, sizeof(tests), "no test here (verdict below)");
+	fprintf(f, "method: Mann-Whitney U over per-interval values, %s; "
 		   "significant when p < %g and the change is at least %.0f%% (rates) or %.0f%% "
-		   "(latencies) (docs/diff-method.md)\n", d->ntests, d->o.alpha, d->o.min_change * 100,
+		   "(latencies) (docs/diff-method.md)\n", tests, d->o.alpha, d->o.min_change * 100,
 		d->o.min_change_latency * 100);
 	if (d->o.window)
 		fprintf(f, "window: %s, in each recording (seconds from its own start, a clock "
@@ -1724,8 +1750,8 @@ void diff_render_text(FILE *f, const struct diff_result *d, const char *name_a, 
 		fprintf(f, "verdict: cannot tell: nothing to compare (no inode lock wait or hold in "
 			   "either recording%s)\n", filtered(d, fl, sizeof(fl)));
 	else if (!d->ntests)
-		fprintf(f, "verdict: cannot tell: too few intervals to test (need %zu per recording)\n",
-			d->o.min_samples);
+		fprintf(f, "verdict: cannot tell: too few intervals to test (need about %zu per "
+			   "recording: record longer, or with a shorter -i)\n", d->intervals_needed);
 	else if (d->unreachable)
 		fprintf(f, "verdict: cannot tell: with %zu and %zu intervals no change could be "
 			   "significant over %zu tests (need about %zu per recording: record longer, "
@@ -1923,8 +1949,7 @@ void diff_render_json(FILE *f, const struct diff_result *d, const char *name_a, 
 				: !d->n ? "nothing to compare" : "too few intervals");
 	json_u64(&j, "tests_out_of_reach", d->nout_of_reach);
 	/* 0 unless more intervals would be needed (unreachable) */
-	json_u64(&j, "intervals_needed", !d->n ? 0 : !d->ntests ? d->o.min_samples
-							       : d->intervals_needed);
+	json_u64(&j, "intervals_needed", !d->n ? 0 : d->intervals_needed);
 	json_obj_end(&j);
 	json_obj_end(&j);
 }

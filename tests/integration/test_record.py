@@ -371,7 +371,7 @@ def test_kill9_keeps_every_complete_interval(fs_factory, procs, helpers_dir, ilo
     assert doc["recording"]["damage"]["status"] == "truncated"
     assert doc["recording"]["damage"]["lost_bytes"] == 20
     assert len(r.stderr.strip().splitlines()) == 1
-    assert "truncated block" in r.stderr and "20 bytes after it lost" in r.stderr
+    assert "truncated block" in r.stderr and "20 bytes from it on lost" in r.stderr
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["TERM", "HUP"])

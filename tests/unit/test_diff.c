@@ -428,7 +428,7 @@ static void test_short_recordings(void)
 	struct recording a, b;
 	struct diff_result d;
 	const struct diff_subject *s;
-	char *out, *json;
+	char *out, *json, want[128];
 
 	after.shared_ms = 1;  /* 812 ms/s -> ~8 ms/s */
 	record(&a, &before, MNT_A, 10);
@@ -474,6 +474,35 @@ static void test_short_recordings(void)
 	CHECK(strstr(json, "\"verdict\":\"too few intervals\"") != NULL);
 	CHECK(strstr(json, "\"intervals_needed\":") != NULL);
 	free(json);
+	{
+		size_t needed6 = d.intervals_needed;
+
+		diff_free(&d);
+		rec_free(&a);
+		rec_free(&b);
+		/*
+		 * 3 a side: no test at all. The intervals asked for are the
+		 * ones the comparisons would need once tested (as many as at 6
+		 * a side), not the test's own minimum of 5, which could not
+		 * give a verdict either.
+		 */
+		record(&a, &before, MNT_A, 3);
+		record(&b, &after, MNT_A, 3);
+		run(&a, &b, &d);
+		CHECK(d.ntests == 0 && d.n > 0);
+		CHECK_EQ_U(d.intervals_needed, needed6);
+		CHECK(d.intervals_needed > d.o.min_samples);
+		out = diff_out(&d, &a, &b, false);
+		snprintf(want, sizeof(want), "verdict: cannot tell: too few intervals to test (need "
+			 "about %zu per recording", needed6);
+		CHECK(strstr(out, want) != NULL);
+		CHECK(strstr(out, "over 0 tests") == NULL && strstr(out, "no test here") != NULL);
+		free(out);
+		json = diff_out(&d, &a, &b, true);
+		snprintf(want, sizeof(want), "\"intervals_needed\":%zu", needed6);
+		CHECK(strstr(json, want) != NULL);
+		free(json);
+	}
 	diff_free(&d);
 	rec_free(&a);
 	rec_free(&b);
