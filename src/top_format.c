@@ -832,8 +832,30 @@ static void hold_hist(FILE *f, const struct lock_row *r)
 	free(text);
 }
 
-static void detail_edges(FILE *f, const struct snapshot *win, const struct titles *ti,
-			 uint32_t dev, uint64_t ino, uint32_t gen, uint32_t magic)
+/*
+ * A pair's longest wait in the window, as shown beside its lock's: a
+ * pair's waits are some of the lock's, so the lock's longest (exact, or the
+ * histogram's bound) caps it; the pair alone, without a histogram, is only
+ * bounded by its longest since start and its wait time, which can be the
+ * larger. "<" when the value shown is a bound (locks: the lock rows of the
+ * window, whose max_bound says which; NULL in the cumulative view: exact).
+ */
+static const char *pair_max(char *buf, size_t len, const struct snapshot *locks, uint32_t dev,
+			    uint64_t ino, uint32_t gen, uint8_t class, uint64_t max_ns)
+{
+	const struct lock_row *l = locks ? snap_find_lock(locks, dev, ino, gen, class) : NULL;
+	uint64_t cap = l ? row_max_ns(l) : UINT64_MAX;
+	bool bound = l && (max_ns > cap || (max_ns == cap && row_max_bound(l)));
+	char t[24];
+
+	fmt_ns(t, sizeof(t), max_ns < cap ? max_ns : cap);
+	snprintf(buf, len, "%s%s", bound ? "<" : "", t);
+	return buf;
+}
+
+static void detail_edges(FILE *f, const struct snapshot *win, const struct snapshot *locks,
+			 const struct titles *ti, uint32_t dev, uint64_t ino, uint32_t gen,
+			 uint32_t magic)
 {
 	const struct edge_row **list = NULL;
 	struct titled named = {};
@@ -871,7 +893,8 @@ static void detail_edges(FILE *f, const struct snapshot *win, const struct title
 			fmt_task(w, sizeof(w), e->k.waiter_comm, e->k.waiter_pid),
 			mode_name(e->k.waiter_mode), top_class_name(e->k.class, magic),
 			fmt_count(c, sizeof(c), e->s.count), fmt_ns(t, sizeof(t), e->s.total_ns),
-			fmt_ns(mx, sizeof(mx), e->s.max_ns), range_group_name(e->k.range),
+			pair_max(mx, sizeof(mx), locks, dev, ino, gen, e->k.class, e->s.max_ns),
+			range_group_name(e->k.range),
 			op_label(ho, sizeof(ho), e->k.holder_op, e->k.holder_op_flags),
 			op_label(wo, sizeof(wo), e->k.waiter_op, e->k.waiter_op_flags));
 		if (e->k.holder_mode != ILOCK_MODE_UNKNOWN)
@@ -889,8 +912,9 @@ static void detail_edges(FILE *f, const struct snapshot *win, const struct title
  * The inode's pairs by command (or process title, ti), op and mode, every
  * thread summed (snap_pairs_titled).
  */
-static void detail_roles(FILE *f, const struct snapshot *win, const struct titles *ti,
-			 uint32_t dev, uint64_t ino, uint32_t gen, uint32_t magic)
+static void detail_roles(FILE *f, const struct snapshot *win, const struct snapshot *locks,
+			 const struct titles *ti, uint32_t dev, uint64_t ino, uint32_t gen,
+			 uint32_t magic)
 {
 	struct pair_row *p;
 	long np = snap_pairs_titled(win, &p, PAIRS_OPS, ti);
@@ -923,7 +947,8 @@ static void detail_roles(FILE *f, const struct snapshot *win, const struct title
 		fprintf(f, "  %-*s -> %-*s %-8s %9s %9s %9s %9s  %s\n", hw,
 			pair_side(h, sizeof(h), r, true, true), ww, pair_side(w, sizeof(w), r, false, true),
 			top_class_name(r->k.class, magic), thr, fmt_count(c, sizeof(c), r->s.count),
-			fmt_ns(t, sizeof(t), r->s.total_ns), fmt_ns(mx, sizeof(mx), r->s.max_ns),
+			fmt_ns(t, sizeof(t), r->s.total_ns),
+			pair_max(mx, sizeof(mx), locks, dev, ino, gen, r->k.class, r->s.max_ns),
 			fmt_share(d, sizeof(d), pair_headroom(r)));
 	}
 	if (!shown)
@@ -1072,10 +1097,11 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 			top_fmt_rate(e, sizeof(e), top_rate(r->wait[ILOCK_MODE_EXCL].count, secs)),
 			fmt_ns(g, sizeof(g), both.total_ns),
 			top_fmt_sps(d, sizeof(d), secs > 0 ? (double)both.total_ns / 1e9 / secs : 0));
-		fprintf(f, "  p50 %s  p99 %s  max %s\n",
+		/* "<": the window's longest wait is known only to be under that (P99, MAX) */
+		fprintf(f, "  p50 %s  p99 %s  max %s%s\n",
 			fmt_ns(a, sizeof(a), stats_percentile(&both, 0.5)),
 			fmt_ns(b, sizeof(b), stats_percentile(&both, 0.99)),
-			fmt_ns(c, sizeof(c), both.max_ns));
+			!cumulative && row_max_bound(r) ? "<" : "", fmt_ns(c, sizeof(c), both.max_ns));
 	}
 
 	fprintf(f, "\nWAIT HISTOGRAM (time each waiter was blocked)\n");
@@ -1097,14 +1123,14 @@ void top_format_detail(FILE *f, const struct snapshot *win, const struct snapsho
 	}
 
 	fprintf(f, "\nBY COMMAND on this inode (holder -> waiter, the threads of a command summed)\n");
-	detail_roles(f, edges, ti, dev, ino, gen, v.magic);
+	detail_roles(f, edges, cumulative ? NULL : win, ti, dev, ino, gen, v.magic);
 	/*
 	 * A wait not yet ended is in no histogram or pair: after the roles,
 	 * so that a hot lock's stalls do not push those off the first page.
 	 */
 	render_waiting_lock(f, &meta->waiting, dev, ino, gen, class);
 	fprintf(f, "\nHOLDER -> WAITER on this inode, by thread\n");
-	detail_edges(f, edges, ti, dev, ino, gen, v.magic);
+	detail_edges(f, edges, cumulative ? NULL : win, ti, dev, ino, gen, v.magic);
 
 	fprintf(f, "\nRANGES of this lock's waits (would a range lock have helped?)\n");
 	detail_ranges(f, edges, dev, ino, gen, class);

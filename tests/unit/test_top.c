@@ -1355,9 +1355,17 @@ static void test_detail(void)
 	CHECK(strstr(text, "range-lock headroom: 83.3% of the wait time was disjoint") != NULL);
 	/* by command first, the threads of a command summed */
 	CHECK(strstr(text, "BY COMMAND on this inode") < strstr(text, "HOLDER -> WAITER on this inode"));
+	/*
+	 * The pair's max (200 ms, only a bound in a window) over its lock's
+	 * longest wait (100 ms): capped by it, and marked a bound.
+	 */
 	CHECK(strstr(text, "  fio buffered-write EXCL            -> reader buffered-read SHARED        "
-			  "IOLOCK        1->1         2    250 ms    200 ms  100%\n") != NULL);
+			  "IOLOCK        1->1         2    250 ms   <100 ms  100%\n") != NULL);
+	CHECK(strstr(text, "fio[4257] excl") && strstr(text, "-> reader[900]"));
+	CHECK(strstr(text, "      2    250 ms   <100 ms  disjoint") != NULL);
+	CHECK(strstr(text, "      1   50.0 ms   50.0 ms  unknown") != NULL);
 	CHECK(strstr(text, "  cp unknown EXCL                    -> reader unknown SHARED") != NULL);
+	CHECK(strstr(text, "  max 100 ms\n") != NULL);
 	/* sampled holds: the count an estimate, the max the longest timed, as stat says */
 	free(text);
 	text = NULL;
@@ -1367,6 +1375,26 @@ static void test_detail(void)
 	fclose(f);
 	CHECK(strstr(text, "held exclusive ~1 times") && strstr(text, "max timed 40"));
 	free(text);
+
+	/*
+	 * A window's max that only bounds its longest wait: "<" in the
+	 * header and on the pairs it caps; since start (cumulative) the same
+	 * figures are exact and the pairs' own.
+	 */
+	snap_lock(&s, DEV, 100, 0, ILOCK_CLASS_I_RWSEM)->max_bound = 1u << ILOCK_MODE_SHARED;
+	for (int cum = 0; cum < 2; cum++) {
+		text = NULL;
+		f = open_memstream(&text, &size);
+		top_format_detail(f, &s, &s, &s, NULL, NULL, NULL, NULL, DEV, 100, 0,
+				  ILOCK_CLASS_I_RWSEM, 2.0, cum, false);
+		fclose(f);
+		CHECK(strstr(text, cum ? "  max 100 ms\n" : "  max <100 ms\n") != NULL);
+		CHECK(strstr(text, cum ? "      2    250 ms    200 ms  disjoint"
+				       : "      2    250 ms   <100 ms  disjoint") != NULL);
+		CHECK(strstr(text, "      1   50.0 ms   50.0 ms  unknown") != NULL);
+		free(text);
+	}
+	snap_lock(&s, DEV, 100, 0, ILOCK_CLASS_I_RWSEM)->max_bound = 0;
 
 	/* threads with process titles: under the pairs, in the order named */
 	{
