@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "diff.h"
+#include "outguard.h"
 #include "recfile.h"
 #include "recview.h"
 #include "util.h"
@@ -208,8 +209,9 @@ int cmd_diff(int argc, char **argv)
 		diff_render_json(stdout, &d, pa, pb, &a, &b);
 	else
 		diff_render_text(stdout, &d, pa, pb, &a, &b);
-	if (fflush(stdout) || ferror(stdout)) {
-		/* errno: the flush's, or the last failed write's (EPIPE: the reader went) */
+	/* a reader that has gone (| head) asked for no more: not a failure */
+	if ((fflush(stdout) || ferror(stdout)) && !outguard_reader_left()) {
+		/* errno: the flush's, or the last failed write's */
 		fprintf(stderr, "ilock diff: writing the output failed%s%s\n", errno ? ": " : "",
 			errno ? strerror(errno) : "");
 		goto out;

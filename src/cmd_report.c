@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "commands.h"
 #include "log.h"
+#include "outguard.h"
 #include "recfile.h"
 #include "recview.h"
 #include "render.h"
@@ -505,8 +506,9 @@ int cmd_report(int argc, char **argv)
 		report_timeline_text(stdout, &ctx);
 		report_stalls_text(stdout, &ctx);
 	}
-	if (fflush(stdout) || ferror(stdout)) {
-		/* errno: the flush's, or the last failed write's (EPIPE: the reader went) */
+	/* a reader that has gone (| head) asked for no more: not a failure */
+	if ((fflush(stdout) || ferror(stdout)) && !outguard_reader_left()) {
+		/* errno: the flush's, or the last failed write's */
 		fprintf(stderr, "ilock report: writing the output failed%s%s\n", errno ? ": " : "",
 			errno ? strerror(errno) : "");
 		goto out;

@@ -72,7 +72,10 @@ struct span {
 	double from_s, to_s;
 };
 
-/* -1 when the output could not be written (a full disk, a closed pipe): said, stop then */
+/*
+ * -1 when the output could not be written (a full disk): said, stop then;
+ * 1 when its reader has gone (`| head`): stop quietly, as asked.
+ */
 static int render(const struct ilock_opts *o, struct snapshot *s, const struct report_meta *m,
 		  const struct span *iv, struct ksyms *ks, struct path_fixes *pf)
 {
@@ -107,6 +110,8 @@ static int render(const struct ilock_opts *o, struct snapshot *s, const struct r
 	else
 		render_text(stdout, s, m, &ro);
 	if (fflush(stdout) || ferror(stdout)) {
+		if (outguard_reader_left())
+			return 1;
 		log_error("writing the output failed: %s", strerror(errno));
 		return -1;
 	}
@@ -173,14 +178,16 @@ static int emit_interval(struct stat_run *r)
 	struct span iv = { r->interval_no + 1, (double)(from - start) / 1e9,
 			   (double)(r->cur.mono_ns - start) / 1e9 };
 
+	int rc;
+
 	if (snap_delta(&r->delta, &r->cur, r->interval_no ? &r->prev : NULL))
 		return -1;
 	refresh_meta(r, (double)(r->cur.mono_ns - from) / 1e9);
 	r->interval_no++;
-	if (render(&r->o, &r->delta, &r->meta, &iv, &r->ks, &r->fixes) ||
-	    snap_copy(&r->prev, &r->cur))
-		return -1;
-	return 0;
+	rc = render(&r->o, &r->delta, &r->meta, &iv, &r->ks, &r->fixes);
+	if (rc)
+		return rc;
+	return snap_copy(&r->prev, &r->cur) ? -1 : 0;
 }
 
 int cmd_stat(int argc, char **argv)
@@ -240,8 +247,9 @@ int cmd_stat(int argc, char **argv)
 			next_titles = now_monotonic_ns() + TITLES_EVERY_NS;
 		}
 		if (next_tick && now_monotonic_ns() >= next_tick) {
-			if (stat_read(r) || emit_interval(r))
-				goto out;
+			rc = stat_read(r) ? -1 : emit_interval(r);
+			if (rc)
+				goto out_rc;
 			/* the next tick follows the schedule, not the time we woke */
 			while (next_tick <= now_monotonic_ns())
 				next_tick += (uint64_t)(r->o.interval_s * 1e9);
@@ -267,14 +275,17 @@ int cmd_stat(int argc, char **argv)
 	load_ksyms(&r->o, &r->ks);
 	tracer_stop(&r->t);
 	/* the last interval, cut short by -d or Ctrl-C: the intervals add up to the whole */
+	rc = 0;
 	if (r->o.interval_s &&
-	    r->cur.mono_ns > (r->interval_no ? r->prev.mono_ns : start) + 1000000 &&
-	    emit_interval(r))
-		goto out;
-	refresh_meta(r, (double)(r->cur.mono_ns - start) / 1e9);
-	if (render(&r->o, &r->cur, &r->meta, &(struct span){ 0 }, &r->ks, &r->fixes))
-		goto out;
-	ret = 0;
+	    r->cur.mono_ns > (r->interval_no ? r->prev.mono_ns : start) + 1000000)
+		rc = emit_interval(r);
+	if (!rc) {
+		refresh_meta(r, (double)(r->cur.mono_ns - start) / 1e9);
+		rc = render(&r->o, &r->cur, &r->meta, &(struct span){ 0 }, &r->ks, &r->fixes);
+	}
+out_rc:
+	/* 1: the reader has gone, what it asked for is done */
+	ret = rc < 0 ? 1 : 0;
 out:
 	outguard_on_stop(NULL, NULL);
 	tracer_stop(&r->t);

@@ -444,13 +444,6 @@ static void sleep_until(uint64_t deadline_ns)
 }
 
 /* fd is a pipe or socket whose reading end is closed (poll says POLLERR) */
-static bool reader_gone(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-
-	return poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP));
-}
-
 /* A stop came while batch output waited for its reader: no probes meanwhile. */
 static void batch_detach(void *ctx)
 {
@@ -492,10 +485,10 @@ static int run_batch(struct top_app *a)
 			 * Either way the output is dropped and cleared, so
 			 * that main() does not say it again.
 			 */
+			if (outguard_reader_left())
+				return 0;
 			__fpurge(stdout);
 			clearerr(stdout);
-			if (reader_gone(STDOUT_FILENO))
-				return 0;
 			log_error("writing the output failed: %s", strerror(e ? e : EIO));
 			return -EIO;
 		}

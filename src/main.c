@@ -53,13 +53,13 @@ static void guard_stdio(void)
 			_exit(2);
 }
 
-/* Output lost (a full disk, a closed pipe) is a failure, not a success. */
+/* Output lost (a full disk) is a failure, not a success; a reader gone (| head) is neither. */
 static int output_status(int ret)
 {
 	int e = fflush(stdout) ? errno : 0;
 
 	/* a command that failed has said why (report and diff check their output) */
-	if (ret || (!e && !ferror(stdout)))
+	if (ret || (!e && !ferror(stdout)) || outguard_reader_left())
 		return ret;
 	fprintf(stderr, "%s: writing the output failed%s%s\n", log_prog_name(), e ? ": " : "",
 		e ? strerror(e) : "");

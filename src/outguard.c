@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -81,4 +83,16 @@ void outguard_stdout(void)
 		return;
 	}
 	stdout = f;
+}
+
+bool outguard_reader_left(void)
+{
+	struct pollfd p = { .fd = STDOUT_FILENO, .events = POLLOUT };
+
+	/* a pipe's writer polls POLLERR once its last reader closed; a file never does */
+	if (poll(&p, 1, 0) != 1 || !(p.revents & (POLLERR | POLLHUP)))
+		return false;
+	__fpurge(stdout);
+	clearerr(stdout);
+	return true;
 }

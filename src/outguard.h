@@ -3,6 +3,8 @@
 #ifndef ILOCK_OUTGUARD_H
 #define ILOCK_OUTGUARD_H
 
+#include <stdbool.h>
+
 /*
  * Route stdout through a stream that writes C0 controls other than newline
  * and tab, and DEL, as '?' (display_clean()). Text output carries paths
@@ -20,5 +22,13 @@ void outguard_stdout(void);
  * the reader (the tracer's probes). NULL: none.
  */
 void outguard_on_stop(void (*fn)(void *ctx), void *ctx);
+/*
+ * After a failed write: has standard output's reader gone (a pipe or
+ * socket closed, as `| head` does)? Then what it did not read is dropped
+ * and stdout's error cleared, and the caller ends quietly with the status
+ * it would have had: the reader asked for no more. Any other failure (a
+ * full disk) returns false and is the caller's to report.
+ */
+bool outguard_reader_left(void);
 
 #endif
