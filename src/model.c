@@ -798,16 +798,21 @@ static int cmp_holder(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
-/* No one thread to name: no owner, or threads folded together (ILOCK_PID_FOLDED). */
-static bool holder_unnamed(const struct edge_row *e)
+bool holder_unnamed(const struct ilock_edge_key *k)
 {
-	return e->k.holder_mode == ILOCK_MODE_UNKNOWN || e->k.holder_pid == ILOCK_PID_FOLDED;
+	/*
+	 * Readers with no hint are every reader of the lock together: summed,
+	 * they would outweigh each writer thread behind which the same waits
+	 * queued, and name "readers" where the tables by command name fio.
+	 */
+	return k->holder_mode == ILOCK_MODE_UNKNOWN || k->holder_pid == ILOCK_PID_FOLDED ||
+	       (k->holder_mode == ILOCK_MODE_READERS && !k->holder_pid);
 }
 
 /*
  * The holder that cost this lock's waiters the most time in total, summed
- * over all its waiters; returned as its largest edge. Known holders win
- * over "unknown" and folded ones whatever the time. One pass to collect the lock's
+ * over all its waiters; returned as its largest edge. Named holders win
+ * over unnamed ones (holder_unnamed) whatever the time. One pass to collect the lock's
  * edges, one sort to group them by holder: O(n log n), not O(n^2), so a
  * full edge map (tens of thousands of pairs on one file) stays cheap.
  */
@@ -841,8 +846,8 @@ const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, u
 				first = mine[j];
 		}
 		i = j;
-		if (best && holder_unnamed(big) != holder_unnamed(best)) {
-			if (holder_unnamed(big))
+		if (best && holder_unnamed(&big->k) != holder_unnamed(&best->k)) {
+			if (holder_unnamed(&big->k))
 				continue;
 		} else if (best && (sum < best_ns || (sum == best_ns && first > best_first))) {
 			continue;  /* equal sums: the holder seen first in the map wins */

@@ -216,6 +216,12 @@ uint64_t row_p99_ns(const struct lock_row *r);
 void snap_sort_locks(struct snapshot *s, enum sort_key key);
 /* Edges by wait time, largest first. */
 void snap_sort_edges(struct snapshot *s);
+/*
+ * No one thread to name as the holder: no owner, readers with no hint of
+ * one (many threads, none known), or threads folded together
+ * (ILOCK_PID_FOLDED). Never a lock's top holder while a named one exists.
+ */
+bool holder_unnamed(const struct ilock_edge_key *k);
 /* The edge that cost this lock's waiters the most time, or NULL. */
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
 				       uint32_t gen, uint8_t class);

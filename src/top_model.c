@@ -129,19 +129,19 @@ static void row_p99(struct top_row *r)
 }
 
 /*
- * The row's holder: its costliest pair, one whose threads were folded
- * together (ILOCK_PID_FOLDED: many threads' waits, no one holder) only
- * when it has no other.
+ * The row's holder: its costliest pair, one with no one thread to name
+ * (holder_unnamed: no owner, readers unnamed, threads folded) only when it
+ * has no other, as ilock stat picks it.
  */
 static bool better_holder(const struct edge_row *e, const struct edge_row *cur)
 {
-	bool ef = e->k.holder_pid == ILOCK_PID_FOLDED, cf;
+	bool eu = holder_unnamed(&e->k), cu;
 
 	if (!cur)
 		return true;
-	cf = cur->k.holder_pid == ILOCK_PID_FOLDED;
-	if (ef != cf)
-		return cf;
+	cu = holder_unnamed(&cur->k);
+	if (eu != cu)
+		return cu;
 	return e->s.total_ns > cur->s.total_ns ||
 	       (e->s.total_ns == cur->s.total_ns && memcmp(&e->k, &cur->k, sizeof(e->k)) < 0);
 }
