@@ -131,8 +131,8 @@ static void row_p99(struct top_row *r)
 /*
  * The row's holder: its costliest pair, one with no one thread to name
  * (holder_unnamed: no owner, readers unnamed, threads folded) only when it
- * has no other, the rule of ilock stat's snap_top_holder (which also sums
- * a holder's pairs: too slow for a frame of 10,000 locks).
+ * has no other, the rule of ilock stat's snap_top_holder; that one also
+ * sums each holder's pairs, this one pass over the edges does not.
  */
 static bool better_holder(const struct edge_row *e, const struct edge_row *cur)
 {
