@@ -810,28 +810,18 @@ bool holder_unnamed(const struct ilock_edge_key *k)
 }
 
 /*
- * The holder that cost this lock's waiters the most time in total, summed
- * over all its waiters; returned as its largest edge. Named holders win
- * over unnamed ones (holder_unnamed) whatever the time. One pass to collect the lock's
- * edges, one sort to group them by holder: O(n log n), not O(n^2), so a
- * full edge map (tens of thousands of pairs on one file) stays cheap.
+ * The holder that cost one lock's waiters the most time in total, summed
+ * over all its waiters, of that lock's edges (reordered); returned as its
+ * largest edge. Named holders win over unnamed ones (holder_unnamed)
+ * whatever the time. One sort to group them by holder: O(n log n), not
+ * O(n^2), so a full edge map (tens of thousands of pairs on one file)
+ * stays cheap.
  */
-const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
-				       uint32_t gen, uint8_t class)
+const struct edge_row *top_holder_of(const struct edge_row **mine, size_t n)
 {
-	const struct edge_row **mine, *best = NULL, *best_first = NULL;
+	const struct edge_row *best = NULL, *best_first = NULL;
 	uint64_t best_ns = 0;
-	size_t n = 0;
 
-	mine = malloc((s->nedges ? s->nedges : 1) * sizeof(*mine));
-	if (!mine)
-		return NULL;
-	for (size_t i = 0; i < s->nedges; i++) {
-		const struct edge_row *e = &s->edges[i];
-
-		if (e->k.dev == dev && e->k.ino == ino && e->k.gen == gen && e->k.class == class)
-			mine[n++] = e;
-	}
 	if (n > 1)
 		qsort(mine, n, sizeof(*mine), cmp_holder);
 	for (size_t i = 0; i < n;) {
@@ -856,6 +846,25 @@ const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, u
 		best_ns = sum;
 		best_first = first;
 	}
+	return best;
+}
+
+const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
+				       uint32_t gen, uint8_t class)
+{
+	const struct edge_row **mine, *best;
+	size_t n = 0;
+
+	mine = malloc((s->nedges ? s->nedges : 1) * sizeof(*mine));
+	if (!mine)
+		return NULL;
+	for (size_t i = 0; i < s->nedges; i++) {
+		const struct edge_row *e = &s->edges[i];
+
+		if (e->k.dev == dev && e->k.ino == ino && e->k.gen == gen && e->k.class == class)
+			mine[n++] = e;
+	}
+	best = top_holder_of(mine, n);
 	free(mine);
 	return best;
 }

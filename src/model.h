@@ -222,7 +222,9 @@ void snap_sort_edges(struct snapshot *s);
  * (ILOCK_PID_FOLDED). Never a lock's top holder while a named one exists.
  */
 bool holder_unnamed(const struct ilock_edge_key *k);
-/* The edge that cost this lock's waiters the most time, or NULL. */
+/* Of one lock's n edges (reordered), the top holder's largest, or NULL. */
+const struct edge_row *top_holder_of(const struct edge_row **edges, size_t n);
+/* The edge of the holder that cost this lock's waiters the most time, or NULL. */
 const struct edge_row *snap_top_holder(const struct snapshot *s, uint32_t dev, uint64_t ino,
 				       uint32_t gen, uint8_t class);
 /* The loss counters for which `which` holds (NULL: all of them), summed. */

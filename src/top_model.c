@@ -33,6 +33,8 @@ void top_view_free(struct top_view *v)
 {
 	free(v->rows);
 	free(v->row_of_lock);
+	free(v->edge_next);
+	free(v->scratch);
 	top_view_init(v);
 }
 
@@ -128,25 +130,6 @@ static void row_p99(struct top_row *r)
 	r->p99_known = true;
 }
 
-/*
- * The row's holder: its costliest pair, one with no one thread to name
- * (holder_unnamed: no owner, readers unnamed, threads folded) only when it
- * has no other, the rule of ilock stat's snap_top_holder; that one also
- * sums each holder's pairs, this one pass over the edges does not.
- */
-static bool better_holder(const struct edge_row *e, const struct edge_row *cur)
-{
-	bool eu = holder_unnamed(&e->k), cu;
-
-	if (!cur)
-		return true;
-	cu = holder_unnamed(&cur->k);
-	if (eu != cu)
-		return cu;
-	return e->s.total_ns > cur->s.total_ns ||
-	       (e->s.total_ns == cur->s.total_ns && memcmp(&e->k, &cur->k, sizeof(e->k)) < 0);
-}
-
 int top_view_build(struct top_view *v, const struct snapshot *win, const struct snapshot *edges,
 		   const struct snapshot *meta, const struct mount_table *mt, double secs,
 		   bool cumulative, const struct top_filter *f)
@@ -161,6 +144,15 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 	v->cumulative = cumulative;
 	if (grow_rows(v, win->nlocks ? win->nlocks : 1))
 		return -ENOMEM;
+	if (edges->nedges > v->edge_next_cap) {
+		uint32_t *p = realloc(v->edge_next, edges->nedges * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		v->edge_next = p;
+		v->edge_next_cap = edges->nedges;
+	}
+	v->edge_rows = edges->edges;
 	for (size_t i = 0; i < win->nlocks; i++) {
 		const struct lock_row *l = &win->locks[i];
 
@@ -192,8 +184,9 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
 		 * say disjoint from the two syscalls' byte ranges.
 		 */
 		edge_add_ranges(e, r->range);
-		if (better_holder(e, r->holder))
-			r->holder = e;
+		/* each row's pairs chained: top_view_prepare sums the shown rows' by holder */
+		v->edge_next[i] = r->first_edge;
+		r->first_edge = (uint32_t)(i + 1);
 		if (filtering && !r->comm_hit &&
 		    (task_has(f, e->k.waiter_pid, e->k.waiter_comm) ||
 		     (e->k.holder_mode != ILOCK_MODE_UNKNOWN &&
@@ -312,14 +305,43 @@ void top_view_sort(struct top_view *v, enum sort_key key, size_t want)
 	v->sorted = want;
 }
 
+/*
+ * The row's top holder, as ilock stat finds it (top_holder_of): each
+ * holder's pairs summed, a named thread before unnamed ones. For the rows
+ * shown only: the pairs of 10,000 locks need no grouping for a screenful.
+ */
+static void row_holder(struct top_view *v, struct top_row *r)
+{
+	size_t n = 0;
+
+	if (r->holder_known)
+		return;
+	for (uint32_t i = r->first_edge; i; i = v->edge_next[i - 1]) {
+		if (n == v->scratch_cap) {
+			size_t cap = v->scratch_cap ? v->scratch_cap * 2 : 64;
+			const struct edge_row **p = realloc(v->scratch, cap * sizeof(*p));
+
+			if (!p)
+				return;  /* no holder shown this frame; the next one tries again */
+			v->scratch = p;
+			v->scratch_cap = cap;
+		}
+		v->scratch[n++] = &v->edge_rows[i - 1];
+	}
+	r->holder = top_holder_of(v->scratch, n);
+	r->holder_known = true;
+}
+
 void top_view_prepare(struct top_view *v, size_t upto)
 {
 	if (upto > v->nrows)
 		upto = v->nrows;
 	if (upto > v->sorted)
 		top_view_sort(v, v->sort, upto * 2);
-	for (size_t i = 0; i < upto; i++)
+	for (size_t i = 0; i < upto; i++) {
 		row_p99(&v->rows[i]);
+		row_holder(v, &v->rows[i]);
+	}
 }
 
 long top_view_find(const struct top_view *v, uint32_t dev, uint64_t ino, uint32_t gen,

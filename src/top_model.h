@@ -32,7 +32,10 @@ struct top_row {
 	double rate[2];                /* waits per second, by mode */
 	double wait_sps;               /* seconds waited per second of window */
 	const struct lock_row *lock;   /* in the window snapshot */
-	const struct edge_row *holder; /* the holder that cost the most, or NULL */
+	/* the holder that cost the most, or NULL; found by top_view_prepare */
+	const struct edge_row *holder;
+	bool holder_known;
+	uint32_t first_edge;           /* its pairs: edges index + 1, then edge_next */
 	/* the window's waits by range class, summed over the lock's pairs */
 	struct ilock_range_stats range[ILOCK_RANGE_MAX];
 };
@@ -56,6 +59,15 @@ struct top_view {
 	enum sort_key sort;
 	int32_t *row_of_lock;          /* scratch: window lock index -> row, -1 */
 	size_t row_of_cap;
+	/*
+	 * The window's pairs as built: their array, which lives as long as
+	 * the rows' lock pointers do (the snapshot holding it may be moved).
+	 */
+	const struct edge_row *edge_rows;
+	uint32_t *edge_next;           /* each pair's next of its row's: index + 1 */
+	size_t edge_next_cap;
+	const struct edge_row **scratch; /* a row's pairs, to sum by holder */
+	size_t scratch_cap;
 };
 
 /*
@@ -89,7 +101,7 @@ int top_view_build(struct top_view *v, const struct snapshot *win, const struct 
  * O(n), so a screenful of 10,000 rows costs little.
  */
 void top_view_sort(struct top_view *v, enum sort_key key, size_t want);
-/* Make rows [0, upto) sorted (re-sorting more if needed) and their p99 known. */
+/* Make rows [0, upto) sorted (re-sorting more if needed), their p99 and holder known. */
 void top_view_prepare(struct top_view *v, size_t upto);
 /* The value a row is sorted by. */
 uint64_t top_sort_value(const struct top_row *r, enum sort_key key);
