@@ -177,7 +177,6 @@ static int emit_interval(struct stat_run *r)
 	uint64_t from = r->interval_no ? r->prev.mono_ns : start;
 	struct span iv = { r->interval_no + 1, (double)(from - start) / 1e9,
 			   (double)(r->cur.mono_ns - start) / 1e9 };
-
 	int rc;
 
 	if (snap_delta(&r->delta, &r->cur, r->interval_no ? &r->prev : NULL))

@@ -443,7 +443,6 @@ static void sleep_until(uint64_t deadline_ns)
 		;
 }
 
-/* fd is a pipe or socket whose reading end is closed (poll says POLLERR) */
 /* A stop came while batch output waited for its reader: no probes meanwhile. */
 static void batch_detach(void *ctx)
 {

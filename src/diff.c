@@ -304,12 +304,6 @@ static int compare(const struct agg *a, const struct agg *b, enum diff_metric m,
 	return 0;
 }
 
-/*
- * Could any test of this family have been significant? Holm multiplies
- * the smallest p by the number of tests, and with few intervals even two
- * samples that do not overlap have a p floor (2 / C(na + nb, na) below
- * MW_EXACT_MAX_N values): 5 against 5 cannot beat 0.01 over two tests.
- */
 /* The least intervals a side that let n tests beat the adjustment. */
 static size_t needed_for(const struct diff_result *d, size_t ntests)
 {
@@ -319,6 +313,12 @@ static size_t needed_for(const struct diff_result *d, size_t ntests)
 	return 0;
 }
 
+/*
+ * Could any test of this family have been significant? Holm multiplies
+ * the smallest p by the number of tests, and with few intervals even two
+ * samples that do not overlap have a p floor (2 / C(na + nb, na) below
+ * MW_EXACT_MAX_N values): 5 against 5 cannot beat 0.01 over two tests.
+ */
 static void reachability(struct diff_result *d)
 {
 	double best = 1.0;

@@ -317,15 +317,8 @@ static void row_holder(struct top_view *v, struct top_row *r)
 	if (r->holder_known)
 		return;
 	for (uint32_t i = r->first_edge; i; i = v->edge_next[i - 1]) {
-		if (n == v->scratch_cap) {
-			size_t cap = v->scratch_cap ? v->scratch_cap * 2 : 64;
-			const struct edge_row **p = realloc(v->scratch, cap * sizeof(*p));
-
-			if (!p)
-				return;  /* no holder shown this frame; the next one tries again */
-			v->scratch = p;
-			v->scratch_cap = cap;
-		}
+		if (!grow_array((void **)&v->scratch, &v->scratch_cap, n, sizeof(*v->scratch)))
+			return;  /* no holder shown this frame; the next one tries again */
 		v->scratch[n++] = &v->edge_rows[i - 1];
 	}
 	r->holder = top_holder_of(v->scratch, n);

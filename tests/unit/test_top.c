@@ -435,6 +435,22 @@ static const struct top_row *row_of(const struct top_view *v, uint64_t ino)
 	return NULL;
 }
 
+/* The TOP HOLDER ilocktop shows for ino in s (an edge of s), NULL when none or no row. */
+static const struct edge_row *shown_holder(const struct snapshot *s, uint64_t ino)
+{
+	const struct edge_row *h = NULL;
+	const struct top_row *r;
+	struct top_view v;
+
+	top_view_init(&v);
+	CHECK_EQ_U(top_view_build(&v, s, s, s, NULL, 2.0, false, NULL), 0);
+	top_view_prepare(&v, v.nrows);
+	r = row_of(&v, ino);
+	h = r ? r->holder : NULL;
+	top_view_free(&v);
+	return h;
+}
+
 static void test_view_rates(void)
 {
 	struct snapshot s;
@@ -465,17 +481,13 @@ static void test_view_rates(void)
 		struct ilock_edge_key fk = ekey(100, ILOCK_PID_FOLDED, "fio", ILOCK_PID_FOLDED,
 						"reader", ILOCK_MODE_EXCL);
 		struct ilock_edge_stats fs = { 9, 900 * MS, 200 * MS };
-		struct top_view v2;
+		const struct edge_row *h;
 		struct snapshot s2;
 
 		fixture(&s2);
 		snap_add_edge(&s2, &fk, &fs);
-		top_view_init(&v2);
-		CHECK_EQ_U(top_view_build(&v2, &s2, &s2, &s2, NULL, 2.0, false, NULL), 0);
-		top_view_prepare(&v2, v2.nrows);
-		r = row_of(&v2, 100);
-		CHECK(r && r->holder && r->holder->k.holder_pid == 4257);
-		top_view_free(&v2);
+		h = shown_holder(&s2, 100);
+		CHECK(h && h->k.holder_pid == 4257);
 		snap_free(&s2);
 	}
 	{
@@ -484,7 +496,7 @@ static void test_view_rates(void)
 		 * cp made three readers wait 120 ms each, more than fio's 250 ms
 		 * in all, though each of cp's pairs is smaller than fio's.
 		 */
-		struct top_view v2;
+		const struct edge_row *h;
 		struct snapshot s2;
 
 		fixture(&s2);
@@ -494,13 +506,9 @@ static void test_view_rates(void)
 
 			snap_add_edge(&s2, &ck, &cs);
 		}
-		top_view_init(&v2);
-		CHECK_EQ_U(top_view_build(&v2, &s2, &s2, &s2, NULL, 2.0, false, NULL), 0);
-		top_view_prepare(&v2, v2.nrows);
-		r = row_of(&v2, 100);
-		CHECK(r && r->holder && r->holder->k.holder_pid == 78);
-		CHECK(r && r->holder == snap_top_holder(&s2, DEV, 100, 0, ILOCK_CLASS_I_RWSEM));
-		top_view_free(&v2);
+		h = shown_holder(&s2, 100);
+		CHECK(h && h->k.holder_pid == 78);
+		CHECK(h && h == snap_top_holder(&s2, DEV, 100, 0, ILOCK_CLASS_I_RWSEM));
 		snap_free(&s2);
 	}
 	r = row_of(&v, 300);
