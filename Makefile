@@ -106,7 +106,7 @@ helpers: $(HELPER_BINS)
 # scripts/bench/deps.sh; BENCH_ARGS passes options (e.g. BENCH_ARGS=--quick).
 BENCH_BINS := $(OUT)/bench/floor.bpf.o $(OUT)/bench/bpfload $(OUT)/bench/metaload \
 	$(OUT)/bench/faultloop $(OUT)/bench/jitdump $(OUT)/bench/lookup_cost \
-	$(OUT)/bench/cumview_cost
+	$(OUT)/bench/cumview_cost $(OUT)/bench/store_cost
 
 $(OUT)/bench/metaload: scripts/bench/metaload.c | $(OUT)/bench
 	$(CC) $(CFLAGS) $< -o $@ -lpthread
@@ -128,6 +128,11 @@ $(OUT)/bench/cumview_cost: scripts/bench/cumview_cost.c $(OUT)/src/top_model.o $
 		$(OUT)/src/render_json_ops.o $(OUT)/src/ksyms.o $(OUT)/src/render_waiting.o \
 		$(OUT)/src/pathcheck.o $(OUT)/src/sigtest.o | $(OUT)/bench
 	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm -lz
+
+# What ilocktop's intake of a changed lock costs, without a workload (docs/PERFORMANCE.md).
+$(OUT)/bench/store_cost: scripts/bench/store_cost.c $(OUT)/src/top_store.o $(OUT)/src/model.o \
+		$(OUT)/src/hist.o $(OUT)/src/util.o $(OUT)/src/idmap.o $(OUT)/src/waiting.o | $(OUT)/bench
+	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm
 
 .PHONY: bench bench-tools
 bench-tools: $(BENCH_BINS)
