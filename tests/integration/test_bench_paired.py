@@ -78,6 +78,29 @@ def test_block_costs_and_verdict():
     assert m.verdict(noisy, [0.0] * 20)["state"] == "UNRESOLVED"
 
 
+def test_cpu_ratios_and_perf3_verdict():
+    m = _paired_module()
+    # (state, calls, seconds, cpu): CPU per call none 1.0, ilock 1.01, perf 1.2
+    blk = [("none", 100, 1.0, 100.0), ("ilock", 100, 1.0, 101.0), ("perf", 50, 1.0, 60.0),
+           ("perf", 50, 1.0, 60.0), ("ilock", 100, 1.0, 101.0), ("none", 100, 1.0, 100.0)]
+    r = m.block_cpu_ratios(blk * 2 + blk[:3], 6, "none", ("ilock", "perf"))
+    assert [tuple(round(x, 9) for x in t) for t in r] == [(1.01, 1.2)] * 2  # half a block left out
+    # windows from before CPU was taken: nothing to judge, not a crash
+    assert m.block_cpu_ratios([w[:3] for w in blk], 6, "none", ("ilock", "perf")) == []
+    # a state that made no calls in a block leaves that block out
+    idle = [("none", 100, 1.0, 100.0), ("ilock", 0, 1.0, 1.0), ("perf", 50, 1.0, 60.0)] * 2
+    assert m.block_cpu_ratios(idle, 6, "none", ("ilock", "perf")) == []
+
+    # ilock: floor 1%, work 1% -> 2.01%; perf 12% -> a third 4%: PASS
+    v = m.perf3_verdict([1.01] * 20, [(1.01, 1.12)] * 20)
+    assert v["state"] == "PASS", v
+    assert abs(v["ilock_cpu"] - (1.01 * 1.01 - 1)) < 1e-9 and abs(v["perf_cpu"] - 0.12) < 1e-9
+    # the floor counts: with a 4% floor the same work misses a third of 12%
+    assert m.perf3_verdict([1.04] * 20, [(1.01, 1.12)] * 20)["state"] == "MISS"
+    noisy = [(1.0 + (-1) ** i * 0.2, 1.06) for i in range(20)]
+    assert m.perf3_verdict([1.0] * 20, noisy)["state"] == "UNRESOLVED"
+
+
 def test_paired_quick_runs_and_cleans_up(tmp_path):
     base = tmp_path / "images"
     base.mkdir()
@@ -96,10 +119,38 @@ def test_paired_quick_runs_and_cleans_up(tmp_path):
     assert sorted(p["phase"] for p in doc["raw"]) == ["floor", "ilock"]
     m = _paired_module()
     for p in doc["raw"]:
-        states = [s for s, _, _ in p["windows"]]
+        states = [s for s, _, _, _ in p["windows"]]
         assert states == [s for b in range(5) for s in m.BLOCK[b % 2]], states
-        # fio ran all along: every window saw its system calls
-        assert all(n > 0 and 0.2 < secs < 1.0 for _, n, secs in p["windows"]), p["windows"]
+        # fio ran all along: every window saw its system calls and its CPU
+        assert all(n > 0 and 0.2 < secs < 1.0 and 0 < cpu < 2 * secs
+                   for _, n, secs, cpu in p["windows"]), p["windows"]
+    assert _leftovers(str(base)) == []
+
+
+def test_paired_perf_phase_switches_perf_and_ilock(tmp_path):
+    """--perf: perf lock record and ilock stay attached while the windows
+    switch between neither, ilock's work and perf's recording (perf acks
+    each switch, or the run fails); every window has calls and CPU, every
+    block a pair of ratios, and the verdict is given."""
+    base = tmp_path / "images"
+    base.mkdir()
+    out = tmp_path / "paired.json"
+    r = subprocess.run([sys.executable, PAIRED, "--perf", "--blocks", "5", "--window", "0.25",
+                        "--repeats", "1", "--tmpdir", str(base), "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert re.search(r"^\| perf lock record \(events enabled / disabled, ilock idle\) \| 5 \| ",
+                     r.stdout, re.M), r.stdout
+    assert re.search(r"^ilock <= perf/3 in CPU per I/O: (PASS|MISS|UNRESOLVED) ", r.stderr,
+                     re.M), r.stderr
+    doc = json.loads(out.read_text())
+    m = _paired_module()
+    (perf,) = [p for p in doc["raw"] if p["phase"] == "perf"]
+    states = [s for s, _, _, _ in perf["windows"]]
+    assert states == [s for b in range(5) for s in m.PERF_BLOCK[b % 3]], states
+    assert all(n > 0 and cpu > 0 for _, n, _, cpu in perf["windows"]), perf["windows"]
+    assert len(m.block_cpu_ratios(perf["windows"], 6, "none", ("ilock", "perf"))) == 5
+    assert doc["results"]["perf_blocks"] == 5 and "perf3" in doc["results"]
     assert _leftovers(str(base)) == []
 
 
