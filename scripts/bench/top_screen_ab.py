@@ -11,8 +11,9 @@ batch mode: pass a wrapper that adds -b).
 
 Once every screen shows all files tracked, measures each over ROUNDS rounds
 of SECONDS: its CPU (/proc/PID/schedstat) as % of one core, its write(2)
-calls per second (/proc/PID/io syscw: what reaches the terminal) and its
-involuntary context switches and minor page faults per second. Prints each round and the
+calls per second (/proc/PID/io syscw: what reaches the terminal), its
+involuntary context switches and minor page faults per second, and the
+system time's share of its tick-sampled CPU. Prints each round and the
 medians.
 
 Needs root, XFS, losetup, tmux, and `make all helpers`. Creates and
@@ -46,9 +47,16 @@ def minflt(pid):
         return int(f.read().rsplit(")", 1)[1].split()[7])
 
 
+def sys_ticks(pid):
+    """(user, system) clock ticks so far: fields 14 and 15 of /proc/PID/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        v = f.read().rsplit(")", 1)[1].split()
+    return int(v[11]), int(v[12])
+
+
 def sample(pid):
     return (cpu_ns(pid), proc_field(pid, "io", "syscw"),
-            proc_field(pid, "status", "nonvoluntary_ctxt_switches"), minflt(pid))
+            proc_field(pid, "status", "nonvoluntary_ctxt_switches"), minflt(pid), sys_ticks(pid))
 
 
 def tracked(session, files):
@@ -97,17 +105,21 @@ def main():
             b = [sample(p) for p in pids]
             d = time.monotonic() - t0
             for i in range(len(pids)):
+                # the kernel's share of the ticks (tick-sampled, so a round's is rough)
+                tu, ts = (b[i][4][k] - a[i][4][k] for k in (0, 1))
                 got[i].append(((b[i][0] - a[i][0]) / 1e9 / d * 100, (b[i][1] - a[i][1]) / d,
-                               (b[i][2] - a[i][2]) / d, (b[i][3] - a[i][3]) / d))
+                               (b[i][2] - a[i][2]) / d, (b[i][3] - a[i][3]) / d,
+                               100 * ts / (tu + ts) if tu + ts else 0.0))
             print(f"round {r + 1}: " + "; ".join(
                 f"{t} {got[i][-1][0]:.2f}% {got[i][-1][1]:.0f} writes/s {got[i][-1][2]:.0f} preempted/s "
-                f"{got[i][-1][3]:.0f} faults/s"
+                f"{got[i][-1][3]:.0f} faults/s {got[i][-1][4]:.0f}% system"
                 for i, t in enumerate(args.tops)), flush=True)
         print(f"median over {args.rounds} rounds of {args.seconds:g} s, {args.files:,} files: " +
               "; ".join(f"{t} {statistics.median(g[0] for g in got[i]):.2f}% of a core, "
                         f"{statistics.median(g[1] for g in got[i]):.0f} writes/s, "
                         f"{statistics.median(g[2] for g in got[i]):.0f} preempted/s, "
-                        f"{statistics.median(g[3] for g in got[i]):.0f} minor faults/s"
+                        f"{statistics.median(g[3] for g in got[i]):.0f} minor faults/s, "
+                        f"{statistics.median(g[4] for g in got[i]):.0f}% of it system time"
                         for i, t in enumerate(args.tops)))
     finally:
         for s in sessions:
