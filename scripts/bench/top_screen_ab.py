@@ -41,22 +41,17 @@ def proc_field(pid, name, key):
         return int(re.search(rf"^{key}:\s+(\d+)", f.read(), re.M).group(1))
 
 
-def minflt(pid):
-    # field 10 of /proc/PID/stat, counted after the parenthesised comm
-    with open(f"/proc/{pid}/stat") as f:
-        return int(f.read().rsplit(")", 1)[1].split()[7])
-
-
-def sys_ticks(pid):
-    """(user, system) clock ticks so far: fields 14 and 15 of /proc/PID/stat."""
+def stat_counts(pid):
+    """Minor faults and (user, system) clock ticks so far: fields 10, 14
+    and 15 of /proc/PID/stat, counted after the parenthesised comm."""
     with open(f"/proc/{pid}/stat") as f:
         v = f.read().rsplit(")", 1)[1].split()
-    return int(v[11]), int(v[12])
+    return int(v[7]), (int(v[11]), int(v[12]))
 
 
 def sample(pid):
     return (cpu_ns(pid), proc_field(pid, "io", "syscw"),
-            proc_field(pid, "status", "nonvoluntary_ctxt_switches"), minflt(pid), sys_ticks(pid))
+            proc_field(pid, "status", "nonvoluntary_ctxt_switches"), *stat_counts(pid))
 
 
 def tracked(session, files):
