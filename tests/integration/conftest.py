@@ -99,6 +99,13 @@ class ProcList(list):
         self.append(p)
         return p
 
+    def stop(self, p, timeout=30):
+        """End one of them now, as Ctrl-C would (SIGTERM, by pid), rather
+        than wait out the duration it was started with; its exit status."""
+        _signal(p, signal.SIGTERM)
+        p.communicate(timeout=timeout)
+        return p.returncode
+
     def kill_all(self):
         live = [p for p in self if p.poll() is None]
         for p in live:

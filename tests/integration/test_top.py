@@ -647,7 +647,7 @@ def test_batch_renews_full_tables(fs_factory, procs, helpers_dir, ilocktop_bin):
     # the fresh tables have room: the next intervals name the files by path
     later = "".join(tables[renewed[0]:])
     assert re.search(r"^" + re.escape(os.path.join(fs.mnt, "many", "f")) + r"\d+ ", later, re.M), later
-    cm.communicate(timeout=60)
+    assert procs.stop(cm) == 0  # its 20 s are not needed past this point
 
 
 def _count(v):
@@ -697,7 +697,7 @@ def test_screen_cumulative_view_spans_renewals(term, fs_factory, procs, helpers_
     s = t.wait(lambda s: "showing: totals since start" in s and _others_shared(s),
                "the cumulative view again")
     assert _others_shared(s) >= after, (after, s)
-    cm.communicate(timeout=60)
+    assert procs.stop(cm) == 0
     t.keys("q")
     s = t.wait_re(r"^EXIT=\d+")
     assert "EXIT=0" in s
@@ -757,7 +757,7 @@ def test_screen_renews_full_tables(term, fs_factory, procs, helpers_dir, ilockto
         assert _waiter_stacks_ns(s) >= stacks_before, (stacks_before, s)
     t.keys("Escape")
     s = t.wait(lambda s: any(l.startswith("PATH ") for l in s.splitlines()), "the table again")
-    cm.communicate(timeout=60)
+    assert procs.stop(cm) == 0
     t.keys("q")
     s = t.wait_re(r"^EXIT=\d+")
     assert "EXIT=0" in s
