@@ -117,7 +117,7 @@ $(OUT)/bench/faultloop: scripts/bench/faultloop.c | $(OUT)/bench
 # What a read's process-title and path lookups cost (docs/PERFORMANCE.md).
 $(OUT)/bench/lookup_cost: scripts/bench/lookup_cost.c $(OUT)/src/titles.o $(OUT)/src/pathcheck.o \
 		$(OUT)/src/mounts.o $(OUT)/src/util.o $(OUT)/src/model.o $(OUT)/src/waiting.o \
-		$(OUT)/src/hist.o $(OUT)/src/idmap.o | $(OUT)/bench
+		$(OUT)/src/hist.o $(OUT)/src/idmap.o $(OUT)/src/sigtest.o | $(OUT)/bench
 	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm
 
 # What ilocktop's cumulative view costs a rebuild after a renewal (docs/PERFORMANCE.md).
@@ -131,7 +131,8 @@ $(OUT)/bench/cumview_cost: scripts/bench/cumview_cost.c $(OUT)/src/top_model.o $
 
 # What ilocktop's intake of a changed lock costs, without a workload (docs/PERFORMANCE.md).
 $(OUT)/bench/store_cost: scripts/bench/store_cost.c $(OUT)/src/top_store.o $(OUT)/src/model.o \
-		$(OUT)/src/hist.o $(OUT)/src/util.o $(OUT)/src/idmap.o $(OUT)/src/waiting.o | $(OUT)/bench
+		$(OUT)/src/hist.o $(OUT)/src/util.o $(OUT)/src/idmap.o $(OUT)/src/waiting.o \
+		$(OUT)/src/sigtest.o | $(OUT)/bench
 	$(CC) $(CFLAGS) $(filter %.c %.o,$^) -o $@ -lm
 
 .PHONY: bench bench-tools

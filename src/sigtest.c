@@ -210,6 +210,11 @@ static int cmp_double(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+void sort_doubles(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+}
+
 double median_of(const double *v, size_t n)
 {
 	double *c, m;
@@ -220,7 +225,7 @@ double median_of(const double *v, size_t n)
 	if (!c)
 		return NAN;
 	memcpy(c, v, n * sizeof(*c));
-	qsort(c, n, sizeof(*c), cmp_double);
+	sort_doubles(c, n);
 	m = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2.0;
 	free(c);
 	return m;

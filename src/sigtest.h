@@ -46,6 +46,9 @@ double mw_choose(size_t na, size_t nb);
 /* Holm-Bonferroni adjusted p-values (adj may alias p). -ENOMEM or 0. */
 int holm_adjust(const double *p, double *adj, size_t n);
 
+/* Sorts n doubles in place, ascending (NaN-free input). */
+void sort_doubles(double *v, size_t n);
+
 /* Median of n values (the array is not changed). 0 for n == 0. */
 double median_of(const double *v, size_t n);
 

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "pathcheck.h"
+#include "sigtest.h"
 #include "titles.h"
 #include "util.h"
 
@@ -33,13 +34,6 @@
 static double now_s(void)
 {
 	return (double)now_monotonic_ns() / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 /* every thread in /proc: tid, tgid and comm */
@@ -169,9 +163,9 @@ int main(int argc, char **argv)
 		snprintf(b, sizeof(b), "%s/g%04zu", argv[1], i);
 		remove(b);
 	}
-	qsort(t_titles, (size_t)rounds, sizeof(double), cmp_d);
-	qsort(t_same, (size_t)rounds, sizeof(double), cmp_d);
-	qsort(t_renamed, (size_t)rounds, sizeof(double), cmp_d);
+	sort_doubles(t_titles, (size_t)rounds);
+	sort_doubles(t_same, (size_t)rounds);
+	sort_doubles(t_renamed, (size_t)rounds);
 	printf("titles: %zu threads (%zu titled per round), %.1f us per thread (median of %d, "
 	       "%.1f-%.1f)\n", nt, titled / (size_t)rounds, t_titles[rounds / 2] * 1e6, rounds,
 	       t_titles[0] * 1e6, t_titles[rounds - 1] * 1e6);

@@ -18,17 +18,11 @@
 
 #include "ilock.h"
 #include "model.h"
+#include "sigtest.h"
 #include "top_store.h"
 #include "util.h"
 
 #define EVICT_BYTES (64u << 20)
-
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 int main(int argc, char **argv)
 {
@@ -91,7 +85,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "store_cost: the store lost a lock (out of memory?)\n");
 		return 1;
 	}
-	qsort(t + 2, (size_t)frames - 2, sizeof(*t), cmp_d);
+	sort_doubles(t + 2, (size_t)frames - 2);
 	printf("%zu locks: %.1f ns a changed lock, median of %d frames (%.1f-%.1f)\n", n,
 	       t[2 + (frames - 2) / 2], frames - 2, t[2], t[frames - 1]);
 	top_store_free(&st);
